@@ -1,0 +1,200 @@
+//! Synthesis: any bellpepper circuit into what the core proves, with exactly
+//! bellperson 0.27's conventions (input ONE first; one `input_i * 0 = 0`
+//! constraint per input after `synthesize`; density counted for every
+//! variable that appears with a non-zero coefficient).
+
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
+use blstrs::Scalar;
+use ff::Field;
+
+/// A bitmap with one bit per variable: bit i of word i / 64.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Density {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Density {
+    fn push(&mut self) {
+        if self.len % 64 == 0 {
+            self.words.push(0);
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    fn set(&mut self, i: usize) {
+        self.words[i / 64] |= 1 << (i % 64);
+    }
+
+    pub fn get(&self, i: usize) -> bool {
+        i < self.len && self.words[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of set bits.
+    pub fn count(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+}
+
+/// A synthesized circuit: what one proof needs besides the proving key.
+#[derive(Debug, Clone, Default)]
+pub struct Synthesized {
+    /// Evaluations of the A, B, C linear combinations, one per constraint.
+    pub a: Vec<Scalar>,
+    pub b: Vec<Scalar>,
+    pub c: Vec<Scalar>,
+    /// Input assignment; `inputs[0]` is ONE.
+    pub inputs: Vec<Scalar>,
+    pub aux: Vec<Scalar>,
+    pub a_aux_density: Density,
+    pub b_input_density: Density,
+    pub b_aux_density: Density,
+}
+
+impl Synthesized {
+    pub fn num_constraints(&self) -> usize {
+        self.a.len()
+    }
+
+    /// The public inputs a verifier takes (without ONE).
+    pub fn public_inputs(&self) -> &[Scalar] {
+        &self.inputs[1..]
+    }
+
+    /// Host bytes held by this assignment.
+    pub fn bytes(&self) -> usize {
+        32 * (3 * self.a.len() + self.inputs.len() + self.aux.len())
+    }
+}
+
+#[inline]
+fn eval(
+    lc: &LinearCombination<Scalar>,
+    inputs: &[Scalar],
+    aux: &[Scalar],
+    mut input_density: Option<&mut Density>,
+    mut aux_density: Option<&mut Density>,
+) -> Scalar {
+    let mut acc = Scalar::ZERO;
+    for (&i, coeff) in lc.iter_inputs() {
+        if bool::from(coeff.is_zero()) {
+            continue;
+        }
+        acc += if *coeff == Scalar::ONE { inputs[i] } else { inputs[i] * coeff };
+        if let Some(d) = input_density.as_deref_mut() {
+            d.set(i);
+        }
+    }
+    for (&i, coeff) in lc.iter_aux() {
+        if bool::from(coeff.is_zero()) {
+            continue;
+        }
+        acc += if *coeff == Scalar::ONE { aux[i] } else { aux[i] * coeff };
+        if let Some(d) = aux_density.as_deref_mut() {
+            d.set(i);
+        }
+    }
+    acc
+}
+
+impl ConstraintSystem<Scalar> for Synthesized {
+    type Root = Self;
+
+    fn new() -> Self {
+        Self::default()
+    }
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux.push(f()?);
+        self.a_aux_density.push();
+        self.b_aux_density.push();
+        Ok(Variable::new_unchecked(Index::Aux(self.aux.len() - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs.push(f()?);
+        self.b_input_density.push();
+        Ok(Variable::new_unchecked(Index::Input(self.inputs.len() - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        let a = a(LinearCombination::zero());
+        let b = b(LinearCombination::zero());
+        let c = c(LinearCombination::zero());
+        // Inputs have full density in A (the input_i * 0 = 0 constraints), so
+        // only aux density is tracked for A; C has no query of its own.
+        let av = eval(&a, &self.inputs, &self.aux, None, Some(&mut self.a_aux_density));
+        let bv = eval(
+            &b,
+            &self.inputs,
+            &self.aux,
+            Some(&mut self.b_input_density),
+            Some(&mut self.b_aux_density),
+        );
+        let cv = eval(&c, &self.inputs, &self.aux, None, None);
+        self.a.push(av);
+        self.b.push(bv);
+        self.c.push(cv);
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// Synthesizes `circuit` the way bellperson's prover does.
+pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Synthesized, SynthesisError> {
+    let mut cs = Synthesized::new();
+    cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+    circuit.synthesize(&mut cs)?;
+    for i in 0..cs.inputs.len() {
+        cs.enforce(
+            || "input constraint",
+            |lc| lc + Variable::new_unchecked(Index::Input(i)),
+            |lc| lc,
+            |lc| lc,
+        );
+    }
+    Ok(cs)
+}

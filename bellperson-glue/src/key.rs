@@ -1,0 +1,100 @@
+//! Proving keys: bellperson params in memory or on disk, held by the core.
+
+use std::path::Path;
+
+use bellperson::groth16::{
+    prepare_verifying_key, verify_proof, Parameters, PreparedVerifyingKey, Proof, VerifyingKey,
+};
+use blstrs::{Bls12, Scalar};
+use cuda_prover_sys as sys;
+
+use crate::convert::{g1, g1_slice, g2, g2_slice, to_g1, to_g2};
+use crate::error::{Error, Result};
+
+/// A proving key loaded into the core, with the verifying key beside it.
+pub struct ProvingKey {
+    srs: sys::Srs,
+    vk: VerifyingKey<Bls12>,
+    pvk: PreparedVerifyingKey<Bls12>,
+}
+
+impl ProvingKey {
+    /// From bellperson parameters in memory (the core copies them).
+    pub fn from_params(p: &Parameters<Bls12>) -> Result<Self> {
+        let srs = sys::Srs::from_parts(&sys::SrsParts {
+            alpha_g1: g1(&p.vk.alpha_g1),
+            beta_g1: g1(&p.vk.beta_g1),
+            beta_g2: g2(&p.vk.beta_g2),
+            gamma_g2: g2(&p.vk.gamma_g2),
+            delta_g1: g1(&p.vk.delta_g1),
+            delta_g2: g2(&p.vk.delta_g2),
+            ic: g1_slice(&p.vk.ic),
+            h: g1_slice(&p.h),
+            l: g1_slice(&p.l),
+            a: g1_slice(&p.a),
+            b_g1: g1_slice(&p.b_g1),
+            b_g2: g2_slice(&p.b_g2),
+        })?;
+        Ok(Self::with_vk(srs, p.vk.clone()))
+    }
+
+    /// From a file written by bellperson's `Parameters::write`. The core
+    /// parses it (in parallel) and checks every point.
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let srs = sys::Srs::from_file(path)?;
+        Self::from_srs(srs)
+    }
+
+    /// The same format from memory.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        Self::from_srs(sys::Srs::from_bytes(bytes)?)
+    }
+
+    fn from_srs(srs: sys::Srs) -> Result<Self> {
+        let raw = srs.vk()?;
+        let bad = || Error::Invalid("the core returned a verifying key point off the curve".into());
+        let vk = VerifyingKey {
+            alpha_g1: to_g1(&raw.alpha_g1).ok_or_else(bad)?,
+            beta_g1: to_g1(&raw.beta_g1).ok_or_else(bad)?,
+            beta_g2: to_g2(&raw.beta_g2).ok_or_else(bad)?,
+            gamma_g2: to_g2(&raw.gamma_g2).ok_or_else(bad)?,
+            delta_g1: to_g1(&raw.delta_g1).ok_or_else(bad)?,
+            delta_g2: to_g2(&raw.delta_g2).ok_or_else(bad)?,
+            ic: raw.ic.iter().map(|p| to_g1(p).ok_or_else(bad)).collect::<Result<_>>()?,
+        };
+        Ok(Self::with_vk(srs, vk))
+    }
+
+    fn with_vk(srs: sys::Srs, vk: VerifyingKey<Bls12>) -> Self {
+        let pvk = prepare_verifying_key(&vk);
+        Self { srs, vk, pvk }
+    }
+
+    pub fn vk(&self) -> &VerifyingKey<Bls12> {
+        &self.vk
+    }
+
+    pub fn prepared_vk(&self) -> &PreparedVerifyingKey<Bls12> {
+        &self.pvk
+    }
+
+    pub fn srs(&self) -> &sys::Srs {
+        &self.srs
+    }
+
+    /// Lengths of the key's queries.
+    pub fn shape(&self) -> Result<sys::SrsShape> {
+        Ok(self.srs.shape()?)
+    }
+
+    /// Device memory one proof of `num_constraints` constraints needs.
+    pub fn memory_estimate(&self, num_constraints: u64) -> Result<sys::MemoryEstimate> {
+        Ok(self.srs.memory_estimate(num_constraints)?)
+    }
+
+    /// Checks a proof with bellperson's verifier. `public_inputs` excludes ONE.
+    pub fn verify(&self, proof: &Proof<Bls12>, public_inputs: &[Scalar]) -> Result<bool> {
+        verify_proof(&self.pvk, proof, public_inputs)
+            .map_err(|e| Error::Invalid(format!("verifier error: {e}")))
+    }
+}

@@ -1,0 +1,31 @@
+//! `cuda-prover-bellperson`: bellperson in, Groth16 proofs out.
+//!
+//! This layer owns the bellperson side of the stack: synthesizing any
+//! `bellpepper_core::Circuit<blstrs::Scalar>` into the evaluations, assignments
+//! and density bitmaps the core needs (with bellperson 0.27's conventions),
+//! turning `bellperson::groth16::Parameters` and params files into proving
+//! keys, and bellperson's proof type out. It calls only `cuda-prover-sys`.
+
+pub mod circuits;
+mod convert;
+mod cs;
+mod error;
+mod key;
+mod prove;
+
+pub use cs::{synthesize, Density, Synthesized};
+pub use error::{Error, Result};
+pub use key::ProvingKey;
+pub use prove::{
+    create_proof_batch, create_random_proof_batch, prove_from_assignments, prove_start, Blinding,
+    PendingProofs, ProofOutput,
+};
+
+/// The core's device-level types, for the layers above.
+pub use cuda_prover_sys::{
+    built_with_cuda, cuda_device_count, Backend, Context, ContextOptions, DeviceInfo, DeviceMutex,
+    DeviceStats, ErrorCode, Timings, GPU_AUTO, GPU_BOUND,
+};
+
+pub use bellperson::groth16::{Parameters, Proof, VerifyingKey};
+pub use blstrs::{Bls12, Scalar};

@@ -1,0 +1,175 @@
+//! Proving entry points: each takes the device (`gpu_index`), an optional
+//! device mutex, and the blinding factors (given or drawn from an RNG).
+
+use bellpepper_core::Circuit;
+use bellperson::groth16::Proof;
+use blstrs::{Bls12, Scalar};
+use cuda_prover_sys as sys;
+use ff::Field;
+use rand_core::RngCore;
+use rayon::prelude::*;
+
+use crate::convert::{fr, fr_slice, to_g1, to_g2};
+use crate::cs::{synthesize, Synthesized};
+use crate::error::{Error, Result};
+use crate::key::ProvingKey;
+
+/// Groth16 blinding factors of one proof.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Blinding {
+    pub r: Scalar,
+    pub s: Scalar,
+}
+
+impl Blinding {
+    pub fn random<R: RngCore>(rng: &mut R) -> Self {
+        Self { r: Scalar::random(&mut *rng), s: Scalar::random(&mut *rng) }
+    }
+
+    pub fn random_vec<R: RngCore>(rng: &mut R, n: usize) -> Vec<Self> {
+        (0..n).map(|_| Self::random(rng)).collect()
+    }
+}
+
+/// A proof with the device that made it and the time per phase.
+#[derive(Debug, Clone)]
+pub struct ProofOutput {
+    pub proof: Proof<Bls12>,
+    pub device: u32,
+    pub timings: sys::Timings,
+}
+
+/// Proofs whose device part is done.
+pub struct PendingProofs {
+    inner: sys::Pending,
+}
+
+impl PendingProofs {
+    pub fn len(&self) -> usize {
+        self.inner.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+
+    /// The device that ran each circuit.
+    pub fn devices(&self) -> Vec<u32> {
+        self.inner.devices()
+    }
+
+    /// The host epilogue.
+    pub fn finish(self) -> Result<Vec<ProofOutput>> {
+        self.inner
+            .finish()?
+            .into_iter()
+            .map(|p| {
+                let bad = || Error::Invalid("the core returned a proof point off the curve".into());
+                Ok(ProofOutput {
+                    proof: Proof {
+                        a: to_g1(&p.a).ok_or_else(bad)?,
+                        b: to_g2(&p.b).ok_or_else(bad)?,
+                        c: to_g1(&p.c).ok_or_else(bad)?,
+                    },
+                    device: p.device,
+                    timings: p.timings,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Runs the device part of every synthesized circuit and returns once it is
+/// done. `tags` label circuits (partition numbers) for errors and routing;
+/// pass an empty slice for none.
+pub fn prove_start(
+    ctx: &sys::Context,
+    key: &ProvingKey,
+    circuits: &[Synthesized],
+    blinding: &[Blinding],
+    tags: &[i64],
+    gpu_index: i32,
+    mutex: Option<&sys::DeviceMutex>,
+) -> Result<PendingProofs> {
+    if circuits.len() != blinding.len() {
+        return Err(Error::Invalid(format!(
+            "{} circuits but {} blinding pairs",
+            circuits.len(),
+            blinding.len()
+        )));
+    }
+    if !tags.is_empty() && tags.len() != circuits.len() {
+        return Err(Error::Invalid(format!("{} circuits but {} tags", circuits.len(), tags.len())));
+    }
+    let raw = circuits
+        .iter()
+        .zip(blinding)
+        .enumerate()
+        .map(|(i, (c, bl))| {
+            sys::Circuit::new(sys::CircuitParts {
+                a: fr_slice(&c.a),
+                b: fr_slice(&c.b),
+                c: fr_slice(&c.c),
+                inputs: fr_slice(&c.inputs),
+                aux: fr_slice(&c.aux),
+                a_aux_density: c.a_aux_density.words(),
+                b_input_density: c.b_input_density.words(),
+                b_aux_density: c.b_aux_density.words(),
+                r: fr(&bl.r),
+                s: fr(&bl.s),
+                tag: tags.get(i).copied(),
+            })
+        })
+        .collect::<sys::Result<Vec<_>>>()?;
+    let inner = ctx.prove_start(key.srs(), &raw, gpu_index, mutex)?;
+    Ok(PendingProofs { inner })
+}
+
+/// Device part and epilogue for already synthesized circuits.
+pub fn prove_from_assignments(
+    ctx: &sys::Context,
+    key: &ProvingKey,
+    circuits: &[Synthesized],
+    blinding: &[Blinding],
+    gpu_index: i32,
+    mutex: Option<&sys::DeviceMutex>,
+) -> Result<Vec<ProofOutput>> {
+    prove_start(ctx, key, circuits, blinding, &[], gpu_index, mutex)?.finish()
+}
+
+/// Like bellperson's `create_proof_batch`: synthesizes the circuits in
+/// parallel, then proves them with the given blinding factors.
+pub fn create_proof_batch<C>(
+    ctx: &sys::Context,
+    circuits: Vec<C>,
+    key: &ProvingKey,
+    blinding: &[Blinding],
+    gpu_index: i32,
+    mutex: Option<&sys::DeviceMutex>,
+) -> Result<Vec<ProofOutput>>
+where
+    C: Circuit<Scalar> + Send,
+{
+    let synthesized = circuits
+        .into_par_iter()
+        .map(synthesize)
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    prove_from_assignments(ctx, key, &synthesized, blinding, gpu_index, mutex)
+}
+
+/// Like bellperson's `create_random_proof_batch`.
+pub fn create_random_proof_batch<C, R>(
+    ctx: &sys::Context,
+    circuits: Vec<C>,
+    key: &ProvingKey,
+    rng: &mut R,
+    gpu_index: i32,
+    mutex: Option<&sys::DeviceMutex>,
+) -> Result<Vec<ProofOutput>>
+where
+    C: Circuit<Scalar> + Send,
+    R: RngCore,
+{
+    let blinding = Blinding::random_vec(rng, circuits.len());
+    create_proof_batch(ctx, circuits, key, &blinding, gpu_index, mutex)
+}

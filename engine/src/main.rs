@@ -1,0 +1,224 @@
+//! `cuda-prover`: prove built-in circuits over many devices.
+//!
+//!   cuda-prover prove --circuit chain --log-constraints 12 --partitions 4
+//!   cuda-prover devices
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use cuda_prover_engine::cpus::parse_cpu_sets;
+use cuda_prover_engine::params::load_or_create;
+use cuda_prover_engine::{
+    open_context, resolve, BackendChoice, BlindingSource, DeviceSelection, Engine, EngineConfig,
+    EngineError, Job, Policy,
+};
+use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
+
+#[derive(Parser)]
+#[command(name = "cuda-prover", version, about = "Groth16 (BLS12-381) proving on many devices")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum BackendArg {
+    Auto,
+    Host,
+    Cuda,
+}
+
+#[derive(clap::Args)]
+struct DeviceArgs {
+    /// auto: CUDA when built with it and a GPU is visible, else host.
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendArg,
+    /// Simulated devices of the host backend (default: CUDA_PROVER_HOST_DEVICES or 1).
+    #[arg(long, default_value_t = 0)]
+    host_devices: u32,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Prove N partitions of a built-in circuit, verify them, report.
+    Prove {
+        /// chain (dense y = x^2 + 7) or bits (bit decompositions).
+        #[arg(long, default_value = "chain")]
+        circuit: Kind,
+        /// Constraints per partition: 2^N.
+        #[arg(long, default_value_t = 12)]
+        log_constraints: u32,
+        #[arg(long, default_value_t = 4)]
+        partitions: usize,
+        /// Device ordinals to use, e.g. 0,1 (default: every device).
+        #[arg(long, conflicts_with = "gpu_count")]
+        gpu_devices: Option<String>,
+        /// Use the first N devices.
+        #[arg(long)]
+        gpu_count: Option<usize>,
+        /// round-robin or least-loaded.
+        #[arg(long, default_value = "round-robin")]
+        policy: Policy,
+        /// One CPU set per worker, e.g. 0-7,8-15.
+        #[arg(long)]
+        worker_cpus: Option<String>,
+        /// Synthesis threads (default: one per device).
+        #[arg(long, default_value_t = 0)]
+        synthesis_threads: usize,
+        /// Where proving keys are cached.
+        #[arg(long, default_value = "params-cache")]
+        params_dir: PathBuf,
+        /// Write the job report as JSON.
+        #[arg(long)]
+        report: Option<PathBuf>,
+        /// Write Prometheus metrics (text format).
+        #[arg(long)]
+        metrics: Option<PathBuf>,
+        /// Reproducible blinding factors and witnesses from this seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Free every device's cache after the job.
+        #[arg(long)]
+        trim_after: bool,
+        #[command(flatten)]
+        dev: DeviceArgs,
+    },
+    /// List the devices the prover would use.
+    Devices {
+        #[command(flatten)]
+        dev: DeviceArgs,
+    },
+}
+
+fn backend(b: BackendArg) -> BackendChoice {
+    match b {
+        BackendArg::Auto => BackendChoice::Auto,
+        BackendArg::Host => BackendChoice::Host,
+        BackendArg::Cuda => BackendChoice::Cuda,
+    }
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
+        .format_timestamp_millis()
+        .init();
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), EngineError> {
+    match cli.command {
+        Command::Devices { dev } => {
+            let ctx = open_context(backend(dev.backend), dev.host_devices)?;
+            println!("backend: {}", ctx.backend_name());
+            for d in resolve(&ctx, &DeviceSelection::All)? {
+                println!(
+                    "device {}: {}{} cc {}.{}, {} MiB free of {} MiB",
+                    d.ordinal,
+                    d.name,
+                    if d.simulated { " (simulated)" } else { "" },
+                    d.compute_capability.0,
+                    d.compute_capability.1,
+                    d.free_bytes >> 20,
+                    d.total_bytes >> 20
+                );
+            }
+            Ok(())
+        }
+        Command::Prove {
+            circuit,
+            log_constraints,
+            partitions,
+            gpu_devices,
+            gpu_count,
+            policy,
+            worker_cpus,
+            synthesis_threads,
+            params_dir,
+            report,
+            metrics,
+            seed,
+            trim_after,
+            dev,
+        } => {
+            if partitions == 0 {
+                return Err(EngineError::Setup("--partitions must be at least 1".into()));
+            }
+            let shape = BuiltIn::new(circuit, log_constraints, 0).map_err(EngineError::Setup)?;
+            let devices = match (gpu_devices, gpu_count) {
+                (Some(list), _) => DeviceSelection::parse_list(&list).map_err(EngineError::Setup)?,
+                (None, Some(n)) => DeviceSelection::Count(n),
+                (None, None) => DeviceSelection::All,
+            };
+            let worker_cpus =
+                worker_cpus.map(|s| parse_cpu_sets(&s)).transpose().map_err(EngineError::Setup)?;
+            let ctx = Arc::new(open_context(backend(dev.backend), dev.host_devices)?);
+            let engine = Engine::new(
+                ctx,
+                EngineConfig { devices, policy, worker_cpus, synthesis_threads },
+            )?;
+            for d in engine.devices() {
+                eprintln!(
+                    "device {}: {}{}",
+                    d.ordinal,
+                    d.name,
+                    if d.simulated { " (simulated)" } else { "" }
+                );
+            }
+            let say = |s: &str| eprintln!("{s}");
+            let key = load_or_create(&params_dir, &shape, &say)?;
+            let base = seed.unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(0)
+            });
+            let circuits = (0..partitions)
+                .map(|k| BuiltIn::new(circuit, log_constraints, base.wrapping_add(k as u64)))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(EngineError::Setup)?;
+            let job = Job {
+                name: format!("{}-2^{}x{}", circuit.name(), log_constraints, partitions),
+                partitions: circuits,
+                blinding: seed.map(BlindingSource::Seeded).unwrap_or(BlindingSource::Random),
+                trim_after,
+            };
+            let out = engine.run(job, &key, |p| {
+                let per: Vec<String> = engine
+                    .devices()
+                    .iter()
+                    .zip(&p.done_per_device)
+                    .map(|(d, n)| format!("dev{}={}", d.ordinal, n))
+                    .collect();
+                eprintln!(
+                    "[{}/{}] partition {} proved on device {} ({})",
+                    p.done,
+                    p.total,
+                    p.partition,
+                    p.device,
+                    per.join(" ")
+                );
+            })?;
+            print!("{}", out.report.summary());
+            println!("all {} proofs verified with bellperson's verifier", out.proofs.len());
+            if let Some(path) = report {
+                std::fs::write(&path, out.report.to_json()).map_err(|e| {
+                    EngineError::Setup(format!("cannot write {}: {e}", path.display()))
+                })?;
+            }
+            if let Some(path) = metrics {
+                std::fs::write(&path, out.report.to_prometheus()).map_err(|e| {
+                    EngineError::Setup(format!("cannot write {}: {e}", path.display()))
+                })?;
+            }
+            Ok(())
+        }
+    }
+}

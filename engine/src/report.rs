@@ -1,0 +1,166 @@
+//! What a job reports: per partition, per device and for the job, as JSON
+//! and as Prometheus text.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PartitionReport {
+    pub partition: usize,
+    pub device: u32,
+    pub synthesis_ms: f64,
+    pub queue_wait_ms: f64,
+    pub lock_wait_ms: f64,
+    pub device_ms: f64,
+    pub epilogue_ms: f64,
+    pub ntt_ms: f64,
+    pub msm_h_ms: f64,
+    pub msm_l_ms: f64,
+    pub msm_a_ms: f64,
+    pub msm_b_g1_ms: f64,
+    pub msm_b_g2_ms: f64,
+    pub batch_add_ms: f64,
+    pub upload_ms: f64,
+    pub peak_device_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceReport {
+    pub device: u32,
+    pub name: String,
+    pub partitions: usize,
+    pub busy_s: f64,
+    pub busy_fraction: f64,
+    pub synthesis_s: f64,
+    pub queue_wait_s: f64,
+    pub epilogue_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TrimReport {
+    pub device: u32,
+    pub freed_bytes: u64,
+    pub seconds: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JobReport {
+    pub job: String,
+    pub backend: String,
+    pub policy: String,
+    pub devices: Vec<u32>,
+    pub partitions: usize,
+    pub wall_s: f64,
+    pub proofs_per_s: f64,
+    /// Device time of all partitions over (devices x wall time): 1.0 means
+    /// every device was busy all the time, i.e. linear scaling against one
+    /// device running the same partitions back to back.
+    pub scaling_efficiency: f64,
+    /// The largest per-device busy time: the job's makespan on the devices.
+    pub makespan_busy_s: f64,
+    pub peak_in_flight: usize,
+    pub in_flight_bound: usize,
+    pub verified: bool,
+    pub per_device: Vec<DeviceReport>,
+    pub per_partition: Vec<PartitionReport>,
+    pub trims: Vec<TrimReport>,
+}
+
+fn label(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+impl JobReport {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("report serializes")
+    }
+
+    /// Prometheus text exposition format.
+    pub fn to_prometheus(&self) -> String {
+        let mut o = String::new();
+        let job = label(&self.job);
+        let mut metric = |name: &str, help: &str, kind: &str, rows: Vec<(String, f64)>| {
+            let _ = writeln!(o, "# HELP cuda_prover_{name} {help}");
+            let _ = writeln!(o, "# TYPE cuda_prover_{name} {kind}");
+            for (labels, v) in rows {
+                let _ = writeln!(o, "cuda_prover_{name}{{{labels}}} {v}");
+            }
+        };
+        let jl = format!("job=\"{job}\",policy=\"{}\"", self.policy);
+        metric("job_wall_seconds", "Wall time of the job.", "gauge", vec![(jl.clone(), self.wall_s)]);
+        metric(
+            "job_proofs_per_second",
+            "Partitions proved per second.",
+            "gauge",
+            vec![(jl.clone(), self.proofs_per_s)],
+        );
+        metric(
+            "job_scaling_efficiency",
+            "Device time over devices times wall time.",
+            "gauge",
+            vec![(jl.clone(), self.scaling_efficiency)],
+        );
+        metric(
+            "job_peak_in_flight",
+            "Most synthesized partitions held at once.",
+            "gauge",
+            vec![(jl.clone(), self.peak_in_flight as f64)],
+        );
+        let dev = |f: &dyn Fn(&DeviceReport) -> f64| {
+            self.per_device
+                .iter()
+                .map(|d| (format!("{jl},device=\"{}\"", d.device), f(d)))
+                .collect::<Vec<_>>()
+        };
+        metric("device_partitions_total", "Partitions proved.", "counter", dev(&|d| d.partitions as f64));
+        metric("device_busy_seconds", "Time in device parts.", "counter", dev(&|d| d.busy_s));
+        metric("device_busy_fraction", "Busy time over job wall time.", "gauge", dev(&|d| d.busy_fraction));
+        metric("device_queue_wait_seconds", "Time partitions waited in the queue.", "counter", dev(&|d| d.queue_wait_s));
+        metric("device_epilogue_seconds", "Host epilogue time.", "counter", dev(&|d| d.epilogue_s));
+        metric(
+            "device_trim_seconds",
+            "Time to trim the device's cache after the job.",
+            "gauge",
+            self.trims.iter().map(|t| (format!("{jl},device=\"{}\"", t.device), t.seconds)).collect(),
+        );
+        o
+    }
+
+    /// A few lines for people.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "job {}: {} partitions on {} device(s) [{}] with {}, {:.3} s, {:.2} proofs/s, efficiency {:.1}%, peak in flight {}/{}\n",
+            self.job,
+            self.partitions,
+            self.devices.len(),
+            self.backend,
+            self.policy,
+            self.wall_s,
+            self.proofs_per_s,
+            100.0 * self.scaling_efficiency,
+            self.peak_in_flight,
+            self.in_flight_bound
+        );
+        for d in &self.per_device {
+            let _ = writeln!(
+                s,
+                "  device {} ({}): {} partitions, busy {:.3} s ({:.1}%)",
+                d.device,
+                d.name,
+                d.partitions,
+                d.busy_s,
+                100.0 * d.busy_fraction
+            );
+        }
+        for p in &self.per_partition {
+            let _ = writeln!(
+                s,
+                "  partition {:>3} -> device {}: synthesis {:.1} ms, queue {:.1} ms, device {:.1} ms (ntt {:.1}, msm h {:.1} l {:.1} a {:.1} b1 {:.1} b2 {:.1}), epilogue {:.1} ms",
+                p.partition, p.device, p.synthesis_ms, p.queue_wait_ms, p.device_ms, p.ntt_ms,
+                p.msm_h_ms, p.msm_l_ms, p.msm_a_ms, p.msm_b_g1_ms, p.msm_b_g2_ms, p.epilogue_ms
+            );
+        }
+        s
+    }
+}

@@ -1,0 +1,337 @@
+/*
+ * cuda-prover core: the C ABI.
+ *
+ * Groth16 over BLS12-381 for circuits synthesized the way bellperson does it.
+ * One ABI, two backends: "host" (CPU threads, N simulated devices) and "cuda"
+ * (kernels from sppark). Nothing throws across this boundary: every call that
+ * can fail returns a cp_status whose message, when not NULL, is owned by the
+ * caller and released with cp_string_free.
+ *
+ * Memory layouts: cp_fr is blst_fr (Montgomery form, 4 little-endian 64-bit
+ * limbs), cp_g1_affine is blst_p1_affine, cp_g2_affine is blst_p2_affine
+ * (coordinates in Montgomery form). blstrs' Scalar, G1Affine and G2Affine have
+ * exactly these layouts.
+ *
+ * Devices: an ordinal is in [0, cp_device_count). A gpu_index argument is
+ *   >= 0                 every circuit of the call runs on that device;
+ *   CP_GPU_AUTO (-1)     circuits are split in contiguous ranges over
+ *                        min(device_count, num_circuits) devices, range t on
+ *                        device t;
+ *   CP_GPU_BOUND (-2)    the device bound to the calling thread with
+ *                        cp_select_gpu; an error when the thread has none.
+ * Anything else, or an ordinal >= the device count, is CP_ERR_DEVICE_INDEX.
+ */
+#ifndef CUDA_PROVER_H
+#define CUDA_PROVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CP_GPU_AUTO (-1)
+#define CP_GPU_BOUND (-2)
+
+typedef enum cp_code {
+    CP_OK = 0,
+    /* a null pointer, a zero length where one is required, a bad option */
+    CP_ERR_INVALID_ARGUMENT = 1,
+    /* gpu_index outside [-2, device_count) */
+    CP_ERR_DEVICE_INDEX = 2,
+    /* CP_GPU_BOUND from a thread that never called cp_select_gpu */
+    CP_ERR_NO_DEVICE_BOUND = 3,
+    /* a params file that cannot be opened or read */
+    CP_ERR_PARAMS_IO = 4,
+    /* a params file or buffer that is truncated or holds invalid points */
+    CP_ERR_PARAMS_FORMAT = 5,
+    /* the proving key does not fit the circuit (lengths, densities, inputs) */
+    CP_ERR_SHAPE_MISMATCH = 6,
+    /* the witness does not satisfy constraint a*b = c */
+    CP_ERR_UNSATISFIED = 7,
+    /* not enough host or device memory for the request */
+    CP_ERR_OUT_OF_MEMORY = 8,
+    /* an error from the device runtime */
+    CP_ERR_DEVICE = 9,
+    /* a fault requested through cp_inject_fault */
+    CP_ERR_INJECTED_FAULT = 10,
+    /* the backend does not support the request */
+    CP_ERR_UNSUPPORTED = 11,
+    /* a bug in the core; the message says where */
+    CP_ERR_INTERNAL = 12
+} cp_code;
+
+typedef struct cp_status {
+    int32_t code;   /* a cp_code */
+    char *message;  /* NULL on success; otherwise free with cp_string_free */
+} cp_status;
+
+void cp_string_free(char *message);
+
+typedef struct cp_fr {
+    uint64_t l[4];
+} cp_fr;
+
+typedef struct cp_fp {
+    uint64_t l[6];
+} cp_fp;
+
+typedef struct cp_fp2 {
+    cp_fp fp[2];
+} cp_fp2;
+
+typedef struct cp_g1_affine {
+    cp_fp x;
+    cp_fp y;
+} cp_g1_affine;
+
+typedef struct cp_g2_affine {
+    cp_fp2 x;
+    cp_fp2 y;
+} cp_g2_affine;
+
+/* ------------------------------------------------------------------ */
+/* Context and devices                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Which backend a context runs on. */
+typedef enum cp_backend_kind {
+    CP_BACKEND_HOST = 0,
+    CP_BACKEND_CUDA = 1
+} cp_backend_kind;
+
+typedef struct cp_context_options {
+    /* CP_BACKEND_CUDA needs a build with the cuda feature and at least one
+     * visible GPU; otherwise the call fails with CP_ERR_UNSUPPORTED or
+     * CP_ERR_DEVICE. */
+    int32_t backend;
+    /* Host backend: number of simulated devices; 0 reads
+     * CUDA_PROVER_HOST_DEVICES (default 1). Ignored by the CUDA backend. */
+    int32_t host_devices;
+    /* Host backend: worker threads per proof; 0 means all hardware threads. */
+    int32_t host_threads;
+} cp_context_options;
+
+/* The context owns one state per device: its mutex, its cache slot, its
+ * statistics. Two contexts never share device state. */
+typedef struct cp_context cp_context;
+
+cp_status cp_context_new(const cp_context_options *options, cp_context **out);
+void cp_context_free(cp_context *ctx);
+
+/* "host" or "cuda". Static string; never freed. */
+const char *cp_context_backend_name(const cp_context *ctx);
+
+/* Whether this library was built with the CUDA backend. */
+int32_t cp_built_with_cuda(void);
+
+/* Number of CUDA devices visible to the runtime; 0 (with CP_OK) when the
+ * library has no CUDA backend, there is no GPU or no driver. The message of
+ * a successful call may say why the count is 0 (free it). */
+cp_status cp_cuda_device_count(int32_t *out);
+
+cp_status cp_device_count(const cp_context *ctx, int32_t *out);
+
+typedef struct cp_device_info {
+    int32_t ordinal;
+    int32_t simulated;      /* 1 for host-backend devices */
+    char name[128];
+    int32_t cc_major;       /* 0 for host devices */
+    int32_t cc_minor;
+    uint64_t free_bytes;    /* host devices: free system memory */
+    uint64_t total_bytes;
+} cp_device_info;
+
+cp_status cp_device_info_get(const cp_context *ctx, int32_t ordinal, cp_device_info *out);
+
+typedef struct cp_device_stats {
+    uint64_t proofs;              /* circuits proved on this device */
+    uint64_t busy_ns;             /* time spent in device parts */
+    uint64_t cache_allocations;   /* times the working cache was (re)allocated */
+    uint64_t cache_bytes;         /* bytes held by the working cache now */
+    uint64_t srs_uploads;         /* proving keys copied to this device */
+    uint64_t trims;               /* cp_device_trim calls that freed memory */
+} cp_device_stats;
+
+cp_status cp_device_stats_get(const cp_context *ctx, int32_t ordinal, cp_device_stats *out);
+
+/* Frees the device's working cache. *freed_bytes (may be NULL) receives how
+ * much was released. Waits for the device's mutex. */
+cp_status cp_device_trim(cp_context *ctx, int32_t ordinal, uint64_t *freed_bytes);
+
+/* Binds the calling thread to a device of this context (select_gpu).
+ * ordinal -1 unbinds. */
+cp_status cp_select_gpu(cp_context *ctx, int32_t ordinal);
+
+/* The device bound to the calling thread for this context, or
+ * CP_ERR_NO_DEVICE_BOUND. */
+cp_status cp_current_gpu(const cp_context *ctx, int32_t *out);
+
+/* Bytes of device memory one proof of a circuit with this shape needs on top
+ * of the proving key, and the proving key's own device footprint. */
+typedef struct cp_memory_estimate {
+    uint64_t working_bytes;
+    uint64_t srs_bytes;
+} cp_memory_estimate;
+
+/* ------------------------------------------------------------------ */
+/* Per-device mutex                                                    */
+/* ------------------------------------------------------------------ */
+
+/* A mutex the caller allocates for one device and passes to every prove call
+ * it routes to that device. The core holds it over the device part only.
+ * A NULL mutex means the context's own mutex for the device. */
+typedef struct cp_mutex cp_mutex;
+
+cp_status cp_mutex_new(cp_mutex **out);
+void cp_mutex_free(cp_mutex *m);
+
+/* ------------------------------------------------------------------ */
+/* Proving key (SRS)                                                   */
+/* ------------------------------------------------------------------ */
+
+typedef struct cp_srs cp_srs;
+
+/* A bellperson proving key in memory (groth16::Parameters). All arrays are
+ * copied; the caller may free them after the call. */
+typedef struct cp_srs_parts {
+    cp_g1_affine alpha_g1;
+    cp_g1_affine beta_g1;
+    cp_g2_affine beta_g2;
+    cp_g2_affine gamma_g2;
+    cp_g1_affine delta_g1;
+    cp_g2_affine delta_g2;
+    const cp_g1_affine *ic;   size_t ic_len;
+    const cp_g1_affine *h;    size_t h_len;
+    const cp_g1_affine *l;    size_t l_len;
+    const cp_g1_affine *a;    size_t a_len;
+    const cp_g1_affine *b_g1; size_t b_g1_len;
+    const cp_g2_affine *b_g2; size_t b_g2_len;
+} cp_srs_parts;
+
+typedef struct cp_srs_shape {
+    uint64_t ic_len;
+    uint64_t h_len;
+    uint64_t l_len;
+    uint64_t a_len;
+    uint64_t b_g1_len;
+    uint64_t b_g2_len;
+} cp_srs_shape;
+
+cp_status cp_srs_from_parts(const cp_srs_parts *parts, cp_srs **out);
+
+/* Reads a file written by bellperson's Parameters::write (big-endian lengths,
+ * uncompressed points). Every point is checked to be on its curve and not the
+ * point at infinity; a short or corrupt file is CP_ERR_PARAMS_FORMAT. */
+cp_status cp_srs_from_file(const char *path, cp_srs **out);
+
+/* Same format from a buffer. */
+cp_status cp_srs_from_bytes(const uint8_t *data, size_t len, cp_srs **out);
+
+void cp_srs_free(cp_srs *srs);
+
+cp_status cp_srs_shape_get(const cp_srs *srs, cp_srs_shape *out);
+
+/* The verifying-key points, for the caller to rebuild a verifying key. The
+ * ic array is written to ic_out when ic_cap >= ic_len. */
+cp_status cp_srs_vk_get(const cp_srs *srs, cp_srs_parts *vk_out, cp_g1_affine *ic_out, size_t ic_cap);
+
+cp_status cp_memory_estimate_get(const cp_srs *srs, uint64_t num_constraints,
+                                 cp_memory_estimate *out);
+
+/* ------------------------------------------------------------------ */
+/* Proving                                                             */
+/* ------------------------------------------------------------------ */
+
+/* One synthesized circuit, laid out like bellperson's ProvingAssignment.
+ * Input 0 is ONE; the last num_inputs constraints are input_i * 0 = 0.
+ * Density bitmaps: bit i of word i / 64 (least significant first) is set
+ * when variable i appears with a non-zero coefficient in that polynomial. */
+typedef struct cp_circuit {
+    const cp_fr *a;             /* evaluations of A at each constraint */
+    const cp_fr *b;
+    const cp_fr *c;
+    size_t num_constraints;
+    const cp_fr *inputs;        /* input assignment, inputs[0] == 1 */
+    size_t num_inputs;
+    const cp_fr *aux;           /* aux assignment */
+    size_t num_aux;
+    const uint64_t *a_aux_density;   /* num_aux bits */
+    const uint64_t *b_input_density; /* num_inputs bits */
+    const uint64_t *b_aux_density;   /* num_aux bits */
+    cp_fr r;                    /* Groth16 blinding factors */
+    cp_fr s;
+    int64_t tag;                /* caller's label (a partition number); -1 if none */
+} cp_circuit;
+
+/* Nanoseconds per phase of one circuit's proof. */
+typedef struct cp_timings {
+    uint64_t wait_ns;        /* waiting for the device mutex */
+    uint64_t upload_ns;      /* host to device copies (0 on host) */
+    uint64_t ntt_ns;         /* the seven NTTs and the pointwise work for H */
+    uint64_t msm_h_ns;
+    uint64_t msm_l_ns;
+    uint64_t msm_a_ns;
+    uint64_t msm_b_g1_ns;
+    uint64_t msm_b_g2_ns;
+    uint64_t batch_add_ns;   /* sums of points whose scalar is 1 */
+    uint64_t device_ns;      /* whole device part, lock held */
+    uint64_t epilogue_ns;    /* host epilogue in cp_prove_finish */
+    uint64_t peak_device_bytes;
+} cp_timings;
+
+typedef struct cp_proof {
+    cp_g1_affine a;
+    cp_g2_affine b;
+    cp_g1_affine c;
+    int32_t device;          /* ordinal that ran this circuit's device part */
+    cp_timings timings;
+} cp_proof;
+
+/* The device part is done; the host epilogue is left. */
+typedef struct cp_pending cp_pending;
+
+/* Runs the device part of every circuit (checks, H via NTTs, the MSMs),
+ * holding the device's mutex over it, and returns once it is done. The
+ * circuits' arrays are not used after the call returns. */
+cp_status cp_prove_start(cp_context *ctx, const cp_srs *srs,
+                         const cp_circuit *circuits, size_t num_circuits,
+                         int32_t gpu_index, cp_mutex *mutex,
+                         cp_pending **out);
+
+/* Number of circuits in a pending proof and the device each ran on. */
+size_t cp_pending_len(const cp_pending *p);
+int32_t cp_pending_device(const cp_pending *p, size_t i);
+
+/* The host epilogue: blinding, sums, conversion to affine. Writes
+ * cp_pending_len(p) proofs to proofs_out. Consumes and frees p, on success
+ * and on failure. */
+cp_status cp_prove_finish(cp_pending *p, cp_proof *proofs_out);
+
+/* Drops a pending proof without finishing it. */
+void cp_pending_free(cp_pending *p);
+
+/* cp_prove_start followed by cp_prove_finish. */
+cp_status cp_prove(cp_context *ctx, const cp_srs *srs,
+                   const cp_circuit *circuits, size_t num_circuits,
+                   int32_t gpu_index, cp_mutex *mutex, cp_proof *proofs_out);
+
+/* ------------------------------------------------------------------ */
+/* Test hooks                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Makes the device part of the next circuit on `ordinal` whose tag equals
+ * `tag` (any tag when tag is -1) fail with CP_ERR_INJECTED_FAULT. One shot.
+ * ordinal -1 clears every pending fault of the context. */
+cp_status cp_inject_fault(cp_context *ctx, int32_t ordinal, int64_t tag);
+
+/* Host backend: makes each device part on `ordinal` take at least
+ * `extra_ns` longer (a slower simulated device). */
+cp_status cp_set_device_delay(cp_context *ctx, int32_t ordinal, uint64_t extra_ns);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUDA_PROVER_H */

@@ -1,0 +1,105 @@
+// The seam between the shared orchestration (routing, locks, checks, host
+// epilogue) and a backend that runs the device part of a proof on one device.
+//
+// The orchestration owns: gpu_index routing, the per-device mutex, shape and
+// satisfaction checks, fault injection, statistics and the epilogue. A
+// backend owns: binding a thread to its device, the H polynomial (NTTs), the
+// five MSMs, its per-device working cache and its per-device SRS copies.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "blst.h"
+#include "cuda_prover.h"
+
+namespace cp {
+
+// Errors inside the core are thrown as cp::error and turned into a cp_status
+// at the ABI boundary (see status.hpp). Nothing escapes the ABI.
+struct error {
+    cp_code code;
+    std::string message;
+};
+
+[[noreturn]] inline void fail(cp_code code, std::string message) {
+    throw error{code, std::move(message)};
+}
+
+// A copy of a proving key placed on one device by a backend (device memory
+// for CUDA). Owned by the srs, freed with it or on trim.
+struct srs_device_copy {
+    virtual ~srs_device_copy() = default;
+    virtual uint64_t bytes() const = 0;
+};
+
+// A proving key in host memory, in bellperson's layout.
+struct srs {
+    blst_p1_affine alpha_g1, beta_g1, delta_g1;
+    blst_p2_affine beta_g2, gamma_g2, delta_g2;
+    std::vector<blst_p1_affine> ic, h, l, a, b_g1;
+    std::vector<blst_p2_affine> b_g2;
+
+    // Per-device copies, indexed by the backend's physical device ordinal.
+    mutable std::mutex copies_mu;
+    mutable std::vector<std::unique_ptr<srs_device_copy>> copies;
+};
+
+// What the device part of one circuit produces (projective sums).
+struct device_partials {
+    blst_p1 h;        // sum h_i * H_i
+    blst_p1 l;        // sum aux_i * L_i
+    blst_p1 a;        // sum inputs * A_in + sum aux(A density) * A_aux
+    blst_p1 b_g1;     // same over B in G1
+    blst_p2 b_g2;     // same over B in G2
+};
+
+// The circuit with the facts the orchestration derived and checked.
+struct circuit_job {
+    const cp_circuit *c;
+    uint32_t lg_domain;          // domain size 2^lg_domain >= num_constraints
+    size_t a_aux_count;          // set bits in a_aux_density
+    size_t b_input_count;        // set bits in b_input_density
+    size_t b_aux_count;          // set bits in b_aux_density
+};
+
+// One device of a context. The orchestration serializes device_part calls
+// with the device's mutex; trim and cache queries are called under it too.
+class device {
+public:
+    virtual ~device() = default;
+
+    // Makes the calling thread run on this device (cudaSetDevice for CUDA).
+    virtual void bind_thread() = 0;
+
+    virtual cp_device_info info() const = 0;
+
+    // Runs H and the five MSMs of one circuit. Called with the thread bound
+    // and the device's mutex held. Fills the phase fields of `t` it measures.
+    virtual void device_part(const srs &key, const circuit_job &job,
+                             device_partials &out, cp_timings &t) = 0;
+
+    // Frees the working cache; returns the bytes released.
+    virtual uint64_t trim() = 0;
+
+    virtual uint64_t cache_bytes() const = 0;
+    virtual uint64_t cache_allocations() const = 0;
+    virtual uint64_t srs_uploads() const = 0;
+
+    // Device memory a proof of this shape needs beyond the proving key.
+    virtual cp_memory_estimate estimate(const srs &key, uint64_t num_constraints) const = 0;
+};
+
+// Backend factories. Each returns the devices of a new context.
+std::vector<std::unique_ptr<device>> host_devices(int count, int threads);
+
+#ifdef CP_WITH_CUDA
+// Number of CUDA devices, 0 when there is no GPU or driver (why in *why).
+int cuda_device_count(std::string *why);
+std::vector<std::unique_ptr<device>> cuda_devices();
+#endif
+
+}  // namespace cp

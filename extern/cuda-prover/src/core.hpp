@@ -1,0 +1,78 @@
+// Owns: the definitions of the opaque ABI handles (cp_context, cp_srs,
+// cp_mutex, cp_pending) and the per-thread device binding, shared by
+// context.cpp, srs.cpp and prove.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+
+static_assert(sizeof(cp_fr) == sizeof(blst_fr), "cp_fr must be blst_fr");
+static_assert(sizeof(cp_g1_affine) == sizeof(blst_p1_affine), "cp_g1_affine must be blst_p1_affine");
+static_assert(sizeof(cp_g2_affine) == sizeof(blst_p2_affine), "cp_g2_affine must be blst_p2_affine");
+
+namespace cp {
+
+// The context's state for one device.
+struct device_slot {
+    std::unique_ptr<device> dev;
+    std::mutex own;  // the device's own mutex (callers passing NULL)
+
+    std::mutex state;  // guards the fields below
+    uint64_t proofs = 0;
+    uint64_t busy_ns = 0;
+    uint64_t trims = 0;
+    std::vector<int64_t> faults;  // pending one-shot faults (tags; -1 any)
+    uint64_t delay_ns = 0;
+};
+
+// The device bound to the calling thread for context `ctx_id`, or -1.
+int bound_device(uint64_t ctx_id);
+// Records (ordinal >= 0) or clears (ordinal < 0) the calling thread's binding.
+void set_bound_device(uint64_t ctx_id, int ordinal);
+
+}  // namespace cp
+
+struct cp_context;
+
+namespace cp {
+
+// Fails with CP_ERR_DEVICE_INDEX unless 0 <= ordinal < device count.
+void check_ordinal(const cp_context *ctx, int32_t ordinal, const char *where);
+
+}  // namespace cp
+
+struct cp_context {
+    uint64_t id = 0;  // unique per context, keys the thread-local bindings
+    int32_t backend = CP_BACKEND_HOST;
+    int threads = 1;
+    std::vector<std::unique_ptr<cp::device_slot>> slots;
+
+    int count() const { return static_cast<int>(slots.size()); }
+    cp::device_slot &slot(int ordinal) { return *slots[static_cast<size_t>(ordinal)]; }
+};
+
+struct cp_mutex {
+    std::mutex m;
+};
+
+struct cp_srs {
+    cp::srs key;
+};
+
+struct cp_pending {
+    struct entry {
+        cp::device_partials parts;
+        blst_fr r, s;
+        int32_t device = -1;
+        cp_timings timings{};
+    };
+    std::vector<entry> entries;
+    // Copies of the verifying-key points the epilogue needs.
+    blst_p1_affine alpha_g1, beta_g1, delta_g1;
+    blst_p2_affine beta_g2, delta_g2;
+};

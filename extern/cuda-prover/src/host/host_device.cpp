@@ -1,0 +1,224 @@
+// Owns: the HOST backend (cp::host_devices): simulated devices that run the
+// device part of a proof on CPU threads. Each device keeps a working cache
+// (the three polynomial buffers and the domain twiddles) that is reused
+// between proofs, grown when needed and freed by trim(). The host backend
+// never copies the proving key, so srs_uploads stays 0.
+#include <sys/sysinfo.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "backend.hpp"
+#include "field.hpp"
+#include "host/host_device.hpp"
+#include "host/msm.hpp"
+#include "host/ntt.hpp"
+
+namespace cp {
+namespace host {
+
+namespace {
+
+uint64_t elapsed_ns(std::chrono::steady_clock::time_point t0) {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count());
+}
+
+// Reusable buffers of one host device. Guarded by the device's mutex (the
+// orchestration serializes device_part and trim); the counters are atomic so
+// statistics can be read at any time.
+struct working_cache {
+    std::unique_ptr<blst_fr[]> a, b, c;  // capacity `cap` each
+    std::unique_ptr<blst_fr[]> fwd, inv; // twiddle_count(tw_lg) each
+    size_t cap = 0;
+    size_t tw_cap = 0;
+    int tw_lg = -1;  // domain the twiddles are for; -1 none
+
+    std::atomic<uint64_t> bytes{0};
+    std::atomic<uint64_t> allocations{0};
+
+    void update_bytes() { bytes = (3 * cap + 2 * tw_cap) * sizeof(blst_fr); }
+
+    void ensure(uint32_t lg, int threads) {
+        size_t m = size_t(1) << lg;
+        if (cap < m) {
+            a.reset();
+            b.reset();
+            c.reset();
+            cap = 0;
+            update_bytes();
+            a.reset(new blst_fr[m]);
+            b.reset(new blst_fr[m]);
+            c.reset(new blst_fr[m]);
+            cap = m;
+            allocations++;
+            update_bytes();
+        }
+        if (tw_lg != static_cast<int>(lg)) {
+            size_t n = twiddle_count(lg);
+            if (tw_cap < n) {
+                fwd.reset();
+                inv.reset();
+                tw_cap = 0;
+                tw_lg = -1;
+                update_bytes();
+                fwd.reset(new blst_fr[n]);
+                inv.reset(new blst_fr[n]);
+                tw_cap = n;
+                allocations++;
+                update_bytes();
+            }
+            domain_twiddles(lg, fwd.get(), inv.get(), threads);
+            tw_lg = static_cast<int>(lg);
+        }
+    }
+
+    uint64_t release() {
+        uint64_t freed = bytes;
+        a.reset();
+        b.reset();
+        c.reset();
+        fwd.reset();
+        inv.reset();
+        cap = tw_cap = 0;
+        tw_lg = -1;
+        bytes = 0;
+        return freed;
+    }
+};
+
+void copy_padded(blst_fr *dst, const cp_fr *src, size_t n, size_t m) {
+    static_assert(sizeof(cp_fr) == sizeof(blst_fr), "cp_fr is blst_fr");
+    if (n) std::memcpy(dst, src, n * sizeof(blst_fr));
+    if (m > n) std::memset(dst + n, 0, (m - n) * sizeof(blst_fr));
+}
+
+const blst_fr *as_fr(const cp_fr *p) { return reinterpret_cast<const blst_fr *>(p); }
+
+class host_device final : public device {
+public:
+    host_device(int ordinal, int threads) : ordinal_(ordinal), threads_(threads) {}
+
+    void bind_thread() override {}
+
+    cp_device_info info() const override {
+        cp_device_info d;
+        std::memset(&d, 0, sizeof d);
+        d.ordinal = ordinal_;
+        d.simulated = 1;
+        std::snprintf(d.name, sizeof d.name, "host-sim-%d", ordinal_);
+        struct sysinfo si;
+        if (sysinfo(&si) == 0) {
+            d.free_bytes = static_cast<uint64_t>(si.freeram) * si.mem_unit;
+            d.total_bytes = static_cast<uint64_t>(si.totalram) * si.mem_unit;
+        }
+        return d;
+    }
+
+    void device_part(const srs &key, const circuit_job &job, device_partials &out,
+                     cp_timings &t) override {
+        const cp_circuit &c = *job.c;
+        const uint32_t lg = job.lg_domain;
+        const size_t m = size_t(1) << lg;
+
+        // H.
+        auto t0 = std::chrono::steady_clock::now();
+        cache_.ensure(lg, threads_);
+        copy_padded(cache_.a.get(), c.a, c.num_constraints, m);
+        copy_padded(cache_.b.get(), c.b, c.num_constraints, m);
+        copy_padded(cache_.c.get(), c.c, c.num_constraints, m);
+        compute_h(cache_.a.get(), cache_.b.get(), cache_.c.get(), lg, cache_.fwd.get(),
+                  cache_.inv.get(), threads_);
+        t.ntt_ns = elapsed_ns(t0);
+        t.upload_ns = 0;
+
+        uint64_t add_ns = 0;
+        t0 = std::chrono::steady_clock::now();
+        out.h = msm_g1(key.h.data(), cache_.a.get(), m - 1, nullptr, threads_, &add_ns);
+        t.msm_h_ns = elapsed_ns(t0);
+
+        const blst_fr *inputs = as_fr(c.inputs);
+        const blst_fr *aux = as_fr(c.aux);
+        const size_t ni = c.num_inputs, na = c.num_aux;
+
+        t0 = std::chrono::steady_clock::now();
+        out.l = msm_g1(key.l.data(), aux, na, nullptr, threads_, &add_ns);
+        t.msm_l_ns = elapsed_ns(t0);
+
+        t0 = std::chrono::steady_clock::now();
+        {
+            blst_p1 in = msm_g1(key.a.data(), inputs, ni, nullptr, threads_, &add_ns);
+            blst_p1 ax = msm_g1(key.a.data() + ni, aux, na, c.a_aux_density, threads_, &add_ns);
+            blst_p1_add_or_double(&out.a, &in, &ax);
+        }
+        t.msm_a_ns = elapsed_ns(t0);
+
+        const size_t bi = job.b_input_count;
+        t0 = std::chrono::steady_clock::now();
+        {
+            blst_p1 in = msm_g1(key.b_g1.data(), inputs, ni, c.b_input_density, threads_, &add_ns);
+            blst_p1 ax = msm_g1(key.b_g1.data() + bi, aux, na, c.b_aux_density, threads_, &add_ns);
+            blst_p1_add_or_double(&out.b_g1, &in, &ax);
+        }
+        t.msm_b_g1_ns = elapsed_ns(t0);
+
+        t0 = std::chrono::steady_clock::now();
+        {
+            blst_p2 in = msm_g2(key.b_g2.data(), inputs, ni, c.b_input_density, threads_, &add_ns);
+            blst_p2 ax = msm_g2(key.b_g2.data() + bi, aux, na, c.b_aux_density, threads_, &add_ns);
+            blst_p2_add_or_double(&out.b_g2, &in, &ax);
+        }
+        t.msm_b_g2_ns = elapsed_ns(t0);
+        t.batch_add_ns = add_ns;
+        t.peak_device_bytes = cache_.bytes;
+    }
+
+    uint64_t trim() override { return cache_.release(); }
+    uint64_t cache_bytes() const override { return cache_.bytes; }
+    uint64_t cache_allocations() const override { return cache_.allocations; }
+    uint64_t srs_uploads() const override { return 0; }
+
+    cp_memory_estimate estimate(const srs &key, uint64_t num_constraints) const override {
+        return host::estimate(key, num_constraints);
+    }
+
+private:
+    int ordinal_;
+    int threads_;
+    working_cache cache_;
+};
+
+}  // namespace
+
+cp_memory_estimate estimate(const srs &key, uint64_t num_constraints) {
+    uint64_t m = 1;
+    while (m < num_constraints) m <<= 1;
+    const uint64_t fr = sizeof(blst_fr);
+    // Polynomials and twiddles (the working cache), plus the largest MSM's
+    // gathered pointer/scalar lists.
+    uint64_t biggest = std::max<uint64_t>(
+        {static_cast<uint64_t>(key.h.size()), static_cast<uint64_t>(key.l.size()),
+         static_cast<uint64_t>(key.a.size()), static_cast<uint64_t>(key.b_g1.size())});
+    cp_memory_estimate e;
+    e.working_bytes = 3 * m * fr + m * fr + biggest * (sizeof(void *) + sizeof(blst_scalar));
+    e.srs_bytes = (key.ic.size() + key.h.size() + key.l.size() + key.a.size() + key.b_g1.size()) *
+                      sizeof(blst_p1_affine) +
+                  key.b_g2.size() * sizeof(blst_p2_affine);
+    return e;
+}
+
+}  // namespace host
+
+std::vector<std::unique_ptr<device>> host_devices(int count, int threads) {
+    std::vector<std::unique_ptr<device>> out;
+    out.reserve(static_cast<size_t>(count));
+    for (int i = 0; i < count; i++) out.emplace_back(new host::host_device(i, threads));
+    return out;
+}
+
+}  // namespace cp

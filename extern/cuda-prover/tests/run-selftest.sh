@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds and runs the core self-test against a blst checkout.
+#   tests/run-selftest.sh [BLST_DIR]
+# BLST_DIR (default /tmp/blst) must hold bindings/blst.h; libblst.a is built
+# there from src/server.c and build/assembly.S when missing. Copy blst from
+# ~/.cargo/registry/src/index.crates.io-*/blst-*/blst if /tmp/blst is absent.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+blst="${1:-/tmp/blst}"
+if [ ! -f "$blst/bindings/blst.h" ]; then
+    src=$(ls -d "$HOME"/.cargo/registry/src/index.crates.io-*/blst-*/blst 2>/dev/null | tail -1 || true)
+    [ -n "$src" ] || { echo "no blst at $blst and none in the cargo registry" >&2; exit 1; }
+    rm -rf "$blst" && cp -r "$src" "$blst"
+fi
+if [ ! -f "$blst/libblst.a" ]; then
+    (cd "$blst" && cc -O2 -fPIC -c src/server.c -o server.o &&
+        cc -O2 -fPIC -c build/assembly.S -o assembly.o && ar rcs libblst.a server.o assembly.o)
+fi
+out="${TMPDIR:-/tmp}/cp_core_selftest"
+srcs=$(find "$here/src" -name '*.cpp' -not -path '*/cuda/*' | sort)
+${CXX:-g++} -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter -pthread \
+    -I"$here/include" -I"$here/src" -I"$blst/bindings" \
+    $srcs "$here/tests/core_selftest.cpp" "$blst/libblst.a" -o "$out"
+"$out"

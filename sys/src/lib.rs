@@ -1,0 +1,24 @@
+//! `cuda-prover-sys`: the Rust face of the C++/CUDA core.
+//!
+//! This layer owns the FFI: the generated bindings (`ffi`), the conversion of
+//! the core's status codes into a typed [`Error`], and RAII types for what the
+//! core allocates (context, proving key, device mutex, pending proof). It calls
+//! only the core's C ABI and knows nothing of bellperson: points and scalars are
+//! the core's `cp_*` types, which have blst's memory layout.
+
+#![allow(clippy::missing_safety_doc)]
+
+#[allow(non_camel_case_types, non_upper_case_globals, non_snake_case, dead_code)]
+#[allow(clippy::all)]
+pub mod ffi {
+    include!("bindings.rs");
+}
+
+mod error;
+mod safe;
+
+pub use error::{Error, ErrorCode, Result};
+pub use safe::*;
+
+// The core calls blst's C functions; the blst crate builds and links them.
+use blst as _;

@@ -1,0 +1,488 @@
+//! RAII types over the core's handles. Every call returns `Result`.
+
+use std::ffi::CString;
+use std::marker::PhantomData;
+use std::path::Path;
+use std::ptr;
+
+use crate::error::{check, check_with_message, Error, ErrorCode, Result};
+use crate::ffi;
+
+pub use ffi::{
+    cp_device_info as RawDeviceInfo, cp_device_stats as DeviceStats, cp_fr as Fr,
+    cp_g1_affine as G1Affine, cp_g2_affine as G2Affine, cp_memory_estimate as MemoryEstimate,
+    cp_srs_shape as SrsShape, cp_timings as Timings,
+};
+
+/// `gpu_index` value: split the circuits of a call over the devices.
+pub const GPU_AUTO: i32 = ffi::CP_GPU_AUTO;
+/// `gpu_index` value: the device bound to the calling thread.
+pub const GPU_BOUND: i32 = ffi::CP_GPU_BOUND;
+
+/// Which backend a context runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Host,
+    Cuda,
+}
+
+/// Whether this build contains the CUDA backend.
+pub fn built_with_cuda() -> bool {
+    // SAFETY: no arguments, no state.
+    unsafe { ffi::cp_built_with_cuda() != 0 }
+}
+
+/// CUDA devices visible to the runtime, and why there are none when the
+/// count is 0 (no GPU, no driver, or a build without CUDA).
+pub fn cuda_device_count() -> Result<(usize, Option<String>)> {
+    let mut n = 0i32;
+    // SAFETY: `n` is a valid out pointer.
+    let why = check_with_message(unsafe { ffi::cp_cuda_device_count(&mut n) })?;
+    Ok((n.max(0) as usize, why))
+}
+
+/// Options for [`Context::new`].
+#[derive(Debug, Clone, Copy)]
+pub struct ContextOptions {
+    pub backend: Backend,
+    /// Host backend: simulated devices; 0 reads `CUDA_PROVER_HOST_DEVICES`.
+    pub host_devices: u32,
+    /// Host backend: threads per proof; 0 means all hardware threads.
+    pub host_threads: u32,
+}
+
+impl Default for ContextOptions {
+    fn default() -> Self {
+        Self { backend: Backend::Host, host_devices: 0, host_threads: 0 }
+    }
+}
+
+/// Description of one device of a context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfo {
+    pub ordinal: u32,
+    pub simulated: bool,
+    pub name: String,
+    pub compute_capability: (i32, i32),
+    pub free_bytes: u64,
+    pub total_bytes: u64,
+}
+
+/// The core's per-device state: devices, their mutexes, caches and counters.
+pub struct Context {
+    raw: *mut ffi::cp_context,
+}
+
+// SAFETY: the core's context is internally synchronized (per-device mutexes);
+// every entry point may be called from any thread.
+unsafe impl Send for Context {}
+unsafe impl Sync for Context {}
+
+impl Context {
+    pub fn new(options: ContextOptions) -> Result<Self> {
+        let opts = ffi::cp_context_options {
+            backend: match options.backend {
+                Backend::Host => ffi::CP_BACKEND_HOST as i32,
+                Backend::Cuda => ffi::CP_BACKEND_CUDA as i32,
+            },
+            host_devices: options.host_devices as i32,
+            host_threads: options.host_threads as i32,
+        };
+        let mut raw = ptr::null_mut();
+        // SAFETY: valid pointers; on success `raw` is owned by us.
+        check(unsafe { ffi::cp_context_new(&opts, &mut raw) })?;
+        Ok(Self { raw })
+    }
+
+    /// A host context with `n` simulated devices.
+    pub fn host(n: u32) -> Result<Self> {
+        Self::new(ContextOptions { backend: Backend::Host, host_devices: n, host_threads: 0 })
+    }
+
+    pub fn backend_name(&self) -> &'static str {
+        // SAFETY: the core returns a static NUL-terminated string.
+        let s = unsafe { std::ffi::CStr::from_ptr(ffi::cp_context_backend_name(self.raw)) };
+        match s.to_str().unwrap_or("unknown") {
+            "cuda" => "cuda",
+            "host" => "host",
+            _ => "unknown",
+        }
+    }
+
+    pub fn device_count(&self) -> Result<usize> {
+        let mut n = 0i32;
+        check(unsafe { ffi::cp_device_count(self.raw, &mut n) })?;
+        Ok(n.max(0) as usize)
+    }
+
+    pub fn device_info(&self, ordinal: u32) -> Result<DeviceInfo> {
+        let mut info = ffi::cp_device_info::default();
+        check(unsafe { ffi::cp_device_info_get(self.raw, ordinal as i32, &mut info) })?;
+        let name_bytes: Vec<u8> =
+            info.name.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        Ok(DeviceInfo {
+            ordinal: info.ordinal as u32,
+            simulated: info.simulated != 0,
+            name: String::from_utf8_lossy(&name_bytes).into_owned(),
+            compute_capability: (info.cc_major, info.cc_minor),
+            free_bytes: info.free_bytes,
+            total_bytes: info.total_bytes,
+        })
+    }
+
+    pub fn device_stats(&self, ordinal: u32) -> Result<DeviceStats> {
+        let mut s = DeviceStats::default();
+        check(unsafe { ffi::cp_device_stats_get(self.raw, ordinal as i32, &mut s) })?;
+        Ok(s)
+    }
+
+    /// Frees the device's working cache; returns the bytes released.
+    pub fn trim(&self, ordinal: u32) -> Result<u64> {
+        let mut freed = 0u64;
+        check(unsafe { ffi::cp_device_trim(self.raw, ordinal as i32, &mut freed) })?;
+        Ok(freed)
+    }
+
+    /// Binds the calling thread to `ordinal` (`None` unbinds).
+    pub fn select_gpu(&self, ordinal: Option<u32>) -> Result<()> {
+        let o = ordinal.map(|o| o as i32).unwrap_or(-1);
+        check(unsafe { ffi::cp_select_gpu(self.raw, o) })
+    }
+
+    /// The device bound to the calling thread.
+    pub fn current_gpu(&self) -> Result<u32> {
+        let mut o = -1i32;
+        check(unsafe { ffi::cp_current_gpu(self.raw, &mut o) })?;
+        Ok(o as u32)
+    }
+
+    /// Test hook: the next device part on `ordinal` whose circuit tag is `tag`
+    /// (any tag when `None`) fails with [`ErrorCode::InjectedFault`].
+    pub fn inject_fault(&self, ordinal: u32, tag: Option<i64>) -> Result<()> {
+        check(unsafe { ffi::cp_inject_fault(self.raw, ordinal as i32, tag.unwrap_or(-1)) })
+    }
+
+    /// Clears every injected fault.
+    pub fn clear_faults(&self) -> Result<()> {
+        check(unsafe { ffi::cp_inject_fault(self.raw, -1, -1) })
+    }
+
+    /// Test hook (host backend): each device part on `ordinal` takes
+    /// `extra` longer.
+    pub fn set_device_delay(&self, ordinal: u32, extra: std::time::Duration) -> Result<()> {
+        check(unsafe {
+            ffi::cp_set_device_delay(self.raw, ordinal as i32, extra.as_nanos() as u64)
+        })
+    }
+
+    /// Runs the device part of every circuit and returns once it is done.
+    pub fn prove_start(
+        &self,
+        srs: &Srs,
+        circuits: &[Circuit<'_>],
+        gpu_index: i32,
+        mutex: Option<&DeviceMutex>,
+    ) -> Result<Pending> {
+        if circuits.is_empty() {
+            return Err(Error::new(ErrorCode::InvalidArgument, "no circuits to prove"));
+        }
+        let raw: Vec<ffi::cp_circuit> = circuits.iter().map(|c| c.raw).collect();
+        let mut out = ptr::null_mut();
+        // SAFETY: `raw` borrows slices that outlive the call (lifetime 'a of
+        // each Circuit); the core does not keep them after returning.
+        check(unsafe {
+            ffi::cp_prove_start(
+                self.raw,
+                srs.raw,
+                raw.as_ptr(),
+                raw.len(),
+                gpu_index,
+                mutex.map(|m| m.raw).unwrap_or(ptr::null_mut()),
+                &mut out,
+            )
+        })?;
+        Ok(Pending { raw: out })
+    }
+
+    /// Device part and host epilogue in one call.
+    pub fn prove(
+        &self,
+        srs: &Srs,
+        circuits: &[Circuit<'_>],
+        gpu_index: i32,
+        mutex: Option<&DeviceMutex>,
+    ) -> Result<Vec<RawProof>> {
+        self.prove_start(srs, circuits, gpu_index, mutex)?.finish()
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: we own the handle.
+        unsafe { ffi::cp_context_free(self.raw) }
+    }
+}
+
+/// A mutex for one device, allocated by the caller and passed to every call
+/// it routes to that device.
+pub struct DeviceMutex {
+    raw: *mut ffi::cp_mutex,
+}
+
+unsafe impl Send for DeviceMutex {}
+unsafe impl Sync for DeviceMutex {}
+
+impl DeviceMutex {
+    pub fn new() -> Result<Self> {
+        let mut raw = ptr::null_mut();
+        check(unsafe { ffi::cp_mutex_new(&mut raw) })?;
+        Ok(Self { raw })
+    }
+}
+
+impl Drop for DeviceMutex {
+    fn drop(&mut self) {
+        unsafe { ffi::cp_mutex_free(self.raw) }
+    }
+}
+
+/// The points of a proving key, borrowed, in the core's layout.
+pub struct SrsParts<'a> {
+    pub alpha_g1: G1Affine,
+    pub beta_g1: G1Affine,
+    pub beta_g2: G2Affine,
+    pub gamma_g2: G2Affine,
+    pub delta_g1: G1Affine,
+    pub delta_g2: G2Affine,
+    pub ic: &'a [G1Affine],
+    pub h: &'a [G1Affine],
+    pub l: &'a [G1Affine],
+    pub a: &'a [G1Affine],
+    pub b_g1: &'a [G1Affine],
+    pub b_g2: &'a [G2Affine],
+}
+
+/// The verifying-key points of a proving key.
+#[derive(Debug, Clone)]
+pub struct SrsVk {
+    pub alpha_g1: G1Affine,
+    pub beta_g1: G1Affine,
+    pub beta_g2: G2Affine,
+    pub gamma_g2: G2Affine,
+    pub delta_g1: G1Affine,
+    pub delta_g2: G2Affine,
+    pub ic: Vec<G1Affine>,
+}
+
+/// A proving key held by the core (host copy; devices get theirs on use).
+pub struct Srs {
+    raw: *mut ffi::cp_srs,
+}
+
+unsafe impl Send for Srs {}
+unsafe impl Sync for Srs {}
+
+impl Srs {
+    pub fn from_parts(p: &SrsParts<'_>) -> Result<Self> {
+        let parts = ffi::cp_srs_parts {
+            alpha_g1: p.alpha_g1,
+            beta_g1: p.beta_g1,
+            beta_g2: p.beta_g2,
+            gamma_g2: p.gamma_g2,
+            delta_g1: p.delta_g1,
+            delta_g2: p.delta_g2,
+            ic: p.ic.as_ptr(),
+            ic_len: p.ic.len(),
+            h: p.h.as_ptr(),
+            h_len: p.h.len(),
+            l: p.l.as_ptr(),
+            l_len: p.l.len(),
+            a: p.a.as_ptr(),
+            a_len: p.a.len(),
+            b_g1: p.b_g1.as_ptr(),
+            b_g1_len: p.b_g1.len(),
+            b_g2: p.b_g2.as_ptr(),
+            b_g2_len: p.b_g2.len(),
+        };
+        let mut raw = ptr::null_mut();
+        // SAFETY: the slices are valid for the call; the core copies them.
+        check(unsafe { ffi::cp_srs_from_parts(&parts, &mut raw) })?;
+        Ok(Self { raw })
+    }
+
+    /// Reads a params file written by bellperson's `Parameters::write`.
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let c = CString::new(path.to_string_lossy().as_bytes()).map_err(|_| {
+            Error::new(ErrorCode::InvalidArgument, "params path contains a NUL byte")
+        })?;
+        let mut raw = ptr::null_mut();
+        check(unsafe { ffi::cp_srs_from_file(c.as_ptr(), &mut raw) })?;
+        Ok(Self { raw })
+    }
+
+    /// The same format from memory.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let mut raw = ptr::null_mut();
+        check(unsafe { ffi::cp_srs_from_bytes(bytes.as_ptr(), bytes.len(), &mut raw) })?;
+        Ok(Self { raw })
+    }
+
+    pub fn shape(&self) -> Result<SrsShape> {
+        let mut s = SrsShape::default();
+        check(unsafe { ffi::cp_srs_shape_get(self.raw, &mut s) })?;
+        Ok(s)
+    }
+
+    pub fn vk(&self) -> Result<SrsVk> {
+        let shape = self.shape()?;
+        let mut parts = ffi::cp_srs_parts {
+            ic: ptr::null(),
+            h: ptr::null(),
+            l: ptr::null(),
+            a: ptr::null(),
+            b_g1: ptr::null(),
+            b_g2: ptr::null(),
+            ..unsafe { std::mem::zeroed() }
+        };
+        let mut ic = vec![G1Affine::default(); shape.ic_len as usize];
+        check(unsafe { ffi::cp_srs_vk_get(self.raw, &mut parts, ic.as_mut_ptr(), ic.len()) })?;
+        Ok(SrsVk {
+            alpha_g1: parts.alpha_g1,
+            beta_g1: parts.beta_g1,
+            beta_g2: parts.beta_g2,
+            gamma_g2: parts.gamma_g2,
+            delta_g1: parts.delta_g1,
+            delta_g2: parts.delta_g2,
+            ic,
+        })
+    }
+
+    /// Device memory a proof with `num_constraints` constraints needs.
+    pub fn memory_estimate(&self, num_constraints: u64) -> Result<MemoryEstimate> {
+        let mut e = MemoryEstimate::default();
+        check(unsafe { ffi::cp_memory_estimate_get(self.raw, num_constraints, &mut e) })?;
+        Ok(e)
+    }
+}
+
+impl Drop for Srs {
+    fn drop(&mut self) {
+        unsafe { ffi::cp_srs_free(self.raw) }
+    }
+}
+
+/// One synthesized circuit, borrowed for the duration of a prove call.
+#[derive(Clone, Copy)]
+pub struct Circuit<'a> {
+    raw: ffi::cp_circuit,
+    _borrow: PhantomData<&'a [Fr]>,
+}
+
+/// The slices that make up a [`Circuit`].
+pub struct CircuitParts<'a> {
+    pub a: &'a [Fr],
+    pub b: &'a [Fr],
+    pub c: &'a [Fr],
+    pub inputs: &'a [Fr],
+    pub aux: &'a [Fr],
+    /// Bit i of word i/64 per variable.
+    pub a_aux_density: &'a [u64],
+    pub b_input_density: &'a [u64],
+    pub b_aux_density: &'a [u64],
+    pub r: Fr,
+    pub s: Fr,
+    pub tag: Option<i64>,
+}
+
+impl<'a> Circuit<'a> {
+    /// Checks the lengths here so that the core never reads past a slice.
+    pub fn new(p: CircuitParts<'a>) -> Result<Self> {
+        let words = |bits: usize| bits.div_ceil(64);
+        let bad = |what: &str| Err(Error::new(ErrorCode::InvalidArgument, what.to_string()));
+        if p.a.len() != p.b.len() || p.a.len() != p.c.len() {
+            return bad("a, b and c must have one evaluation per constraint");
+        }
+        if p.a_aux_density.len() < words(p.aux.len()) || p.b_aux_density.len() < words(p.aux.len())
+        {
+            return bad("aux density bitmaps are shorter than the aux assignment");
+        }
+        if p.b_input_density.len() < words(p.inputs.len()) {
+            return bad("input density bitmap is shorter than the input assignment");
+        }
+        Ok(Self {
+            raw: ffi::cp_circuit {
+                a: p.a.as_ptr(),
+                b: p.b.as_ptr(),
+                c: p.c.as_ptr(),
+                num_constraints: p.a.len(),
+                inputs: p.inputs.as_ptr(),
+                num_inputs: p.inputs.len(),
+                aux: p.aux.as_ptr(),
+                num_aux: p.aux.len(),
+                a_aux_density: p.a_aux_density.as_ptr(),
+                b_input_density: p.b_input_density.as_ptr(),
+                b_aux_density: p.b_aux_density.as_ptr(),
+                r: p.r,
+                s: p.s,
+                tag: p.tag.unwrap_or(-1),
+            },
+            _borrow: PhantomData,
+        })
+    }
+
+    pub fn tag(&self) -> Option<i64> {
+        (self.raw.tag >= 0).then_some(self.raw.tag)
+    }
+}
+
+/// A proof as the core returns it, with the device that made it.
+#[derive(Debug, Clone, Copy)]
+pub struct RawProof {
+    pub a: G1Affine,
+    pub b: G2Affine,
+    pub c: G1Affine,
+    pub device: u32,
+    pub timings: Timings,
+}
+
+/// Proofs whose device part is done; [`Pending::finish`] runs the host
+/// epilogue.
+pub struct Pending {
+    raw: *mut ffi::cp_pending,
+}
+
+unsafe impl Send for Pending {}
+
+impl Pending {
+    pub fn len(&self) -> usize {
+        unsafe { ffi::cp_pending_len(self.raw) }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The device that ran each circuit.
+    pub fn devices(&self) -> Vec<u32> {
+        (0..self.len()).map(|i| unsafe { ffi::cp_pending_device(self.raw, i) } as u32).collect()
+    }
+
+    pub fn finish(self) -> Result<Vec<RawProof>> {
+        let n = self.len();
+        let mut out = vec![ffi::cp_proof::default(); n];
+        let raw = self.raw;
+        std::mem::forget(self);
+        // SAFETY: cp_prove_finish consumes `raw` on success and on failure.
+        check(unsafe { ffi::cp_prove_finish(raw, out.as_mut_ptr()) })?;
+        Ok(out
+            .into_iter()
+            .map(|p| RawProof { a: p.a, b: p.b, c: p.c, device: p.device as u32, timings: p.timings })
+            .collect())
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        unsafe { ffi::cp_pending_free(self.raw) }
+    }
+}

@@ -1,0 +1,146 @@
+//! Fixtures shared by the cross-layer tests and benchmarks: small circuits
+//! with particular shapes, and a per-process cache of proving keys.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use bellperson::groth16::Parameters;
+use blstrs::{Bls12, Scalar};
+use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
+use cuda_prover_bellperson::ProvingKey;
+use ff::Field;
+use once_cell::sync::Lazy;
+use parking_lot::Mutex;
+use rand_chacha::ChaCha8Rng;
+use rand_core::SeedableRng;
+
+/// Bellperson params and the core's key for them.
+pub struct Keys {
+    pub params: Parameters<Bls12>,
+    pub key: ProvingKey,
+}
+
+type Cache = Mutex<HashMap<String, Arc<Keys>>>;
+static CACHE: Lazy<Cache> = Lazy::new(|| Mutex::new(HashMap::new()));
+
+/// Params for a circuit shape, made once per process (deterministic seed).
+pub fn keys_for<C: Circuit<Scalar>>(name: &str, shape: C) -> Arc<Keys> {
+    let mut cache = CACHE.lock();
+    if let Some(k) = cache.get(name) {
+        return k.clone();
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5eed);
+    let params =
+        bellperson::groth16::generate_random_parameters::<Bls12, _, _>(shape, &mut rng).unwrap();
+    let key = ProvingKey::from_params(&params).unwrap();
+    let k = Arc::new(Keys { params, key });
+    cache.insert(name.to_string(), k.clone());
+    k
+}
+
+pub fn builtin(kind: Kind, log: u32, seed: u64) -> BuiltIn {
+    BuiltIn::new(kind, log, seed).unwrap()
+}
+
+pub fn builtin_keys(kind: Kind, log: u32) -> Arc<Keys> {
+    keys_for(&format!("{}-{log}", kind.name()), builtin(kind, log, 0))
+}
+
+/// `n` public inputs x_i with x_i^3 + x_i + 5 = y_i computed in aux.
+#[derive(Clone, Copy)]
+pub struct MultiInput {
+    pub inputs: usize,
+    pub seed: u64,
+}
+
+impl MultiInput {
+    pub fn public_inputs(&self) -> Vec<Scalar> {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        (0..self.inputs).map(|_| Scalar::random(&mut rng)).collect()
+    }
+}
+
+impl Circuit<Scalar> for MultiInput {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        for x in self.public_inputs() {
+            let xv = cs.alloc_input(|| "x", || Ok(x))?;
+            let sq = cs.alloc(|| "x^2", || Ok(x.square()))?;
+            cs.enforce(|| "sq", |lc| lc + xv, |lc| lc + xv, |lc| lc + sq);
+            let cube = cs.alloc(|| "x^3", || Ok(x.square() * x))?;
+            cs.enforce(|| "cube", |lc| lc + sq, |lc| lc + xv, |lc| lc + cube);
+            let y = cs.alloc(|| "y", || Ok(x.square() * x + x + Scalar::from(5u64)))?;
+            cs.enforce(
+                || "y",
+                |lc| lc + cube + xv + (Scalar::from(5u64), CS::one()),
+                |lc| lc + CS::one(),
+                |lc| lc + y,
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Aux variables that appear only in C (zero density in A and B), next to
+/// ordinary ones: z_i = x * w_i with z_i in C only.
+#[derive(Clone, Copy)]
+pub struct COnly {
+    pub n: usize,
+    pub seed: u64,
+}
+
+impl COnly {
+    pub fn public_inputs(&self) -> Vec<Scalar> {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        vec![Scalar::random(&mut rng)]
+    }
+}
+
+impl Circuit<Scalar> for COnly {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let x = Scalar::random(&mut rng);
+        let xv = cs.alloc_input(|| "x", || Ok(x))?;
+        for _ in 0..self.n {
+            let w = Scalar::random(&mut rng);
+            let wv = cs.alloc(|| "w", || Ok(w))?;
+            let zv = cs.alloc(|| "z", || Ok(x * w))?;
+            cs.enforce(|| "z = x*w", |lc| lc + xv, |lc| lc + wv, |lc| lc + zv);
+        }
+        Ok(())
+    }
+}
+
+/// A chain whose witness is wrong at one step: the circuit is unsatisfied.
+#[derive(Clone, Copy)]
+pub struct Broken {
+    pub steps: usize,
+    pub bad_step: usize,
+}
+
+impl Circuit<Scalar> for Broken {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let mut x = Scalar::from(3u64);
+        let mut xv = cs.alloc(|| "x0", || Ok(x))?;
+        for i in 0..self.steps {
+            let mut next = x.square() + Scalar::from(7u64);
+            if i == self.bad_step {
+                next += Scalar::ONE;
+            }
+            let nv = if i + 1 == self.steps {
+                cs.alloc_input(|| "y", || Ok(next))?
+            } else {
+                cs.alloc(|| "x", || Ok(next))?
+            };
+            cs.enforce(
+                || "step",
+                |lc| lc + xv,
+                |lc| lc + xv,
+                |lc| lc + nv - (Scalar::from(7u64), CS::one()),
+            );
+            x = next;
+            xv = nv;
+        }
+        Ok(())
+    }
+}
