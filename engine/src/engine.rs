@@ -335,6 +335,7 @@ impl Engine {
         let mut done_per_device = vec![0usize; n];
         let mut done = 0usize;
 
+        let ordinals: Vec<u32> = self.devices.iter().map(|d| d.ordinal).collect();
         std::thread::scope(|s| {
             let (res_tx, res_rx) = unbounded::<Done>();
             let mut queue_txs = Vec::with_capacity(n);
@@ -354,9 +355,9 @@ impl Engine {
             drop(res_tx);
             for _ in 0..synth_threads {
                 let queue_txs = queue_txs.clone();
-                let (shared, slots, next) = (&shared, &slots, &next);
+                let (shared, slots, next, ordinals) = (&shared, &slots, &next, &ordinals);
                 s.spawn(move || {
-                    synthesizer(shared, slots, next, &queue_txs, policy, blinding);
+                    synthesizer(shared, slots, next, &queue_txs, ordinals, policy, blinding);
                 });
             }
             drop(queue_txs);
@@ -507,6 +508,7 @@ fn synthesizer<C: Circuit<Scalar> + Send>(
     slots: &[Mutex<Option<C>>],
     next: &AtomicUsize,
     queues: &[Sender<Queued>],
+    ordinals: &[u32],
     policy: Policy,
     blinding: BlindingSource,
 ) {
@@ -543,12 +545,12 @@ fn synthesizer<C: Circuit<Scalar> + Send>(
             Policy::RoundRobin => k % n,
             Policy::LeastLoaded => shared.least_loaded(),
         };
-        shared.owner[k].store(dev as i64, Ordering::SeqCst);
+        shared.owner[k].store(ordinals[dev] as i64, Ordering::SeqCst);
         shared.outstanding[dev].fetch_add(1, Ordering::SeqCst);
         if queues[dev].send(item).is_err() {
             shared.outstanding[dev].fetch_sub(1, Ordering::SeqCst);
             shared.fail(EngineError::WorkerDied {
-                device: dev as u32,
+                device: ordinals[dev],
                 message: "its queue closed".into(),
             });
             shared.leave();

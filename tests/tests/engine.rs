@@ -1,0 +1,194 @@
+//! The multi-device engine on simulated devices: ownership, order,
+//! fail-fast, backpressure, policies.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
+use cuda_prover_bellperson::{Context, ErrorCode};
+use cuda_prover_engine::{
+    BlindingSource, DeviceSelection, Engine, EngineConfig, EngineError, Job, Policy,
+};
+use cuda_prover_tests::{builtin, builtin_keys};
+
+fn job(n: usize, seed: u64) -> Job<BuiltIn> {
+    Job {
+        name: "test".into(),
+        partitions: (0..n).map(|k| builtin(Kind::Bits, 8, seed + k as u64)).collect(),
+        blinding: BlindingSource::Seeded(seed),
+        trim_after: false,
+    }
+}
+
+fn engine(ctx: &Arc<Context>, policy: Policy) -> Engine {
+    Engine::new(ctx.clone(), EngineConfig { policy, ..Default::default() }).unwrap()
+}
+
+#[test]
+fn sixteen_partitions_both_policies_two_and_four_devices() {
+    let keys = builtin_keys(Kind::Bits, 8);
+    for devices in [2u32, 4] {
+        for policy in [Policy::RoundRobin, Policy::LeastLoaded] {
+            let ctx = Arc::new(Context::host(devices).unwrap());
+            let e = engine(&ctx, policy);
+            let mut seen = Vec::new();
+            let out = e.run(job(16, 1000), &keys.key, |p| seen.push((p.partition, p.device))).unwrap();
+            assert_eq!(out.proofs.len(), 16);
+            assert_eq!(seen.len(), 16, "progress reported per partition");
+            for (k, p) in out.proofs.iter().enumerate() {
+                assert_eq!(p.partition, k, "partition order restored");
+                let expect_input = builtin(Kind::Bits, 8, 1000 + k as u64).public_input();
+                assert_eq!(p.public_inputs, vec![expect_input]);
+                assert!(keys.key.verify(&p.output.proof, &p.public_inputs).unwrap());
+                if policy == Policy::RoundRobin {
+                    assert_eq!(p.output.device, k as u32 % devices, "round-robin owner of {k}");
+                }
+                assert_eq!(out.report.per_partition[k].device, p.output.device);
+            }
+            for d in 0..devices {
+                let n = out.proofs.iter().filter(|p| p.output.device == d).count();
+                assert!(n > 0, "{policy:?}: device {d} of {devices} used");
+                assert_eq!(ctx.device_stats(d).unwrap().proofs as usize, n, "core agrees on {d}");
+                assert_eq!(out.report.per_device[d as usize].partitions, n);
+            }
+            assert!(out.report.verified);
+            assert!(out.report.peak_in_flight <= 2 * devices as usize);
+        }
+    }
+}
+
+#[test]
+fn injected_fault_fails_fast_and_names_partition_and_device() {
+    let keys = builtin_keys(Kind::Bits, 8);
+    let ctx = Arc::new(Context::host(2).unwrap());
+    let e = engine(&ctx, Policy::RoundRobin);
+    // Partition 5 is owned by device 1 under round-robin.
+    ctx.inject_fault(1, Some(5)).unwrap();
+    let err = e.run(job(16, 0), &keys.key, |_| {}).err().expect("the job must fail");
+    match &err {
+        EngineError::Partition { partition, device, .. } => {
+            assert_eq!((*partition, *device), (5, 1), "{err}");
+        }
+        other => panic!("unexpected error {other}"),
+    }
+    assert_eq!(err.code(), Some(ErrorCode::InjectedFault));
+    let msg = err.to_string();
+    assert!(msg.contains("partition 5") && msg.contains("device 1"), "{msg}");
+    // Fail-fast: queued partitions were dropped, not proved.
+    let proved: u64 = (0..2).map(|d| ctx.device_stats(d).unwrap().proofs).sum();
+    assert!(proved < 16, "cancelled work was not proved ({proved} proofs)");
+    // The engine keeps working.
+    let out = e.run(job(6, 50), &keys.key, |_| {}).unwrap();
+    assert_eq!(out.proofs.len(), 6);
+}
+
+#[test]
+fn synthesis_failure_cancels_the_job() {
+    use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+    #[derive(Clone, Copy)]
+    struct MaybeFail(BuiltIn, bool);
+    impl Circuit<blstrs::Scalar> for MaybeFail {
+        fn synthesize<CS: ConstraintSystem<blstrs::Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+            if self.1 {
+                return Err(SynthesisError::AssignmentMissing);
+            }
+            self.0.synthesize(cs)
+        }
+    }
+    let keys = builtin_keys(Kind::Bits, 8);
+    let ctx = Arc::new(Context::host(2).unwrap());
+    let e = engine(&ctx, Policy::LeastLoaded);
+    let job = Job {
+        name: "fails".into(),
+        partitions: (0..8).map(|k| MaybeFail(builtin(Kind::Bits, 8, k), k == 3)).collect(),
+        blinding: BlindingSource::Seeded(1),
+        trim_after: false,
+    };
+    let err = e.run(job, &keys.key, |_| {}).err().expect("must fail");
+    assert_eq!(err.partition(), Some(3), "{err}");
+    assert!(matches!(err, EngineError::Synthesis { .. }), "{err}");
+}
+
+#[test]
+fn in_flight_partitions_stay_within_two_per_device() {
+    let keys = builtin_keys(Kind::Bits, 8);
+    for devices in [1u32, 2, 4] {
+        let ctx = Arc::new(Context::host(devices).unwrap());
+        for d in 0..devices {
+            // Slow devices: synthesis runs ahead and meets the bound.
+            ctx.set_device_delay(d, Duration::from_millis(60)).unwrap();
+        }
+        let e = Engine::new(
+            ctx.clone(),
+            EngineConfig { synthesis_threads: 4, ..Default::default() },
+        )
+        .unwrap();
+        let out = e.run(job(12, 7), &keys.key, |_| {}).unwrap();
+        let bound = 2 * devices as usize;
+        assert_eq!(out.report.in_flight_bound, bound);
+        assert!(out.report.peak_in_flight <= bound, "{} > {bound}", out.report.peak_in_flight);
+        assert!(out.report.peak_in_flight > devices as usize, "queues filled: {}", out.report.peak_in_flight);
+    }
+}
+
+#[test]
+fn least_loaded_finishes_no_later_than_round_robin_on_uneven_devices() {
+    let keys = builtin_keys(Kind::Bits, 8);
+    let makespan = |policy| {
+        let ctx = Arc::new(Context::host(2).unwrap());
+        // Device 1 is four times slower than device 0.
+        ctx.set_device_delay(0, Duration::from_millis(20)).unwrap();
+        ctx.set_device_delay(1, Duration::from_millis(80)).unwrap();
+        let out = engine(&ctx, policy).run(job(12, 3), &keys.key, |_| {}).unwrap();
+        let busy: Vec<f64> = (0..2).map(|d| ctx.device_stats(d).unwrap().busy_ns as f64 / 1e9).collect();
+        let counts: Vec<usize> = out.report.per_device.iter().map(|d| d.partitions).collect();
+        (busy.iter().cloned().fold(0.0, f64::max), counts)
+    };
+    let (rr, rr_counts) = makespan(Policy::RoundRobin);
+    let (ll, ll_counts) = makespan(Policy::LeastLoaded);
+    assert_eq!(rr_counts, vec![6, 6]);
+    assert!(ll_counts[0] > ll_counts[1], "least-loaded favours the fast device: {ll_counts:?}");
+    assert!(ll <= rr, "least-loaded makespan {ll:.3} s > round-robin {rr:.3} s");
+}
+
+#[test]
+fn device_selection_is_validated_before_work() {
+    let ctx = Arc::new(Context::host(2).unwrap());
+    let bad = |sel: DeviceSelection| {
+        Engine::new(ctx.clone(), EngineConfig { devices: sel, ..Default::default() })
+            .err()
+            .expect("must be rejected")
+            .to_string()
+    };
+    assert!(bad(DeviceSelection::List(vec![0, 5])).contains("device 5"));
+    assert!(bad(DeviceSelection::List(vec![1, 1])).contains("device 1 is listed twice"));
+    assert!(bad(DeviceSelection::Count(3)).contains("3 devices requested"));
+    assert!(bad(DeviceSelection::Count(0)).contains("at least 1"));
+    let e = Engine::new(
+        ctx.clone(),
+        EngineConfig { devices: DeviceSelection::List(vec![1]), ..Default::default() },
+    )
+    .unwrap();
+    let keys = builtin_keys(Kind::Bits, 8);
+    let out = e.run(job(3, 1), &keys.key, |_| {}).unwrap();
+    assert!(out.proofs.iter().all(|p| p.output.device == 1));
+    assert_eq!(ctx.device_stats(0).unwrap().proofs, 0);
+}
+
+#[test]
+fn trim_between_jobs_is_reported() {
+    let keys = builtin_keys(Kind::Bits, 8);
+    let ctx = Arc::new(Context::host(2).unwrap());
+    let e = engine(&ctx, Policy::RoundRobin);
+    let mut j = job(4, 9);
+    j.trim_after = true;
+    let out = e.run(j, &keys.key, |_| {}).unwrap();
+    assert_eq!(out.report.trims.len(), 2);
+    assert!(out.report.trims.iter().all(|t| t.freed_bytes > 0));
+    assert_eq!(ctx.device_stats(0).unwrap().cache_bytes, 0);
+    let prom = out.report.to_prometheus();
+    assert!(prom.contains("cuda_prover_device_trim_seconds"));
+    assert!(prom.contains("cuda_prover_device_partitions_total{job=\"test\",policy=\"round-robin\",device=\"1\"} 2"));
+    let json: serde_json::Value = serde_json::from_str(&out.report.to_json()).unwrap();
+    assert_eq!(json["partitions"], 4);
+}
