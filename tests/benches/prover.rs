@@ -1,0 +1,245 @@
+//! Prover benchmark: prints numbers, asserts nothing about speed.
+//!
+//!   cargo bench -p cuda-prover-tests --bench prover -- \
+//!       --logs 16,18,20 --circuits chain,bits --backends cuda,host,bellperson \
+//!       --partitions 16 --json bench.json
+//!
+//! For each circuit and size: synthesis time, single-proof latency per
+//! backend with the core's per-phase times, throughput of `--partitions`
+//! partitions through the engine (core backends), the ratios, and a check
+//! that every backend produced the same proof bytes for the same r, s.
+//! Proving keys are cached in `--params-dir` (default params-cache/).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bellperson::groth16::{create_proof_batch, Parameters, Proof};
+use blstrs::Bls12;
+use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
+use cuda_prover_bellperson::{
+    prove_from_assignments, synthesize, Backend, Blinding, Context, ContextOptions, ProofOutput,
+};
+use cuda_prover_engine::params::{cache_path, load_or_create};
+use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
+use rand_chacha::ChaCha8Rng;
+use rand_core::SeedableRng;
+use serde_json::{json, Value};
+
+struct Args {
+    logs: Vec<u32>,
+    circuits: Vec<Kind>,
+    backends: Vec<String>,
+    partitions: usize,
+    synthesis_threads: usize,
+    repeats: usize,
+    json: Option<PathBuf>,
+    params_dir: PathBuf,
+}
+
+fn parse() -> Args {
+    let mut a = Args {
+        logs: vec![16, 18, 20],
+        circuits: vec![Kind::Chain, Kind::Bits],
+        backends: vec!["host".into(), "bellperson".into()],
+        partitions: 16,
+        synthesis_threads: 0,
+        repeats: 2,
+        json: None,
+        params_dir: PathBuf::from("params-cache"),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(k) = it.next() {
+        let mut v = || it.next().unwrap_or_else(|| panic!("{k} needs a value"));
+        match k.as_str() {
+            "--logs" => a.logs = v().split(',').map(|x| x.parse().unwrap()).collect(),
+            "--circuits" => a.circuits = v().split(',').map(|x| x.parse().unwrap()).collect(),
+            "--backends" => a.backends = v().split(',').map(String::from).collect(),
+            "--partitions" => a.partitions = v().parse().unwrap(),
+            "--synthesis-threads" => a.synthesis_threads = v().parse().unwrap(),
+            "--repeats" => a.repeats = v().parse().unwrap(),
+            "--json" => a.json = Some(PathBuf::from(v())),
+            "--params-dir" => a.params_dir = PathBuf::from(v()),
+            "--bench" => {}
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    a
+}
+
+fn bytes(p: &Proof<Bls12>) -> Vec<u8> {
+    let mut v = Vec::new();
+    p.write(&mut v).unwrap();
+    v
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+fn phases(o: &ProofOutput) -> Value {
+    let t = &o.timings;
+    json!({
+        "lock_wait_ms": ms(t.wait_ns), "upload_ms": ms(t.upload_ns), "ntt_ms": ms(t.ntt_ns),
+        "msm_h_ms": ms(t.msm_h_ns), "msm_l_ms": ms(t.msm_l_ns), "msm_a_ms": ms(t.msm_a_ns),
+        "msm_b_g1_ms": ms(t.msm_b_g1_ns), "msm_b_g2_ms": ms(t.msm_b_g2_ns),
+        "batch_add_ms": ms(t.batch_add_ns), "device_ms": ms(t.device_ns),
+        "epilogue_ms": ms(t.epilogue_ns), "peak_device_bytes": t.peak_device_bytes,
+    })
+}
+
+fn context(backend: &str) -> Option<Context> {
+    let b = match backend {
+        "cuda" => Backend::Cuda,
+        "host" => Backend::Host,
+        _ => return None,
+    };
+    match Context::new(ContextOptions { backend: b, host_devices: 1, host_threads: 0 }) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            println!("  {backend}: unavailable ({e})");
+            None
+        }
+    }
+}
+
+fn main() {
+    let args = parse();
+    let say = |s: &str| eprintln!("{s}");
+    let mut rows = Vec::new();
+    println!(
+        "host: {} threads; backends {:?}; partitions {}",
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        args.backends,
+        args.partitions
+    );
+    for &kind in &args.circuits {
+        for &log in &args.logs {
+            let shape = BuiltIn::new(kind, log, 0).unwrap();
+            let t = Instant::now();
+            let key = load_or_create(&args.params_dir, &shape, &say).unwrap();
+            let key_load_s = t.elapsed().as_secs_f64();
+            println!("\n== {} 2^{log} (key ready in {key_load_s:.2} s)", kind.name());
+            let circuit = BuiltIn::new(kind, log, 42).unwrap();
+            let t = Instant::now();
+            let synth = synthesize(circuit).unwrap();
+            let synthesis_s = t.elapsed().as_secs_f64();
+            println!("  synthesis: {:.3} s ({} constraints)", synthesis_s, synth.num_constraints());
+            let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(log as u64), 1);
+            let mut row = json!({
+                "circuit": kind.name(), "log": log, "synthesis_s": synthesis_s,
+                "constraints": synth.num_constraints(),
+            });
+            let mut reference: Option<Vec<u8>> = None;
+            let mut same = true;
+            let mut latency = serde_json::Map::new();
+            for backend in &args.backends {
+                if backend == "bellperson" {
+                    let f = std::fs::File::open(cache_path(&args.params_dir, &shape)).unwrap();
+                    let params =
+                        Parameters::<Bls12>::read(std::io::BufReader::new(f), false).unwrap();
+                    let mut best = f64::MAX;
+                    let mut proof = None;
+                    for _ in 0..args.repeats {
+                        let t = Instant::now();
+                        let p = create_proof_batch(vec![circuit], &params, vec![bl[0].r], vec![bl[0].s])
+                            .unwrap();
+                        best = best.min(t.elapsed().as_secs_f64());
+                        proof = Some(p[0].clone());
+                    }
+                    let b = bytes(&proof.unwrap());
+                    same &= reference.get_or_insert_with(|| b.clone()) == &b;
+                    println!("  bellperson cpu: {best:.3} s per proof (synthesis included)");
+                    latency.insert("bellperson".into(), json!({ "end_to_end_s": best }));
+                    continue;
+                }
+                let Some(ctx) = context(backend) else { continue };
+                let mut first = 0.0;
+                let mut best = f64::MAX;
+                let mut out = None;
+                for i in 0..args.repeats.max(1) + 1 {
+                    let t = Instant::now();
+                    let o = prove_from_assignments(&ctx, &key, std::slice::from_ref(&synth), &bl, 0, None)
+                        .unwrap();
+                    let dt = t.elapsed().as_secs_f64();
+                    if i == 0 {
+                        first = dt;
+                    } else {
+                        best = best.min(dt);
+                    }
+                    out = Some(o.into_iter().next().unwrap());
+                }
+                let o = out.unwrap();
+                assert!(key.verify(&o.proof, synth.public_inputs()).unwrap());
+                let b = bytes(&o.proof);
+                same &= reference.get_or_insert_with(|| b.clone()) == &b;
+                let t = &o.timings;
+                println!(
+                    "  {backend}: prover {best:.3} s (first in process {first:.3} s), end to end {:.3} s; \
+                     upload {:.1} ntt {:.1} msm h {:.1} l {:.1} a {:.1} b_g1 {:.1} b_g2 {:.1} batch-add {:.1} epilogue {:.1} ms; peak device {} MiB",
+                    best + synthesis_s,
+                    ms(t.upload_ns), ms(t.ntt_ns), ms(t.msm_h_ns), ms(t.msm_l_ns), ms(t.msm_a_ns),
+                    ms(t.msm_b_g1_ns), ms(t.msm_b_g2_ns), ms(t.batch_add_ns), ms(t.epilogue_ns),
+                    t.peak_device_bytes >> 20
+                );
+                let mut entry = json!({
+                    "prover_s": best, "first_prover_s": first, "end_to_end_s": best + synthesis_s,
+                    "phases": phases(&o),
+                });
+                if args.partitions > 0 {
+                    let ctx = Arc::new(ctx);
+                    let engine = Engine::new(
+                        ctx.clone(),
+                        EngineConfig {
+                            devices: DeviceSelection::List(vec![0]),
+                            policy: Policy::RoundRobin,
+                            worker_cpus: None,
+                            synthesis_threads: args.synthesis_threads,
+                        },
+                    )
+                    .unwrap();
+                    let job = Job {
+                        name: format!("{}-{log}", kind.name()),
+                        partitions: (0..args.partitions)
+                            .map(|k| BuiltIn::new(kind, log, 1000 + k as u64).unwrap())
+                            .collect(),
+                        blinding: BlindingSource::Seeded(1),
+                        trim_after: false,
+                    };
+                    let r = engine.run(job, &key, |_| {}).unwrap().report;
+                    println!(
+                        "  {backend}: {} partitions through the engine: {:.3} s, {:.2} proofs/s, device busy {:.0}%",
+                        args.partitions,
+                        r.wall_s,
+                        r.proofs_per_s,
+                        100.0 * r.scaling_efficiency
+                    );
+                    entry["throughput"] = json!({
+                        "partitions": args.partitions, "wall_s": r.wall_s,
+                        "proofs_per_s": r.proofs_per_s, "busy_fraction": r.scaling_efficiency,
+                    });
+                }
+                latency.insert(backend.clone(), entry);
+            }
+            let get = |b: &str, f: &str| latency.get(b).and_then(|v| v[f].as_f64());
+            if let (Some(h), Some(bp)) = (get("host", "end_to_end_s"), get("bellperson", "end_to_end_s")) {
+                println!("  ratio bellperson / host (end to end): {:.2}x", bp / h);
+            }
+            if let (Some(c), Some(bp)) = (get("cuda", "end_to_end_s"), get("bellperson", "end_to_end_s")) {
+                println!("  ratio bellperson / cuda (end to end): {:.2}x", bp / c);
+            }
+            if let (Some(c), Some(h)) = (get("cuda", "prover_s"), get("host", "prover_s")) {
+                println!("  ratio host / cuda (prover): {:.2}x", h / c);
+            }
+            println!("  identical proof bytes across backends: {same}");
+            row["backends"] = Value::Object(latency);
+            row["identical_proofs"] = json!(same);
+            rows.push(row);
+        }
+    }
+    let doc = json!({ "rows": rows });
+    if let Some(p) = &args.json {
+        std::fs::write(p, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+        println!("\nwrote {}", p.display());
+    }
+}
