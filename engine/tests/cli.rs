@@ -1,0 +1,92 @@
+//! The CLI end to end on simulated devices: proofs, report, metrics, errors.
+
+use std::process::Command;
+
+fn cli() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-prover"));
+    c.env_remove("CUDA_PROVER_HOST_DEVICES");
+    c
+}
+
+#[test]
+fn prove_writes_report_and_metrics() {
+    let dir = std::env::temp_dir().join(format!("cp-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = dir.join("r.json");
+    let metrics = dir.join("m.prom");
+    let out = cli()
+        .args(["prove", "--backend", "host", "--host-devices", "2", "--circuit", "bits"])
+        .args(["--log-constraints", "8", "--partitions", "6", "--policy", "least-loaded"])
+        .arg("--params-dir")
+        .arg(&dir)
+        .arg("--report")
+        .arg(&report)
+        .arg("--metrics")
+        .arg(&metrics)
+        .args(["--seed", "3", "--trim-after"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("all 6 proofs verified"), "{stdout}");
+    assert!(stderr.contains("[6/6]"), "progress shown: {stderr}");
+    assert!(stderr.contains("generating params"), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(r["partitions"], 6);
+    assert_eq!(r["policy"], "least-loaded");
+    assert_eq!(r["devices"], serde_json::json!([0, 1]));
+    assert_eq!(r["per_partition"].as_array().unwrap().len(), 6);
+    assert_eq!(r["trims"].as_array().unwrap().len(), 2);
+    let m = std::fs::read_to_string(&metrics).unwrap();
+    assert!(m.contains("cuda_prover_device_busy_seconds"), "{m}");
+    // Second run loads the cached key instead of generating it.
+    let out = cli()
+        .args(["prove", "--backend", "host", "--host-devices", "2", "--circuit", "bits"])
+        .args(["--log-constraints", "8", "--partitions", "2", "--gpu-devices", "1"])
+        .arg("--params-dir")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("generating params"), "{stderr}");
+    assert!(stderr.contains("proved on device 1"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_options_are_clear_errors() {
+    let run = |args: &[&str]| {
+        let out = cli().args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?} succeeded");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let e = run(&["prove", "--backend", "host", "--host-devices", "2", "--gpu-devices", "0,3"]);
+    assert!(e.contains("device 3 does not exist"), "{e}");
+    let e = run(&["prove", "--backend", "host", "--gpu-devices", "0,0"]);
+    assert!(e.contains("listed twice"), "{e}");
+    let e = run(&["prove", "--backend", "host", "--log-constraints", "40"]);
+    assert!(e.contains("outside"), "{e}");
+    let e = run(&["prove", "--circuit", "nope"]);
+    assert!(e.contains("unknown circuit"), "{e}");
+    let e = run(&["prove", "--backend", "host", "--host-devices", "2", "--worker-cpus", "0"]);
+    assert!(e.contains("CPU sets"), "{e}");
+}
+
+#[test]
+fn corrupt_cached_params_are_reported() {
+    let dir = std::env::temp_dir().join(format!("cp-cli-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("chain-2^8.params"), vec![0u8; 1000]).unwrap();
+    let out = cli()
+        .args(["prove", "--backend", "host", "--log-constraints", "8", "--partitions", "1"])
+        .arg("--params-dir")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(e.contains("chain-2^8.params") && e.contains("delete the file"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
