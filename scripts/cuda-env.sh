@@ -1,6 +1,7 @@
 # Source this file (bash) to use the CUDA toolchain installed by
 # scripts/install-nvcc.sh: nvcc on PATH, the static CUDA runtime on the
-# linker paths of cc and rustc, and NVCC for the `cc` crate.
+# linker path of cc, and NVCC for the `cc` crate (sys/build.rs adds the
+# runtime's folder to rustc's link search itself).
 _cp_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 _cp_cu="$(ls -d "$_cp_root"/.venv-cuda/lib/python3*/site-packages/nvidia/cu13 2>/dev/null | head -n 1)"
 if [ -z "$_cp_cu" ] || [ ! -x "$_cp_cu/bin/nvcc" ]; then
@@ -13,8 +14,4 @@ export NVCC="$_cp_cu/bin/nvcc"
 export PATH="$_cp_cu/bin:$PATH"
 export LIBRARY_PATH="$_cp_cu/lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
 export CPATH="$_cp_cu/include${CPATH:+:$CPATH}"
-case " ${RUSTFLAGS:-} " in
-    *" -L native=$_cp_cu/lib "*) ;;
-    *) export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-L native=$_cp_cu/lib" ;;
-esac
 unset _cp_root _cp_cu

@@ -66,6 +66,7 @@ fn build_cuda(src: &Path, include: &Path, blst_bindings: &Path) {
     let blst_src = blst_bindings.join("../src");
     let cuda_src = src.join("cuda");
     let nvcc = find_nvcc();
+    let adx = blst_uses_adx();
     let archs = env::var("CUDA_PROVER_CUDA_ARCHS").unwrap_or_else(|_| "80,90".to_string());
 
     // One library per .cu file: each is compiled whole-program (no -rdc), as
@@ -83,6 +84,7 @@ fn build_cuda(src: &Path, include: &Path, blst_bindings: &Path) {
                 let mut nv = cc::Build::new();
                 nv.cuda(true)
                     .cudart("none")
+                    .cargo_metadata(false)
                     .warnings(false)
                     .debug(false)
                     .opt_level(3)
@@ -94,7 +96,6 @@ fn build_cuda(src: &Path, include: &Path, blst_bindings: &Path) {
                     .include(sppark_root)
                     .define("CP_WITH_CUDA", None)
                     .define("FEATURE_BLS12_381", None)
-                    .define("__ADX__", None)
                     .flag("-std=c++17")
                     .flag("-Xcompiler")
                     .flag("-fPIC")
@@ -107,11 +108,23 @@ fn build_cuda(src: &Path, include: &Path, blst_bindings: &Path) {
                     nv.flag(format!("-gencode=arch=compute_{a},code=sm_{a}"));
                 }
                 nv.flag("-gencode=arch=compute_90,code=compute_90");
+                if adx {
+                    nv.define("__ADX__", None);
+                }
                 nv.file(f);
                 nv.compile(&format!("cuda_prover_cuda_{stem}"));
             });
         }
     });
+
+    // Link order: each library before the ones it uses (device -> msm, ntt
+    // -> sppark_gpus), as `sources` sorts them.
+    println!("cargo:rustc-link-search=native={}", env::var("OUT_DIR").unwrap());
+    for f in &files {
+        let stem = f.file_stem().unwrap().to_string_lossy();
+        println!("cargo:rustc-link-lib=static=cuda_prover_cuda_{stem}");
+    }
+    println!("cargo:rustc-link-lib=dylib=stdc++");
 
     // The CUDA runtime is linked statically; it loads the driver at run time,
     // so a machine without a GPU gets an error code, not a link failure.
@@ -122,6 +135,28 @@ fn build_cuda(src: &Path, include: &Path, blst_bindings: &Path) {
     println!("cargo:rustc-link-lib=dylib=rt");
     println!("cargo:rustc-link-lib=dylib=dl");
     println!("cargo:rustc-link-lib=dylib=pthread");
+}
+
+// Whether the blst crate compiles its ADX (mulx) assembly, which it decides
+// the same way: sppark's host code calls blst's assembly by those names.
+fn blst_uses_adx() -> bool {
+    if env::var("CARGO_CFG_TARGET_ARCH").as_deref() != Ok("x86_64") {
+        return false;
+    }
+    if env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default().contains("target-cpu=") {
+        return env::var("CARGO_CFG_TARGET_FEATURE")
+            .unwrap_or_default()
+            .split(',')
+            .any(|f| f == "adx");
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("adx")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }
 
 // nvcc from $NVCC, else from PATH, else the .venv-cuda of the workspace.

@@ -551,3 +551,6 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn cp_set_device_delay(ctx: *mut cp_context, ordinal: i32, extra_ns: u64) -> cp_status;
 }
+unsafe extern "C" {
+    pub fn cp_set_device_memory_limit(ctx: *mut cp_context, ordinal: i32, bytes: u64) -> cp_status;
+}

@@ -175,6 +175,13 @@ impl Context {
         })
     }
 
+    /// Caps the memory the core may use on `ordinal` (`None` removes the cap).
+    pub fn set_memory_limit(&self, ordinal: u32, bytes: Option<u64>) -> Result<()> {
+        check(unsafe {
+            ffi::cp_set_device_memory_limit(self.raw, ordinal as i32, bytes.unwrap_or(0))
+        })
+    }
+
     /// Runs the device part of every circuit and returns once it is done.
     pub fn prove_start(
         &self,

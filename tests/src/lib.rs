@@ -144,3 +144,24 @@ impl Circuit<Scalar> for Broken {
         Ok(())
     }
 }
+
+/// Keys for a built-in shape through the on-disk cache the CLI uses
+/// (`CP_PARAMS_DIR`, default `params-cache/` at the workspace root), for
+/// sizes too large to generate in every test process.
+pub fn cached_builtin_keys(kind: Kind, log: u32) -> Arc<Keys> {
+    let name = format!("file-{}-{log}", kind.name());
+    if let Some(k) = CACHE.lock().get(&name) {
+        return k.clone();
+    }
+    let dir = std::env::var_os("CP_PARAMS_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../params-cache"));
+    let shape = builtin(kind, log, 0);
+    let key = cuda_prover_engine::params::load_or_create(&dir, &shape, &|s| eprintln!("{s}")).unwrap();
+    let path = cuda_prover_engine::params::cache_path(&dir, &shape);
+    let f = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    let params = Parameters::<Bls12>::read(f, false).unwrap();
+    let k = Arc::new(Keys { params, key });
+    CACHE.lock().insert(name, k.clone());
+    k
+}

@@ -102,3 +102,19 @@ fn mismatched_lengths_are_rejected_before_the_core() {
     let err = prove_from_assignments(&ctx, &keys.key, &[s], &bl(2), 0, None).unwrap_err();
     assert!(err.to_string().contains("blinding"), "{err}");
 }
+
+#[test]
+fn memory_limit_gives_a_clean_out_of_memory_error() {
+    let keys = builtin_keys(Kind::Chain, 10);
+    let ctx = Context::host(2).unwrap();
+    let s = synthesize(builtin(Kind::Chain, 10, 1)).unwrap();
+    ctx.set_memory_limit(1, Some(1024)).unwrap();
+    assert!(ctx.device_info(1).unwrap().free_bytes <= 1024);
+    let err = prove_from_assignments(&ctx, &keys.key, std::slice::from_ref(&s), &bl(1), 1, None).unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::OutOfMemory), "{err}");
+    assert!(err.to_string().contains("device 1"), "{err}");
+    // Device 0 is not limited.
+    prove_from_assignments(&ctx, &keys.key, std::slice::from_ref(&s), &bl(1), 0, None).unwrap();
+    ctx.set_memory_limit(1, None).unwrap();
+    prove_from_assignments(&ctx, &keys.key, &[s], &bl(1), 1, None).unwrap();
+}

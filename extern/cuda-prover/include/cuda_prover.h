@@ -330,6 +330,12 @@ cp_status cp_inject_fault(cp_context *ctx, int32_t ordinal, int64_t tag);
  * `extra_ns` longer (a slower simulated device). */
 cp_status cp_set_device_delay(cp_context *ctx, int32_t ordinal, uint64_t extra_ns);
 
+/* Caps the memory the core may use on `ordinal` at `bytes` (0 removes the
+ * cap): free memory reported for the device and checked before work is at
+ * most this. For sharing a device with other processes, and to test the
+ * out-of-memory path. */
+cp_status cp_set_device_memory_limit(cp_context *ctx, int32_t ordinal, uint64_t bytes);
+
 #ifdef __cplusplus
 }
 #endif

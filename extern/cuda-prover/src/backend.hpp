@@ -7,6 +7,7 @@
 // five MSMs, its per-device working cache and its per-device SRS copies.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -72,6 +73,11 @@ class device {
 public:
     virtual ~device() = default;
 
+    // A cap on the memory this device may use (cp_set_device_memory_limit);
+    // backends report and check free memory as at most this.
+    void set_memory_limit(uint64_t bytes) { memory_limit_ = bytes ? bytes : UINT64_MAX; }
+    uint64_t memory_limit() const { return memory_limit_.load(); }
+
     // Makes the calling thread run on this device (cudaSetDevice for CUDA).
     virtual void bind_thread() = 0;
 
@@ -91,6 +97,9 @@ public:
 
     // Device memory a proof of this shape needs beyond the proving key.
     virtual cp_memory_estimate estimate(const srs &key, uint64_t num_constraints) const = 0;
+
+private:
+    std::atomic<uint64_t> memory_limit_{UINT64_MAX};
 };
 
 // Backend factories. Each returns the devices of a new context.

@@ -275,4 +275,12 @@ cp_status cp_set_device_delay(cp_context *ctx, int32_t ordinal, uint64_t extra_n
     });
 }
 
+cp_status cp_set_device_memory_limit(cp_context *ctx, int32_t ordinal, uint64_t bytes) {
+    return guard("cp_set_device_memory_limit", [&] {
+        if (!ctx) fail(CP_ERR_INVALID_ARGUMENT, "cp_set_device_memory_limit: ctx is NULL");
+        check_ordinal(ctx, ordinal, "cp_set_device_memory_limit");
+        ctx->slot(ordinal).dev->set_memory_limit(bytes);
+    });
+}
+
 }  // extern "C"

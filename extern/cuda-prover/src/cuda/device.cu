@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -173,7 +174,7 @@ public:
         device_scope scope(cuda_id_);
         size_t free_b = 0, total_b = 0;
         cuda_check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-        inf.free_bytes = free_b;
+        inf.free_bytes = std::min<uint64_t>(free_b, memory_limit());
         inf.total_bytes = total_b;
         return inf;
     }
@@ -237,7 +238,7 @@ private:
     size_t free_bytes() const {
         size_t free_b = 0, total_b = 0;
         cuda_check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-        return free_b;
+        return std::min<uint64_t>(free_b, memory_limit());
     }
 
     [[noreturn]] void oom(uint64_t needed, uint64_t free_b) const {
@@ -369,28 +370,33 @@ private:
 
         t0 = now_ns();
         compute_h_async(*gpu_, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
-
-        // The MSM plans are built on the host while the NTTs run.
-        const fr_raw *inputs = reinterpret_cast<const fr_raw *>(c.inputs);
-        const fr_raw *aux = reinterpret_cast<const fr_raw *>(c.aux);
-        msm_plan plan_l, plan_a, plan_b;
-        make_plan(plan_l, aux, std::min(c.num_aux, key.l.size()));
-        std::vector<fr_raw> sa, sb;
-        sa.reserve(key.a.size());
-        sa.insert(sa.end(), inputs, inputs + c.num_inputs);
-        append_filtered(sa, c.aux, c.num_aux, c.a_aux_density);
-        sb.reserve(key.b_g1.size());
-        append_filtered(sb, c.inputs, c.num_inputs, c.b_input_density);
-        append_filtered(sb, c.aux, c.num_aux, c.b_aux_density);
-        make_plan(plan_a, sa.data(), std::min(sa.size(), key.a.size()));
-        make_plan(plan_b, sb.data(), std::min(sb.size(), key.b_g1.size()));
-        msm_plan plan_b2;
-        const bool b2_same = key.b_g2.size() == key.b_g1.size();
-        if (!b2_same)
-            make_plan(plan_b2, sb.data(), std::min(sb.size(), key.b_g2.size()));
-
         gpu_sync_default(*gpu_);
         t.ntt_ns += now_ns() - t0;
+
+        // The MSM plans (0/1/other split of each MSM's scalars), one host
+        // thread each for A and B while this one does L.
+        const fr_raw *inputs = reinterpret_cast<const fr_raw *>(c.inputs);
+        const fr_raw *aux = reinterpret_cast<const fr_raw *>(c.aux);
+        msm_plan plan_l, plan_a, plan_b, plan_b2;
+        std::vector<fr_raw> sa, sb;
+        const bool b2_same = key.b_g2.size() == key.b_g1.size();
+        auto fut_a = std::async(std::launch::async, [&] {
+            sa.reserve(key.a.size());
+            sa.insert(sa.end(), inputs, inputs + c.num_inputs);
+            append_filtered(sa, c.aux, c.num_aux, c.a_aux_density);
+            make_plan(plan_a, sa.data(), std::min(sa.size(), key.a.size()));
+        });
+        auto fut_b = std::async(std::launch::async, [&] {
+            sb.reserve(key.b_g1.size());
+            append_filtered(sb, c.inputs, c.num_inputs, c.b_input_density);
+            append_filtered(sb, c.aux, c.num_aux, c.b_aux_density);
+            make_plan(plan_b, sb.data(), std::min(sb.size(), key.b_g1.size()));
+            if (!b2_same)
+                make_plan(plan_b2, sb.data(), std::min(sb.size(), key.b_g2.size()));
+        });
+        make_plan(plan_l, aux, std::min(c.num_aux, key.l.size()));
+        fut_a.get();
+        fut_b.get();
 
         g1_proj_raw r1;
         g2_proj_raw r2;

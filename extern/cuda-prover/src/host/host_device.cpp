@@ -114,7 +114,8 @@ public:
         std::snprintf(d.name, sizeof d.name, "host-sim-%d", ordinal_);
         struct sysinfo si;
         if (sysinfo(&si) == 0) {
-            d.free_bytes = static_cast<uint64_t>(si.freeram) * si.mem_unit;
+            d.free_bytes = std::min<uint64_t>(static_cast<uint64_t>(si.freeram) * si.mem_unit,
+                                              memory_limit());
             d.total_bytes = static_cast<uint64_t>(si.totalram) * si.mem_unit;
         }
         return d;
@@ -125,6 +126,13 @@ public:
         const cp_circuit &c = *job.c;
         const uint32_t lg = job.lg_domain;
         const size_t m = size_t(1) << lg;
+        const cp_memory_estimate need = estimate(key, c.num_constraints);
+        if (need.working_bytes > memory_limit()) {
+            fail(CP_ERR_OUT_OF_MEMORY,
+                 "needs " + std::to_string(need.working_bytes >> 20) + " MiB on device " +
+                     std::to_string(ordinal_) + ", " + std::to_string(memory_limit() >> 20) +
+                     " MiB free (memory limit)");
+        }
 
         // H.
         auto t0 = std::chrono::steady_clock::now();

@@ -1,0 +1,207 @@
+//! The CUDA backend on a real GPU: the host backend's test list, plus
+//! identical proofs across CUDA, host and bellperson for equal r, s.
+//!
+//! Needs a build with `--features cuda-prover-tests/cuda` and a GPU. Without
+//! a GPU each test says it skipped, unless `CP_REQUIRE_GPU=1` (set on GPU
+//! machines) makes that a failure. `CP_CUDA_MAX_LOG` (default 16) bounds the
+//! sizes of the equality test; params come from `CP_PARAMS_DIR`.
+#![cfg(feature = "cuda")]
+
+use std::sync::Arc;
+
+use bellperson::groth16::{create_proof_batch, Proof};
+use blstrs::Bls12;
+use cuda_prover_bellperson::circuits::Kind;
+use cuda_prover_bellperson::{
+    prove_from_assignments, synthesize, Backend, Blinding, Context, ContextOptions, ErrorCode,
+    GPU_AUTO,
+};
+use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
+use cuda_prover_tests::{builtin, cached_builtin_keys};
+use rand_chacha::ChaCha8Rng;
+use rand_core::SeedableRng;
+
+fn gpu() -> Option<Context> {
+    match Context::new(ContextOptions { backend: Backend::Cuda, host_devices: 0, host_threads: 0 }) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            if std::env::var("CP_REQUIRE_GPU").is_ok() {
+                panic!("CP_REQUIRE_GPU is set but the CUDA backend is unavailable: {e}");
+            }
+            eprintln!("SKIPPED: no CUDA device ({e})");
+            None
+        }
+    }
+}
+
+fn bytes(p: &Proof<Bls12>) -> Vec<u8> {
+    let mut v = Vec::new();
+    p.write(&mut v).unwrap();
+    v
+}
+
+fn max_log() -> u32 {
+    std::env::var("CP_CUDA_MAX_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(16)
+}
+
+#[test]
+fn cuda_equals_host_and_bellperson() {
+    let Some(ctx) = gpu() else { return };
+    let host = Context::host(1).unwrap();
+    for kind in [Kind::Chain, Kind::Bits] {
+        for log in (10..=max_log()).step_by(2) {
+            let keys = cached_builtin_keys(kind, log);
+            for batch in [1usize, 3] {
+                let circuits: Vec<_> = (0..batch).map(|i| builtin(kind, log, 500 + i as u64)).collect();
+                let synth: Vec<_> = circuits.iter().map(|c| synthesize(*c).unwrap()).collect();
+                let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(log as u64), batch);
+                let t = std::time::Instant::now();
+                let cuda = prove_from_assignments(&ctx, &keys.key, &synth, &bl, 0, None).unwrap();
+                let cuda_s = t.elapsed().as_secs_f64();
+                for (o, c) in cuda.iter().zip(&circuits) {
+                    assert_eq!(o.device, 0);
+                    assert!(keys.key.verify(&o.proof, &[c.public_input()]).unwrap(), "{kind:?} 2^{log}");
+                }
+                // The CPU references get slow at the top sizes: compare the
+                // host backend up to 2^18 and bellperson up to 2^20, single
+                // proofs there.
+                let mut compared = Vec::new();
+                if log <= 18 || batch == 1 {
+                    compared.push("bellperson");
+                    let theirs = create_proof_batch(
+                        circuits.clone(),
+                        &keys.params,
+                        bl.iter().map(|b| b.r).collect(),
+                        bl.iter().map(|b| b.s).collect(),
+                    )
+                    .unwrap();
+                    for (o, t) in cuda.iter().zip(&theirs) {
+                        assert_eq!(bytes(&o.proof), bytes(t), "{kind:?} 2^{log} x{batch}: cuda == bellperson");
+                    }
+                }
+                if log <= 18 {
+                    let h = prove_from_assignments(&host, &keys.key, &synth, &bl, 0, None).unwrap();
+                    for (o, t) in cuda.iter().zip(&h) {
+                        assert_eq!(bytes(&o.proof), bytes(&t.proof), "{kind:?} 2^{log} x{batch}: cuda == host");
+                    }
+                    compared.push("host");
+                }
+                eprintln!(
+                    "{} 2^{log} x{batch}: cuda {:.3} s, identical to {}",
+                    kind.name(),
+                    cuda_s,
+                    compared.join(" and ")
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn routing_on_one_gpu() {
+    let Some(ctx) = gpu() else { return };
+    let n = ctx.device_count().unwrap();
+    assert!(n >= 1);
+    let info = ctx.device_info(0).unwrap();
+    eprintln!("device 0: {} cc {:?}, {} MiB free", info.name, info.compute_capability, info.free_bytes >> 20);
+    assert!(!info.simulated && info.total_bytes > 0);
+    let keys = cached_builtin_keys(Kind::Bits, 10);
+    let s = vec![synthesize(builtin(Kind::Bits, 10, 1)).unwrap()];
+    let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(1), 1);
+    let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap();
+    assert_eq!(o[0].device, 0);
+    let err = prove_from_assignments(&ctx, &keys.key, &s, &bl, n as i32, None).unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::DeviceIndex), "{err}");
+    let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, GPU_AUTO, None).unwrap();
+    assert_eq!(o[0].device, 0);
+    assert_eq!(ctx.device_stats(0).unwrap().srs_uploads, 1, "key uploaded once and reused");
+}
+
+#[test]
+fn many_threads_on_one_gpu() {
+    let Some(ctx) = gpu() else { return };
+    let keys = cached_builtin_keys(Kind::Chain, 14);
+    std::thread::scope(|s| {
+        for t in 0..8u64 {
+            let (ctx, keys) = (&ctx, &keys);
+            s.spawn(move || {
+                for i in 0..3 {
+                    let c = builtin(Kind::Chain, 14, 100 * t + i);
+                    let syn = vec![synthesize(c).unwrap()];
+                    let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(t * 10 + i), 1);
+                    let o = prove_from_assignments(ctx, &keys.key, &syn, &bl, 0, None).unwrap();
+                    assert!(keys.key.verify(&o[0].proof, &[c.public_input()]).unwrap());
+                }
+            });
+        }
+    });
+    assert_eq!(ctx.device_stats(0).unwrap().proofs, 24);
+}
+
+#[test]
+fn too_big_for_the_card_is_a_clean_error() {
+    let Some(ctx) = gpu() else { return };
+    let keys = cached_builtin_keys(Kind::Chain, 14);
+    let s = vec![synthesize(builtin(Kind::Chain, 14, 2)).unwrap()];
+    let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(2), 1);
+    // A card with 4 MiB left: the key alone does not fit.
+    ctx.set_memory_limit(0, Some(4 << 20)).unwrap();
+    let err = prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::OutOfMemory), "{err}");
+    assert!(err.to_string().contains("MiB"), "says how much: {err}");
+    // The engine refuses the job before it starts, naming the device.
+    let ctx = Arc::new(ctx);
+    let engine = Engine::new(ctx.clone(), EngineConfig::default()).unwrap();
+    let job = Job {
+        name: "big".into(),
+        partitions: vec![builtin(Kind::Chain, 14, 3)],
+        blinding: BlindingSource::Seeded(1),
+        trim_after: false,
+    };
+    let e = engine.run(job, &keys.key, |_| {}).err().unwrap().to_string();
+    assert!(e.contains("device 0"), "{e}");
+    // Lifting the limit makes the same request work.
+    ctx.set_memory_limit(0, None).unwrap();
+    let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap();
+    assert!(keys.key.verify(&o[0].proof, &[builtin(Kind::Chain, 14, 2).public_input()]).unwrap());
+}
+
+#[test]
+fn trim_returns_device_memory() {
+    let Some(ctx) = gpu() else { return };
+    let keys = cached_builtin_keys(Kind::Chain, 16);
+    let s = vec![synthesize(builtin(Kind::Chain, 16, 2)).unwrap()];
+    let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(2), 1);
+    prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap();
+    let held = ctx.device_stats(0).unwrap().cache_bytes;
+    let before = ctx.device_info(0).unwrap().free_bytes;
+    let freed = ctx.trim(0).unwrap();
+    let after = ctx.device_info(0).unwrap().free_bytes;
+    eprintln!("trim: cache {} MiB, freed {} MiB, free {} -> {} MiB", held >> 20, freed >> 20, before >> 20, after >> 20);
+    assert!(held > 0 && freed == held);
+    assert!(after >= before + freed / 2, "memory returned to the device");
+    assert_eq!(ctx.device_stats(0).unwrap().cache_bytes, 0);
+    let allocs = ctx.device_stats(0).unwrap().cache_allocations;
+    prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap();
+    assert_eq!(ctx.device_stats(0).unwrap().cache_allocations, allocs + 1);
+}
+
+#[test]
+fn engine_on_the_gpu() {
+    let Some(ctx) = gpu() else { return };
+    let keys = cached_builtin_keys(Kind::Bits, 14);
+    let engine = Engine::new(
+        Arc::new(ctx),
+        EngineConfig { devices: DeviceSelection::All, policy: Policy::LeastLoaded, ..Default::default() },
+    )
+    .unwrap();
+    let job = Job {
+        name: "gpu".into(),
+        partitions: (0..16).map(|k| builtin(Kind::Bits, 14, k)).collect(),
+        blinding: BlindingSource::Seeded(4),
+        trim_after: true,
+    };
+    let out = engine.run(job, &keys.key, |_| {}).unwrap();
+    assert_eq!(out.proofs.len(), 16);
+    eprintln!("{}", out.report.summary());
+}
