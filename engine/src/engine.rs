@@ -55,10 +55,15 @@ impl std::str::FromStr for Policy {
 pub struct EngineConfig {
     pub devices: DeviceSelection,
     pub policy: Policy,
-    /// One CPU set per worker, in device order.
+    /// One CPU set per device, in device order; its workers run there.
     pub worker_cpus: Option<Vec<Vec<usize>>>,
-    /// Synthesis threads; 0 means one per device.
+    /// Synthesis threads; 0 means one per worker.
     pub synthesis_threads: usize,
+    /// Workers per device (at least 1). Workers of one device share its
+    /// mutex: device parts stay serialized while synthesis hand-off and
+    /// epilogues overlap. Each worker adds one queue slot and one running
+    /// partition to the in-flight bound (2 x workers).
+    pub workers_per_device: usize,
 }
 
 impl Default for EngineConfig {
@@ -68,6 +73,7 @@ impl Default for EngineConfig {
             policy: Policy::RoundRobin,
             worker_cpus: None,
             synthesis_threads: 0,
+            workers_per_device: 1,
         }
     }
 }
@@ -310,7 +316,11 @@ impl Engine {
         if total == 0 {
             return Err(EngineError::Setup("the job has no partitions".into()));
         }
-        let bound = 2 * n;
+        // Worker w serves device w % n: round-robin over workers is
+        // round-robin over devices.
+        let workers = n * self.config.workers_per_device.max(1);
+        let worker_device: Vec<usize> = (0..workers).map(|w| w % n).collect();
+        let bound = 2 * workers;
         let shared = Shared {
             cancel: AtomicBool::new(false),
             first_error: Mutex::new(None),
@@ -318,14 +328,14 @@ impl Engine {
             peak_in_flight: AtomicUsize::new(0),
             permits: Permits::new(bound),
             owner: (0..total).map(|_| AtomicI64::new(-1)).collect(),
-            outstanding: (0..n).map(|_| AtomicUsize::new(0)).collect(),
-            avg_device_ns: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            outstanding: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
+            avg_device_ns: (0..workers).map(|_| AtomicU64::new(0)).collect(),
         };
         let slots: Vec<Mutex<Option<C>>> =
             job.partitions.into_iter().map(|c| Mutex::new(Some(c))).collect();
         let next = AtomicUsize::new(0);
         let synth_threads =
-            if self.config.synthesis_threads == 0 { n } else { self.config.synthesis_threads };
+            if self.config.synthesis_threads == 0 { workers } else { self.config.synthesis_threads };
         let policy = self.config.policy;
         let blinding = job.blinding;
 
@@ -335,11 +345,13 @@ impl Engine {
         let mut done_per_device = vec![0usize; n];
         let mut done = 0usize;
 
-        let ordinals: Vec<u32> = self.devices.iter().map(|d| d.ordinal).collect();
+        let ordinals: Vec<u32> =
+            worker_device.iter().map(|&i| self.devices[i].ordinal).collect();
         std::thread::scope(|s| {
             let (res_tx, res_rx) = unbounded::<Done>();
-            let mut queue_txs = Vec::with_capacity(n);
-            for (i, dev) in self.devices.iter().enumerate() {
+            let mut queue_txs = Vec::with_capacity(workers);
+            for (w, &i) in worker_device.iter().enumerate() {
+                let dev = &self.devices[i];
                 let (qtx, qrx) = bounded::<Queued>(1);
                 queue_txs.push(qtx);
                 let res_tx = res_tx.clone();
@@ -349,7 +361,7 @@ impl Engine {
                 let cpus = self.config.worker_cpus.as_ref().map(|v| v[i].clone());
                 let ordinal = dev.ordinal;
                 s.spawn(move || {
-                    worker(ctx, key, ordinal, i, mutex, cpus, qrx, res_tx, shared);
+                    worker(ctx, key, ordinal, w, mutex, cpus, qrx, res_tx, shared);
                 });
             }
             drop(res_tx);

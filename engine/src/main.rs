@@ -61,12 +61,16 @@ enum Command {
         /// round-robin or least-loaded.
         #[arg(long, default_value = "round-robin")]
         policy: Policy,
-        /// One CPU set per worker, e.g. 0-7,8-15.
+        /// One CPU set per device, e.g. 0-7,8-15.
         #[arg(long)]
         worker_cpus: Option<String>,
-        /// Synthesis threads (default: one per device).
+        /// Synthesis threads (default: one per worker).
         #[arg(long, default_value_t = 0)]
         synthesis_threads: usize,
+        /// Workers per device: more overlap of hand-off and epilogue on one
+        /// device, at the cost of more partitions held in memory.
+        #[arg(long, default_value_t = 1)]
+        workers_per_device: usize,
         /// Where proving keys are cached.
         #[arg(long, default_value = "params-cache")]
         params_dir: PathBuf,
@@ -141,6 +145,7 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             policy,
             worker_cpus,
             synthesis_threads,
+            workers_per_device,
             params_dir,
             report,
             metrics,
@@ -162,7 +167,7 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             let ctx = Arc::new(open_context(backend(dev.backend), dev.host_devices)?);
             let engine = Engine::new(
                 ctx,
-                EngineConfig { devices, policy, worker_cpus, synthesis_threads },
+                EngineConfig { devices, policy, worker_cpus, synthesis_threads, workers_per_device },
             )?;
             for d in engine.devices() {
                 eprintln!(

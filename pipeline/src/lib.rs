@@ -121,6 +121,9 @@ where
                 }
             }
         });
+        // Owned here so that an early return drops it and unblocks the
+        // synthesis thread before the scope joins it.
+        let rx = rx;
         let mut out = Vec::with_capacity(n);
         for (k, synth, dt) in rx.iter() {
             let job = SynthesizedJob {

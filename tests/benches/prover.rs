@@ -2,7 +2,7 @@
 //!
 //!   cargo bench -p cuda-prover-tests --bench prover -- \
 //!       --logs 16,18,20 --circuits chain,bits --backends cuda,host,bellperson \
-//!       --partitions 16 --json bench.json
+//!       --partitions 16 --throughput-backends cuda --json bench.json
 //!
 //! For each circuit and size: synthesis time, single-proof latency per
 //! backend with the core's per-phase times, throughput of `--partitions`
@@ -31,7 +31,10 @@ struct Args {
     circuits: Vec<Kind>,
     backends: Vec<String>,
     partitions: usize,
+    throughput_backends: Vec<String>,
     synthesis_threads: usize,
+    workers_per_device: usize,
+    cpu_repeats: usize,
     repeats: usize,
     json: Option<PathBuf>,
     params_dir: PathBuf,
@@ -43,7 +46,10 @@ fn parse() -> Args {
         circuits: vec![Kind::Chain, Kind::Bits],
         backends: vec!["host".into(), "bellperson".into()],
         partitions: 16,
+        throughput_backends: vec!["cuda".into(), "host".into()],
         synthesis_threads: 0,
+        workers_per_device: 2,
+        cpu_repeats: 1,
         repeats: 2,
         json: None,
         params_dir: PathBuf::from("params-cache"),
@@ -57,6 +63,11 @@ fn parse() -> Args {
             "--backends" => a.backends = v().split(',').map(String::from).collect(),
             "--partitions" => a.partitions = v().parse().unwrap(),
             "--synthesis-threads" => a.synthesis_threads = v().parse().unwrap(),
+            "--throughput-backends" => {
+                a.throughput_backends = v().split(',').map(String::from).collect()
+            }
+            "--workers-per-device" => a.workers_per_device = v().parse().unwrap(),
+            "--cpu-repeats" => a.cpu_repeats = v().parse().unwrap(),
             "--repeats" => a.repeats = v().parse().unwrap(),
             "--json" => a.json = Some(PathBuf::from(v())),
             "--params-dir" => a.params_dir = PathBuf::from(v()),
@@ -140,7 +151,7 @@ fn main() {
                         Parameters::<Bls12>::read(std::io::BufReader::new(f), false).unwrap();
                     let mut best = f64::MAX;
                     let mut proof = None;
-                    for _ in 0..args.repeats {
+                    for _ in 0..args.cpu_repeats.max(1) {
                         let t = Instant::now();
                         let p = create_proof_batch(vec![circuit], &params, vec![bl[0].r], vec![bl[0].s])
                             .unwrap();
@@ -157,7 +168,8 @@ fn main() {
                 let mut first = 0.0;
                 let mut best = f64::MAX;
                 let mut out = None;
-                for i in 0..args.repeats.max(1) + 1 {
+                let repeats = if backend == "cuda" { args.repeats } else { args.cpu_repeats };
+                for i in 0..repeats.max(1) + 1 {
                     let t = Instant::now();
                     let o = prove_from_assignments(&ctx, &key, std::slice::from_ref(&synth), &bl, 0, None)
                         .unwrap();
@@ -186,7 +198,7 @@ fn main() {
                     "prover_s": best, "first_prover_s": first, "end_to_end_s": best + synthesis_s,
                     "phases": phases(&o),
                 });
-                if args.partitions > 0 {
+                if args.partitions > 0 && args.throughput_backends.contains(backend) {
                     let ctx = Arc::new(ctx);
                     let engine = Engine::new(
                         ctx.clone(),
@@ -195,6 +207,7 @@ fn main() {
                             policy: Policy::RoundRobin,
                             worker_cpus: None,
                             synthesis_threads: args.synthesis_threads,
+                            workers_per_device: args.workers_per_device,
                         },
                     )
                     .unwrap();
@@ -208,8 +221,9 @@ fn main() {
                     };
                     let r = engine.run(job, &key, |_| {}).unwrap().report;
                     println!(
-                        "  {backend}: {} partitions through the engine: {:.3} s, {:.2} proofs/s, device busy {:.0}%",
+                        "  {backend}: {} partitions through the engine ({} workers): {:.3} s, {:.2} proofs/s, device busy {:.0}%",
                         args.partitions,
+                        args.workers_per_device,
                         r.wall_s,
                         r.proofs_per_s,
                         100.0 * r.scaling_efficiency

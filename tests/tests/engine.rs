@@ -192,3 +192,29 @@ fn trim_between_jobs_is_reported() {
     let json: serde_json::Value = serde_json::from_str(&out.report.to_json()).unwrap();
     assert_eq!(json["partitions"], 4);
 }
+
+#[test]
+fn several_workers_per_device_keep_ownership_and_bound() {
+    let keys = builtin_keys(Kind::Bits, 8);
+    let ctx = Arc::new(Context::host(2).unwrap());
+    for d in 0..2 {
+        ctx.set_device_delay(d, Duration::from_millis(30)).unwrap();
+    }
+    let e = Engine::new(
+        ctx.clone(),
+        EngineConfig { workers_per_device: 2, synthesis_threads: 4, ..Default::default() },
+    )
+    .unwrap();
+    let out = e.run(job(12, 40), &keys.key, |_| {}).unwrap();
+    assert_eq!(out.report.in_flight_bound, 8);
+    assert!(out.report.peak_in_flight <= 8);
+    for (k, p) in out.proofs.iter().enumerate() {
+        assert_eq!(p.output.device, k as u32 % 2, "round-robin over devices");
+    }
+    // Device parts of one device never overlap: its workers share its mutex.
+    for d in 0..2u32 {
+        let parts: Vec<_> = out.report.per_partition.iter().filter(|p| p.device == d).collect();
+        let busy: f64 = parts.iter().map(|p| p.device_ms).sum::<f64>() / 1e3;
+        assert!(busy <= out.report.wall_s * 1.05, "device {d}: {busy} s busy in {} s", out.report.wall_s);
+    }
+}

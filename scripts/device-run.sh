@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from the repository root (copied there as
+# device-bin/run.sh by scripts/device-tests.sh). Logs go to OUTDIR.
+set -uo pipefail
+what=${1:-all}
+out=${2:-device-out}
+mkdir -p "$out" params-cache
+bin=device-bin
+export CP_PARAMS_DIR=$PWD/params-cache CP_REQUIRE_GPU=1 RUST_BACKTRACE=1
+export CP_CUDA_MAX_LOG=${CP_CUDA_MAX_LOG:-20}
+nvidia-smi --query-gpu=index,name,memory.used,memory.total --format=csv | tee "$out/nvidia-smi.txt"
+"$bin/cuda-prover" devices 2>&1 | tee "$out/devices.txt"
+if [ "$what" = tests ] || [ "$what" = all ]; then
+    for t in "$bin"/test-*; do
+        echo "== $t"
+        "$t" --test-threads 1 --nocapture 2>&1 | tee "$out/$(basename "$t").log" | grep -E "^test |result|identical|SKIPPED|trim:|panicked|device 0" || true
+    done
+fi
+if [ "$what" = bench ] || [ "$what" = all ]; then
+    "$bin/bench-prover" --logs "${BENCH_LOGS:-16,18,20}" --circuits chain,bits \
+        --backends cuda,host,bellperson --throughput-backends cuda --partitions 16 \
+        --params-dir params-cache --json "$out/bench.json" 2>&1 | tee "$out/bench.log"
+fi

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds the CUDA test binaries, the benchmark and the CLI here, and copies
+# them (stripped) into device-bin/ with device-bin/run.sh, for a machine that
+# has a GPU but no Rust toolchain. There: `device-bin/run.sh [tests|bench|all] OUTDIR`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck disable=SC1091
+source scripts/cuda-env.sh
+out=device-bin
+rm -rf "$out"
+mkdir -p "$out"
+pick() { # cargo JSON messages -> "target-name executable" lines
+    python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        print(m["target"]["name"], m["executable"])'
+}
+features="--features cuda-prover-tests/cuda"
+{
+    cargo test --release --workspace $features --no-run --message-format=json
+    cargo bench -p cuda-prover-tests $features --no-run --message-format=json
+    cargo build --release -p cuda-prover-engine --features cuda --message-format=json
+} | pick | while read -r name exe; do
+    case "$name" in
+        cuda | engine | routing | proofs | bad_input) cp "$exe" "$out/test-$name" ;;
+        prover) cp "$exe" "$out/bench-prover" ;;
+        cuda-prover) cp "$exe" "$out/cuda-prover" ;;
+    esac
+done
+strip "$out"/*
+cp scripts/device-run.sh "$out/run.sh"
+du -sh "$out"
