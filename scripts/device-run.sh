@@ -16,6 +16,11 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
         "$t" --test-threads 1 --nocapture 2>&1 | tee "$out/$(basename "$t").log" | grep -E "^test |result|identical|SKIPPED|trim:|panicked|device 0" || true
     done
 fi
+if [ "$what" = tests ] || [ "$what" = all ]; then
+    "$bin/cuda-prover" prove --circuit bits --log-constraints 16 --partitions 16 \
+        --params-dir params-cache --report "$out/cli-report.json" --metrics "$out/cli-metrics.prom" \
+        2>&1 | tail -n 25 | tee "$out/cli.log"
+fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
     "$bin/bench-prover" --logs "${BENCH_LOGS:-16,18,20}" --circuits chain,bits \
         --backends cuda,host,bellperson --throughput-backends cuda --partitions 16 \
