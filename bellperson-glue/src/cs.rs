@@ -66,7 +66,35 @@ pub struct Synthesized {
     pub b_aux_density: Density,
 }
 
+/// Expected sizes of a synthesis, to allocate once instead of growing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SizeHint {
+    pub constraints: usize,
+    pub inputs: usize,
+    pub aux: usize,
+}
+
+impl Density {
+    fn with_capacity(bits: usize) -> Self {
+        Self { words: Vec::with_capacity(bits.div_ceil(64)), len: 0 }
+    }
+}
+
 impl Synthesized {
+    /// An empty assignment with room for `hint`.
+    pub fn with_capacity(hint: SizeHint) -> Self {
+        Self {
+            a: Vec::with_capacity(hint.constraints),
+            b: Vec::with_capacity(hint.constraints),
+            c: Vec::with_capacity(hint.constraints),
+            inputs: Vec::with_capacity(hint.inputs),
+            aux: Vec::with_capacity(hint.aux),
+            a_aux_density: Density::with_capacity(hint.aux),
+            b_input_density: Density::with_capacity(hint.inputs),
+            b_aux_density: Density::with_capacity(hint.aux),
+        }
+    }
+
     pub fn num_constraints(&self) -> usize {
         self.a.len()
     }
@@ -74,6 +102,11 @@ impl Synthesized {
     /// The public inputs a verifier takes (without ONE).
     pub fn public_inputs(&self) -> &[Scalar] {
         &self.inputs[1..]
+    }
+
+    /// This assignment's sizes, to pre-size the next one of the same shape.
+    pub fn size_hint(&self) -> SizeHint {
+        SizeHint { constraints: self.a.len(), inputs: self.inputs.len(), aux: self.aux.len() }
     }
 
     /// Host bytes held by this assignment.
@@ -185,7 +218,16 @@ impl ConstraintSystem<Scalar> for Synthesized {
 
 /// Synthesizes `circuit` the way bellperson's prover does.
 pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Synthesized, SynthesisError> {
-    let mut cs = Synthesized::new();
+    synthesize_sized(circuit, SizeHint::default())
+}
+
+/// [`synthesize`] with the sizes known in advance (from the proving key:
+/// see `ProvingKey::size_hint`), which saves growing the vectors.
+pub fn synthesize_sized<C: Circuit<Scalar>>(
+    circuit: C,
+    hint: SizeHint,
+) -> Result<Synthesized, SynthesisError> {
+    let mut cs = Synthesized::with_capacity(hint);
     cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
     circuit.synthesize(&mut cs)?;
     for i in 0..cs.inputs.len() {

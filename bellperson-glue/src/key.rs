@@ -87,6 +87,17 @@ impl ProvingKey {
         Ok(self.srs.shape()?)
     }
 
+    /// The sizes a synthesis for this key will reach: the domain bounds the
+    /// constraints, the L query has one point per aux variable.
+    pub fn size_hint(&self) -> Result<crate::SizeHint> {
+        let s = self.shape()?;
+        Ok(crate::SizeHint {
+            constraints: (s.h_len + 1) as usize,
+            inputs: s.ic_len as usize,
+            aux: s.l_len as usize,
+        })
+    }
+
     /// Device memory one proof of `num_constraints` constraints needs.
     pub fn memory_estimate(&self, num_constraints: u64) -> Result<sys::MemoryEstimate> {
         Ok(self.srs.memory_estimate(num_constraints)?)

@@ -13,7 +13,7 @@ mod error;
 mod key;
 mod prove;
 
-pub use cs::{synthesize, Density, Synthesized};
+pub use cs::{synthesize, synthesize_sized, Density, SizeHint, Synthesized};
 pub use error::{Error, Result};
 pub use key::ProvingKey;
 pub use prove::{

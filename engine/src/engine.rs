@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use bellpepper_core::Circuit;
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use cuda_prover_pipeline::{
-    gpu_prove_start, synthesize, Blinding, Context, DeviceInfo, DeviceMutex, Error as ProveError,
-    PartitionProof, ProvingKey, Scalar, Synthesized, SynthesizedJob,
+    gpu_prove_start, synthesize_sized, Blinding, Context, DeviceInfo, DeviceMutex, Error as ProveError,
+    PartitionProof, ProvingKey, Scalar, SizeHint, Synthesized, SynthesizedJob,
 };
 use parking_lot::Mutex;
 use rand_chacha::ChaCha20Rng;
@@ -338,6 +338,7 @@ impl Engine {
             if self.config.synthesis_threads == 0 { workers } else { self.config.synthesis_threads };
         let policy = self.config.policy;
         let blinding = job.blinding;
+        let hint = key.size_hint().map_err(|e| EngineError::Setup(e.to_string()))?;
 
         let start = Instant::now();
         let mut results: Vec<Option<Done>> = (0..total).map(|_| None).collect();
@@ -369,7 +370,7 @@ impl Engine {
                 let queue_txs = queue_txs.clone();
                 let (shared, slots, next, ordinals) = (&shared, &slots, &next, &ordinals);
                 s.spawn(move || {
-                    synthesizer(shared, slots, next, &queue_txs, ordinals, policy, blinding);
+                    synthesizer(shared, slots, next, &queue_txs, ordinals, policy, blinding, hint);
                 });
             }
             drop(queue_txs);
@@ -515,6 +516,7 @@ impl Engine {
 
 /// Synthesis thread: takes the next partition, synthesizes it, hands it to
 /// its device's depth-one queue.
+#[allow(clippy::too_many_arguments)]
 fn synthesizer<C: Circuit<Scalar> + Send>(
     shared: &Shared,
     slots: &[Mutex<Option<C>>],
@@ -523,6 +525,7 @@ fn synthesizer<C: Circuit<Scalar> + Send>(
     ordinals: &[u32],
     policy: Policy,
     blinding: BlindingSource,
+    hint: SizeHint,
 ) {
     let n = queues.len();
     loop {
@@ -538,7 +541,7 @@ fn synthesizer<C: Circuit<Scalar> + Send>(
         shared.enter();
         let circuit = slots[k].lock().take().expect("each partition is taken once");
         let t = Instant::now();
-        let synth = match synthesize(circuit) {
+        let synth = match synthesize_sized(circuit, hint) {
             Ok(s) => s,
             Err(e) => {
                 shared.fail(EngineError::Synthesis { partition: k, source: ProveError::from(e) });

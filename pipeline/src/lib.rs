@@ -13,9 +13,9 @@ use cuda_prover_bellperson as glue;
 
 pub use glue::circuits;
 pub use glue::{
-    built_with_cuda, cuda_device_count, synthesize, Backend, Blinding, Context, ContextOptions,
+    built_with_cuda, cuda_device_count, synthesize, synthesize_sized, Backend, Blinding, Context, ContextOptions,
     DeviceInfo, DeviceMutex, DeviceStats, Error, ErrorCode, Parameters, Proof, ProofOutput,
-    ProvingKey, Result, Scalar, Synthesized, Timings, GPU_AUTO, GPU_BOUND,
+    ProvingKey, Result, Scalar, SizeHint, Synthesized, Timings, GPU_AUTO, GPU_BOUND,
 };
 
 /// Synthesized partitions ready for the device.
@@ -109,12 +109,13 @@ where
     P: FnMut(&PartitionProof),
 {
     let n = circuits.len();
+    let hint = key.size_hint()?;
     let (tx, rx) = crossbeam_channel::bounded::<(usize, Result<Synthesized>, Duration)>(1);
     std::thread::scope(|s| {
         s.spawn(move || {
             for (k, c) in circuits.into_iter().enumerate() {
                 let t = Instant::now();
-                let r = synthesize(c).map_err(Error::from);
+                let r = synthesize_sized(c, hint).map_err(Error::from);
                 let failed = r.is_err();
                 if tx.send((k, r, t.elapsed())).is_err() || failed {
                     return;

@@ -18,13 +18,17 @@ use bellperson::groth16::{create_proof_batch, Parameters, Proof};
 use blstrs::Bls12;
 use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
 use cuda_prover_bellperson::{
-    prove_from_assignments, synthesize, Backend, Blinding, Context, ContextOptions, ProofOutput,
+    prove_from_assignments, synthesize_sized, Backend, Blinding, Context, ContextOptions, ProofOutput,
 };
 use cuda_prover_engine::params::{cache_path, load_or_create};
 use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use serde_json::{json, Value};
+
+// The allocator the CLI uses, for synthesis and bellperson alike.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 struct Args {
     logs: Vec<u32>,
@@ -133,7 +137,7 @@ fn main() {
             println!("\n== {} 2^{log} (key ready in {key_load_s:.2} s)", kind.name());
             let circuit = BuiltIn::new(kind, log, 42).unwrap();
             let t = Instant::now();
-            let synth = synthesize(circuit).unwrap();
+            let synth = synthesize_sized(circuit, key.size_hint().unwrap()).unwrap();
             let synthesis_s = t.elapsed().as_secs_f64();
             println!("  synthesis: {:.3} s ({} constraints)", synthesis_s, synth.num_constraints());
             let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(log as u64), 1);
