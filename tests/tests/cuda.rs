@@ -14,10 +14,10 @@ use blstrs::Bls12;
 use cuda_prover_bellperson::circuits::Kind;
 use cuda_prover_bellperson::{
     prove_from_assignments, synthesize, Backend, Blinding, Context, ContextOptions, ErrorCode,
-    GPU_AUTO,
+    ProvingKey, GPU_AUTO,
 };
 use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
-use cuda_prover_tests::{builtin, cached_builtin_keys};
+use cuda_prover_tests::{builtin, cached_builtin_keys, Keys};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 
@@ -105,7 +105,11 @@ fn routing_on_one_gpu() {
     let info = ctx.device_info(0).unwrap();
     eprintln!("device 0: {} cc {:?}, {} MiB free", info.name, info.compute_capability, info.free_bytes >> 20);
     assert!(!info.simulated && info.total_bytes > 0);
-    let keys = cached_builtin_keys(Kind::Bits, 10);
+    // A key of its own: device copies belong to the key, shared by every
+    // context on the device, so a key another test used is already there.
+    let params = cached_builtin_keys(Kind::Bits, 10);
+    let key = ProvingKey::from_params(&params.params).unwrap();
+    let keys = Keys { params: params.params.clone(), key };
     let s = vec![synthesize(builtin(Kind::Bits, 10, 1)).unwrap()];
     let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(1), 1);
     let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap();

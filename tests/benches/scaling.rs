@@ -1,0 +1,124 @@
+//! Scaling of one partitioned job over device sets: prints numbers, asserts
+//! nothing about speed.
+//!
+//!   cargo bench -p cuda-prover-tests --bench scaling -- \
+//!       --backend host --host-devices 4 --sets "0;0,1;0,1,2,3" \
+//!       --circuit bits --log 14 --partitions 16 --json scaling.json
+//!
+//! With `--backend cuda` (a `--features cuda-prover-tests/cuda` build) the
+//! sets name GPUs, e.g. `--sets "0;0,1"`. For every set and both policies:
+//! wall time, proofs/s, efficiency against the first set
+//! (T_first * n_first / (T * n)), per-device partitions and busy fraction.
+//! Host devices get `cores / devices` threads each so that simulated devices
+//! do not fight over the same cores.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
+use cuda_prover_bellperson::{Backend, Context, ContextOptions};
+use cuda_prover_engine::params::load_or_create;
+use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
+use serde_json::json;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() {
+    let mut backend = "host".to_string();
+    let mut host_devices = 4u32;
+    let mut sets = "0;0,1;0,1,2,3".to_string();
+    let mut kind = Kind::Bits;
+    let mut log = 14u32;
+    let mut partitions = 16usize;
+    let mut workers_per_device = 1usize;
+    let mut json_out: Option<PathBuf> = None;
+    let mut params_dir = PathBuf::from("params-cache");
+    let mut it = std::env::args().skip(1);
+    while let Some(k) = it.next() {
+        let mut v = || it.next().unwrap_or_else(|| panic!("{k} needs a value"));
+        match k.as_str() {
+            "--backend" => backend = v(),
+            "--host-devices" => host_devices = v().parse().unwrap(),
+            "--sets" => sets = v(),
+            "--circuit" => kind = v().parse().unwrap(),
+            "--log" => log = v().parse().unwrap(),
+            "--partitions" => partitions = v().parse().unwrap(),
+            "--workers-per-device" => workers_per_device = v().parse().unwrap(),
+            "--json" => json_out = Some(PathBuf::from(v())),
+            "--params-dir" => params_dir = PathBuf::from(v()),
+            "--bench" => {}
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    let sets: Vec<Vec<u32>> = sets
+        .split(';')
+        .map(|s| s.split(',').map(|d| d.trim().parse().unwrap()).collect())
+        .collect();
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let say = |s: &str| eprintln!("{s}");
+    let key = load_or_create(&params_dir, &BuiltIn::new(kind, log, 0).unwrap(), &say).unwrap();
+    println!(
+        "{} 2^{log} x {partitions} partitions, backend {backend}, {cores} cores, {workers_per_device} worker(s) per device",
+        kind.name()
+    );
+    let mut rows = Vec::new();
+    for policy in [Policy::RoundRobin, Policy::LeastLoaded] {
+        let mut base: Option<(f64, usize)> = None;
+        for set in &sets {
+            let ctx = match backend.as_str() {
+                "cuda" => Context::new(ContextOptions { backend: Backend::Cuda, host_devices: 0, host_threads: 0 }),
+                _ => Context::new(ContextOptions {
+                    backend: Backend::Host,
+                    host_devices: host_devices.max(set.iter().copied().max().unwrap_or(0) + 1),
+                    host_threads: (cores / set.len()).max(1) as u32,
+                }),
+            }
+            .unwrap();
+            let engine = Engine::new(
+                Arc::new(ctx),
+                EngineConfig {
+                    devices: DeviceSelection::List(set.clone()),
+                    policy,
+                    worker_cpus: None,
+                    synthesis_threads: 0,
+                    workers_per_device,
+                },
+            )
+            .unwrap();
+            let job = Job {
+                name: format!("{}-{log}", kind.name()),
+                partitions: (0..partitions).map(|k| BuiltIn::new(kind, log, k as u64).unwrap()).collect(),
+                blinding: BlindingSource::Seeded(7),
+                trim_after: false,
+            };
+            let r = engine.run(job, &key, |_| {}).unwrap().report;
+            let (t1, n1) = *base.get_or_insert((r.wall_s, set.len()));
+            let eff = t1 * n1 as f64 / (r.wall_s * set.len() as f64);
+            let per: Vec<String> = r
+                .per_device
+                .iter()
+                .map(|d| format!("dev{}: {} parts, busy {:.0}%", d.device, d.partitions, 100.0 * d.busy_fraction))
+                .collect();
+            println!(
+                "  {:<12} devices {:?}: {:.3} s, {:.2} proofs/s, efficiency vs {} device(s) {:.1}% [{}]",
+                policy.name(),
+                set,
+                r.wall_s,
+                r.proofs_per_s,
+                n1,
+                100.0 * eff,
+                per.join("; ")
+            );
+            rows.push(json!({
+                "policy": policy.name(), "devices": set, "wall_s": r.wall_s,
+                "proofs_per_s": r.proofs_per_s, "efficiency_vs_first": eff,
+                "report": serde_json::from_str::<serde_json::Value>(&r.to_json()).unwrap(),
+            }));
+        }
+    }
+    if let Some(p) = json_out {
+        std::fs::write(&p, serde_json::to_string_pretty(&json!({ "rows": rows })).unwrap()).unwrap();
+        println!("wrote {}", p.display());
+    }
+}
