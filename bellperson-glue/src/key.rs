@@ -98,6 +98,13 @@ impl ProvingKey {
         })
     }
 
+    /// Uploads this key to `ordinal` and allocates the working cache for
+    /// its full domain, so the first proof there pays neither.
+    pub fn prepare(&self, ctx: &sys::Context, ordinal: u32) -> Result<()> {
+        let s = self.shape()?;
+        Ok(ctx.prepare(ordinal, &self.srs, s.h_len + 1)?)
+    }
+
     /// Device memory one proof of `num_constraints` constraints needs.
     pub fn memory_estimate(&self, num_constraints: u64) -> Result<sys::MemoryEstimate> {
         Ok(self.srs.memory_estimate(num_constraints)?)

@@ -596,6 +596,9 @@ fn worker(
         .and_then(|_| ctx.select_gpu(Some(ordinal)).map_err(|e| e.to_string()));
     if let Err(message) = setup {
         shared.fail(EngineError::WorkerDied { device: ordinal, message });
+    } else if let Err(source) = key.prepare(ctx, ordinal) {
+        // Key upload and cache allocation overlap the first synthesis.
+        shared.fail(EngineError::Device { device: ordinal, source });
     }
     let mut done = 0u64;
     let mut total_ns = 0u64;

@@ -22,6 +22,13 @@ pub enum EngineError {
         #[source]
         source: ProveError,
     },
+    /// A device could not be readied for the job.
+    #[error("device {device}: {source}")]
+    Device {
+        device: u32,
+        #[source]
+        source: ProveError,
+    },
     /// A worker thread died.
     #[error("worker for device {device} died: {message}")]
     WorkerDied { device: u32, message: String },
@@ -39,9 +46,9 @@ impl EngineError {
     /// The core's error code behind a partition failure.
     pub fn code(&self) -> Option<ErrorCode> {
         match self {
-            EngineError::Partition { source, .. } | EngineError::Synthesis { source, .. } => {
-                source.code()
-            }
+            EngineError::Partition { source, .. }
+            | EngineError::Synthesis { source, .. }
+            | EngineError::Device { source, .. } => source.code(),
             _ => None,
         }
     }
@@ -58,6 +65,7 @@ impl EngineError {
     pub fn device(&self) -> Option<u32> {
         match self {
             EngineError::Partition { device, .. }
+            | EngineError::Device { device, .. }
             | EngineError::Verification { device, .. }
             | EngineError::WorkerDied { device, .. } => Some(*device),
             _ => None,

@@ -129,6 +129,11 @@ const _: () = {
 pub struct cp_context {
     _unused: [u8; 0],
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cp_srs {
+    _unused: [u8; 0],
+}
 unsafe extern "C" {
     pub fn cp_context_new(
         options: *const cp_context_options,
@@ -234,6 +239,14 @@ unsafe extern "C" {
     pub fn cp_device_trim(ctx: *mut cp_context, ordinal: i32, freed_bytes: *mut u64) -> cp_status;
 }
 unsafe extern "C" {
+    pub fn cp_device_prepare(
+        ctx: *mut cp_context,
+        ordinal: i32,
+        srs: *const cp_srs,
+        num_constraints: u64,
+    ) -> cp_status;
+}
+unsafe extern "C" {
     pub fn cp_select_gpu(ctx: *mut cp_context, ordinal: i32) -> cp_status;
 }
 unsafe extern "C" {
@@ -264,11 +277,6 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn cp_mutex_free(m: *mut cp_mutex);
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cp_srs {
-    _unused: [u8; 0],
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]

@@ -143,6 +143,12 @@ impl Context {
         Ok(freed)
     }
 
+    /// Uploads `srs` to `ordinal` and allocates the working cache for proofs
+    /// of `num_constraints` constraints, so the first proof pays neither.
+    pub fn prepare(&self, ordinal: u32, srs: &Srs, num_constraints: u64) -> Result<()> {
+        check(unsafe { ffi::cp_device_prepare(self.raw, ordinal as i32, srs.raw, num_constraints) })
+    }
+
     /// Binds the calling thread to `ordinal` (`None` unbinds).
     pub fn select_gpu(&self, ordinal: Option<u32>) -> Result<()> {
         let o = ordinal.map(|o| o as i32).unwrap_or(-1);

@@ -118,7 +118,59 @@ fn context(backend: &str) -> Option<Context> {
     }
 }
 
+/// `--cold KIND LOG BACKEND PREPARE`: one fresh process, one device: the
+/// first proof's prover time against the later ones, optionally after
+/// `Context::prepare` (key upload and cache allocation ahead of the proof).
+fn cold(kind: Kind, log: u32, backend: &str, prepare: bool, params_dir: &std::path::Path) {
+    let key = load_or_create(params_dir, &BuiltIn::new(kind, log, 0).unwrap(), &|_| {}).unwrap();
+    let synth = synthesize_sized(BuiltIn::new(kind, log, 42).unwrap(), key.size_hint().unwrap()).unwrap();
+    let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(1), 1);
+    let t = Instant::now();
+    let ctx = context(backend).expect("backend available");
+    let context_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    if prepare {
+        ctx.prepare(0, key.srs(), synth.num_constraints() as u64).unwrap();
+    }
+    let prepare_s = t.elapsed().as_secs_f64();
+    let mut times = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        prove_from_assignments(&ctx, &key, std::slice::from_ref(&synth), &bl, 0, None).unwrap();
+        times.push(t.elapsed().as_secs_f64());
+    }
+    let later = times[1..].iter().cloned().fold(f64::MAX, f64::min);
+    println!(
+        "COLD {}",
+        json!({ "context_s": context_s, "prepare_s": prepare_s, "first_s": times[0], "later_s": later,
+                "first_over_later": times[0] / later })
+    );
+}
+
+/// Runs `cold` in a child process and returns its JSON line.
+fn cold_child(kind: Kind, log: u32, backend: &str, prepare: bool, params_dir: &std::path::Path) -> Option<Value> {
+    let out = std::process::Command::new(std::env::current_exe().ok()?)
+        .args(["--cold", kind.name(), &log.to_string(), backend, if prepare { "1" } else { "0" }])
+        .arg("--params-dir")
+        .arg(params_dir)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find_map(|l| l.strip_prefix("COLD "))?;
+    serde_json::from_str(line).ok()
+}
+
 fn main() {
+    let raw: Vec<String> = std::env::args().collect();
+    if let Some(i) = raw.iter().position(|a| a == "--cold") {
+        let dir = raw
+            .iter()
+            .position(|a| a == "--params-dir")
+            .map(|j| PathBuf::from(&raw[j + 1]))
+            .unwrap_or_else(|| PathBuf::from("params-cache"));
+        cold(raw[i + 1].parse().unwrap(), raw[i + 2].parse().unwrap(), &raw[i + 3], raw[i + 4] == "1", &dir);
+        return;
+    }
     let args = parse();
     let say = |s: &str| eprintln!("{s}");
     let mut rows = Vec::new();
@@ -202,6 +254,26 @@ fn main() {
                     "prover_s": best, "first_prover_s": first, "end_to_end_s": best + synthesis_s,
                     "phases": phases(&o),
                 });
+                if backend == "cuda" {
+                    for prepare in [false, true] {
+                        if let Some(c) = cold_child(kind, log, backend, prepare, &args.params_dir) {
+                            println!(
+                                "  {backend}: first proof in a fresh process{}: {:.3} s vs {:.3} s later ({:.2}x){}",
+                                if prepare { " after prepare" } else { "" },
+                                c["first_s"].as_f64().unwrap_or(0.0),
+                                c["later_s"].as_f64().unwrap_or(0.0),
+                                c["first_over_later"].as_f64().unwrap_or(0.0),
+                                if prepare {
+                                    format!(", prepare {:.3} s", c["prepare_s"].as_f64().unwrap_or(0.0))
+                                } else {
+                                    format!(", context {:.3} s", c["context_s"].as_f64().unwrap_or(0.0))
+                                }
+                            );
+                            let name = if prepare { "cold_after_prepare" } else { "cold" };
+                            entry[name] = c;
+                        }
+                    }
+                }
                 if args.partitions > 0 && args.throughput_backends.contains(backend) {
                     let ctx = Arc::new(ctx);
                     let engine = Engine::new(

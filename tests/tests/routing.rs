@@ -198,3 +198,19 @@ fn trim_frees_one_device_only() {
     assert_eq!(ctx.device_stats(1).unwrap().cache_allocations, allocs1);
     assert!(ctx.device_stats(0).unwrap().cache_bytes > 0);
 }
+
+#[test]
+fn prepare_allocates_ahead_of_the_first_proof() {
+    let keys = builtin_keys(Kind::Bits, 8);
+    let ctx = Context::host(2).unwrap();
+    keys.key.prepare(&ctx, 1).unwrap();
+    let s = ctx.device_stats(1).unwrap();
+    assert_eq!(s.cache_allocations, 1);
+    assert!(s.cache_bytes > 0);
+    assert_eq!(ctx.device_stats(0).unwrap().cache_allocations, 0, "only the named device");
+    let cs = circuits(2);
+    prove_from_assignments(&ctx, &keys.key, &cs, &blinding(2), 1, None).unwrap();
+    assert_eq!(ctx.device_stats(1).unwrap().cache_allocations, 1, "the proof reused the cache");
+    let err = keys.key.prepare(&ctx, 2).err().expect("device 2 does not exist");
+    assert_eq!(err.code(), Some(ErrorCode::DeviceIndex), "{err}");
+}

@@ -117,6 +117,9 @@ typedef struct cp_context_options {
  * statistics. Two contexts never share device state. */
 typedef struct cp_context cp_context;
 
+/* A proving key (see below). */
+typedef struct cp_srs cp_srs;
+
 cp_status cp_context_new(const cp_context_options *options, cp_context **out);
 void cp_context_free(cp_context *ctx);
 
@@ -160,6 +163,13 @@ cp_status cp_device_stats_get(const cp_context *ctx, int32_t ordinal, cp_device_
  * much was released. Waits for the device's mutex. */
 cp_status cp_device_trim(cp_context *ctx, int32_t ordinal, uint64_t *freed_bytes);
 
+/* Readies a device for proofs of `num_constraints` constraints with `srs`:
+ * uploads the proving key (once per device) and allocates the working cache,
+ * holding the device's own mutex, so that the first proof pays neither.
+ * The host backend allocates its cache. */
+cp_status cp_device_prepare(cp_context *ctx, int32_t ordinal, const cp_srs *srs,
+                            uint64_t num_constraints);
+
 /* Binds the calling thread to a device of this context (select_gpu).
  * ordinal -1 unbinds. */
 cp_status cp_select_gpu(cp_context *ctx, int32_t ordinal);
@@ -190,8 +200,6 @@ void cp_mutex_free(cp_mutex *m);
 /* ------------------------------------------------------------------ */
 /* Proving key (SRS)                                                   */
 /* ------------------------------------------------------------------ */
-
-typedef struct cp_srs cp_srs;
 
 /* A bellperson proving key in memory (groth16::Parameters). All arrays are
  * copied; the caller may free them after the call. */

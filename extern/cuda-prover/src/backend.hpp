@@ -88,6 +88,12 @@ public:
     virtual void device_part(const srs &key, const circuit_job &job,
                              device_partials &out, cp_timings &t) = 0;
 
+    // Readies the device for proofs of `num_constraints` constraints with
+    // `key`: places the key's per-device copy (when the backend keeps one)
+    // and allocates the working cache, as the first such proof would.
+    // Called with the thread bound and the device's own mutex held.
+    virtual void prepare(const srs &key, uint64_t num_constraints) = 0;
+
     // Frees the working cache; returns the bytes released.
     virtual uint64_t trim() = 0;
 

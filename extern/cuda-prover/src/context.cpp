@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "core.hpp"
+#include "field.hpp"
 #include "parallel.hpp"
 #include "status.hpp"
 
@@ -49,6 +50,15 @@ int host_device_count(int32_t requested) {
     return static_cast<int>(v);
 }
 
+// Binds the calling thread to `ordinal` of `ctx` for its lifetime, then
+// restores the previous binding (none, or another device of ctx).
+struct bind_scope {
+    cp_context &ctx;
+    int prev;
+    bind_scope(cp_context &c, int ordinal);
+    ~bind_scope();
+};
+
 }  // namespace
 
 int bound_device(uint64_t ctx_id) {
@@ -79,6 +89,24 @@ void check_ordinal(const cp_context *ctx, int32_t ordinal, const char *where) {
                                       std::to_string(ctx->count()) + " devices");
 }
 
+namespace {
+
+bind_scope::bind_scope(cp_context &c, int ordinal) : ctx(c), prev(bound_device(c.id)) {
+    ctx.slot(ordinal).dev->bind_thread();
+    set_bound_device(ctx.id, ordinal);
+}
+
+bind_scope::~bind_scope() {
+    set_bound_device(ctx.id, prev);
+    if (prev >= 0) {
+        try {
+            ctx.slot(prev).dev->bind_thread();
+        } catch (...) {
+        }
+    }
+}
+
+}  // namespace
 }  // namespace cp
 
 using namespace cp;
@@ -210,6 +238,25 @@ cp_status cp_device_trim(cp_context *ctx, int32_t ordinal, uint64_t *freed_bytes
             s.trims++;
         }
         if (freed_bytes) *freed_bytes = freed;
+    });
+}
+
+cp_status cp_device_prepare(cp_context *ctx, int32_t ordinal, const cp_srs *srs,
+                            uint64_t num_constraints) {
+    return guard("cp_device_prepare", [&] {
+        if (!ctx || !srs) fail(CP_ERR_INVALID_ARGUMENT, "cp_device_prepare: NULL argument");
+        check_ordinal(ctx, ordinal, "cp_device_prepare");
+        if (num_constraints == 0)
+            fail(CP_ERR_INVALID_ARGUMENT, "cp_device_prepare: num_constraints is 0");
+        if (num_constraints > (uint64_t(1) << MAX_LG_DOMAIN))
+            fail(CP_ERR_INVALID_ARGUMENT, "cp_device_prepare: num_constraints " +
+                                              std::to_string(num_constraints) +
+                                              " needs a domain larger than the largest, 2^" +
+                                              std::to_string(MAX_LG_DOMAIN));
+        device_slot &s = ctx->slot(ordinal);
+        std::lock_guard<std::mutex> lk(s.own);
+        bind_scope scope(*ctx, ordinal);
+        s.dev->prepare(srs->key, num_constraints);
     });
 }
 

@@ -658,6 +658,42 @@ static void test_routing() {
         EXPECT_OK(cp_memory_estimate_get(srs, nc, &est));
         CHECK(est.working_bytes > 0 && est.srs_bytes > 0, "estimate");
     }
+
+    // Prepare: allocates the cache ahead of the proof, under the device's
+    // mutex, and leaves the thread's binding as it was.
+    {
+        std::printf("  prepare\n");
+        EXPECT_CODE(cp_device_prepare(nullptr, 0, srs, nc), CP_ERR_INVALID_ARGUMENT);
+        EXPECT_CODE(cp_device_prepare(ctx, 0, nullptr, nc), CP_ERR_INVALID_ARGUMENT);
+        EXPECT_CODE(cp_device_prepare(ctx, 4, srs, nc), CP_ERR_DEVICE_INDEX);
+        EXPECT_CODE(cp_device_prepare(ctx, -1, srs, nc), CP_ERR_DEVICE_INDEX);
+        EXPECT_CODE(cp_device_prepare(ctx, 0, srs, 0), CP_ERR_INVALID_ARGUMENT);
+        EXPECT_CODE(cp_device_prepare(ctx, 0, srs, (uint64_t(1) << 31) + 1), CP_ERR_INVALID_ARGUMENT);
+        cp_device_stats st;
+        EXPECT_OK(cp_device_stats_get(ctx, 0, &st));
+        CHECK(st.cache_bytes == 0, "cache empty after trim (%llu)", (unsigned long long)st.cache_bytes);
+        const uint64_t allocs = st.cache_allocations;
+        EXPECT_OK(cp_select_gpu(ctx, 1));
+        EXPECT_OK(cp_device_prepare(ctx, 0, srs, nc));
+        int32_t cur = -1;
+        EXPECT_OK(cp_current_gpu(ctx, &cur));
+        CHECK(cur == 1, "binding restored after prepare: %d", cur);
+        EXPECT_OK(cp_select_gpu(ctx, -1));
+        EXPECT_OK(cp_device_prepare(ctx, 0, srs, nc));
+        EXPECT_CODE(cp_current_gpu(ctx, &cur), CP_ERR_NO_DEVICE_BOUND);
+        EXPECT_OK(cp_device_stats_get(ctx, 0, &st));
+        CHECK(st.cache_allocations == allocs + 1 && st.cache_bytes > 0,
+              "prepare allocates the cache once: %llu -> %llu, %llu bytes",
+              (unsigned long long)allocs, (unsigned long long)st.cache_allocations,
+              (unsigned long long)st.cache_bytes);
+        EXPECT_OK(cp_prove(ctx, srs, cs.data(), 1, 0, nullptr, proofs.data()));
+        EXPECT_OK(cp_device_stats_get(ctx, 0, &st));
+        CHECK(st.cache_allocations == allocs + 1, "the proof after prepare does not allocate: %llu",
+              (unsigned long long)st.cache_allocations);
+        EXPECT_OK(cp_set_device_memory_limit(ctx, 2, 1024));
+        EXPECT_CODE(cp_device_prepare(ctx, 2, srs, nc), CP_ERR_OUT_OF_MEMORY);
+        EXPECT_OK(cp_set_device_memory_limit(ctx, 2, 0));
+    }
     cp_srs_free(srs);
     cp_context_free(ctx);
 

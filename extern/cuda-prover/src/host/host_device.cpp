@@ -44,8 +44,10 @@ struct working_cache {
 
     void update_bytes() { bytes = (3 * cap + 2 * tw_cap) * sizeof(blst_fr); }
 
+    // Counts one allocation per call that (re)allocates anything.
     void ensure(uint32_t lg, int threads) {
         size_t m = size_t(1) << lg;
+        bool allocated = false;
         if (cap < m) {
             a.reset();
             b.reset();
@@ -56,7 +58,7 @@ struct working_cache {
             b.reset(new blst_fr[m]);
             c.reset(new blst_fr[m]);
             cap = m;
-            allocations++;
+            allocated = true;
             update_bytes();
         }
         if (tw_lg != static_cast<int>(lg)) {
@@ -70,12 +72,13 @@ struct working_cache {
                 fwd.reset(new blst_fr[n]);
                 inv.reset(new blst_fr[n]);
                 tw_cap = n;
-                allocations++;
+                allocated = true;
                 update_bytes();
             }
             domain_twiddles(lg, fwd.get(), inv.get(), threads);
             tw_lg = static_cast<int>(lg);
         }
+        if (allocated) allocations++;
     }
 
     uint64_t release() {
@@ -121,18 +124,19 @@ public:
         return d;
     }
 
+    void prepare(const srs &key, uint64_t num_constraints) override {
+        uint32_t lg = 0;
+        while ((uint64_t(1) << lg) < num_constraints) lg++;
+        check_memory(key, num_constraints);
+        cache_.ensure(lg, threads_);
+    }
+
     void device_part(const srs &key, const circuit_job &job, device_partials &out,
                      cp_timings &t) override {
         const cp_circuit &c = *job.c;
         const uint32_t lg = job.lg_domain;
         const size_t m = size_t(1) << lg;
-        const cp_memory_estimate need = estimate(key, c.num_constraints);
-        if (need.working_bytes > memory_limit()) {
-            fail(CP_ERR_OUT_OF_MEMORY,
-                 "needs " + std::to_string(need.working_bytes >> 20) + " MiB on device " +
-                     std::to_string(ordinal_) + ", " + std::to_string(memory_limit() >> 20) +
-                     " MiB free (memory limit)");
-        }
+        check_memory(key, c.num_constraints);
 
         // H.
         auto t0 = std::chrono::steady_clock::now();
@@ -199,6 +203,16 @@ private:
     int ordinal_;
     int threads_;
     working_cache cache_;
+
+    void check_memory(const srs &key, uint64_t num_constraints) const {
+        const cp_memory_estimate need = estimate(key, num_constraints);
+        if (need.working_bytes > memory_limit()) {
+            fail(CP_ERR_OUT_OF_MEMORY,
+                 "needs " + std::to_string(need.working_bytes >> 20) + " MiB on device " +
+                     std::to_string(ordinal_) + ", " + std::to_string(memory_limit() >> 20) +
+                     " MiB free (memory limit)");
+        }
+    }
 };
 
 }  // namespace
