@@ -1,12 +1,14 @@
 // The CUDA backend: one cp::device per usable GPU. Each device keeps the
 // proving keys it has seen in device memory (srs::copies, by CUDA ordinal)
-// and a working cache reused between proofs; it runs H and the five MSMs of
-// a circuit on its own GPU and streams.
+// and a working cache reused between proofs; it runs H and the MSMs of a
+// circuit on its own GPU and streams. The witness goes up once, through
+// pinned staging buffers on a copy stream that overlaps the NTTs; the MSM
+// scalars are gathered on the device. h and l are one MSM (they enter the
+// proof only as h + l): its time is reported in msm_h_ns, out.l is zero.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <future>
 #include <string>
 #include <vector>
 
@@ -74,10 +76,12 @@ struct srs_sizes {
     size_t h, l, a, b_g1, b_g2, total;
 };
 
+// H and L are adjacent (no padding between them) so that one MSM covers
+// both: h + l enter the proof only through their sum.
 srs_sizes srs_layout(const srs &key) {
     srs_sizes s;
-    s.h = align256(key.h.size() * sizeof(blst_p1_affine));
-    s.l = align256(key.l.size() * sizeof(blst_p1_affine));
+    s.h = key.h.size() * sizeof(blst_p1_affine);
+    s.l = align256(s.h + key.l.size() * sizeof(blst_p1_affine)) - s.h;
     s.a = align256(key.a.size() * sizeof(blst_p1_affine));
     s.b_g1 = align256(key.b_g1.size() * sizeof(blst_p1_affine));
     s.b_g2 = align256(key.b_g2.size() * sizeof(blst_p2_affine));
@@ -105,23 +109,85 @@ struct srs_copy final : srs_device_copy {
     uint64_t bytes() const override { return total; }
 };
 
-size_t working_bytes(size_t m, size_t n_max, int sm_count) {
-    return std::max(align256(3 * m * sizeof(fr_raw)), sparse_scratch_bytes(n_max, sm_count));
+// The working cache of one proof shape, carved from one device allocation:
+//   abc   a, b, c evaluations over the domain (m each); H ends up in a
+//   hl    scalars of the merged H+L MSM: H's m-1 coefficients, then aux
+//   in    the input assignment
+//   sa    scalars of A: inputs, then aux filtered by a_aux_density
+//   sb    scalars of B: inputs filtered by b_input_density, then aux
+//         filtered by b_aux_density
+//   bits  the three density bitmaps (64-bit words)
+//   pre   per bitmap word, the set bits in the words before it (uint32)
+struct cache_layout {
+    size_t m, n_hl, ni, na, n_a, n_b, w_in, w_aux;
+    size_t abc, hl, in, sa, sb, bits, pre, total;
+};
+
+cache_layout layout_for(const srs &key, size_t m) {
+    cache_layout L;
+    L.m = m;
+    L.ni = key.ic.size();
+    L.na = key.l.size();
+    L.n_hl = (m - 1) + L.na;
+    L.n_a = key.a.size();
+    L.n_b = key.b_g1.size();
+    L.w_in = (L.ni + 63) / 64;
+    L.w_aux = (L.na + 63) / 64;
+    size_t off = 0;
+    auto take = [&](size_t bytes) {
+        size_t at = off;
+        off += align256(bytes);
+        return at;
+    };
+    L.abc = take(3 * m * sizeof(fr_raw));
+    L.hl = take(L.n_hl * sizeof(fr_raw));
+    L.in = take(L.ni * sizeof(fr_raw));
+    L.sa = take(L.n_a * sizeof(fr_raw));
+    L.sb = take(L.n_b * sizeof(fr_raw));
+    L.bits = take((2 * L.w_aux + L.w_in) * sizeof(uint64_t));
+    L.pre = take((2 * L.w_aux + L.w_in) * sizeof(uint32_t));
+    L.total = std::max<size_t>(off, 256);
+    return L;
 }
 
-size_t temp_bytes(size_t m, size_t n_max, int sm_count) {
-    return msm_temp_bytes(std::max(m, n_max), true, sm_count);
+size_t temp_bytes(const cache_layout &L, int sm_count) {
+    return std::max({msm_temp_bytes(L.n_hl, false, sm_count),
+                     msm_temp_bytes(L.n_a, false, sm_count),
+                     msm_temp_bytes(L.n_b, true, sm_count)});
 }
 
-inline bool bit(const uint64_t *bits, size_t i) { return (bits[i / 64] >> (i % 64)) & 1; }
+// dst[prefix of i] = src[i] for the set bits i < n of `bits`, where pre[w]
+// counts the set bits of bits[0..w).
+__global__ void compact_by_bits(fr_raw *dst, const fr_raw *src, const uint64_t *bits,
+                                const uint32_t *pre, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const uint64_t w = bits[i / 64];
+        const unsigned k = (unsigned)(i % 64);
+        if ((w >> k) & 1) {
+            const uint64_t below = k ? (w & ((uint64_t(1) << k) - 1)) : 0;
+            dst[pre[i / 64] + __popcll(below)] = src[i];
+        }
+    }
+}
 
-// Appends src[i] for the set bits i of `density` (count bits).
-void append_filtered(std::vector<fr_raw> &dst, const cp_fr *src, size_t count,
-                     const uint64_t *density) {
-    const fr_raw *s = reinterpret_cast<const fr_raw *>(src);
-    for (size_t i = 0; i < count; i++)
-        if (bit(density, i))
-            dst.push_back(s[i]);
+void launch_compact(cudaStream_t s, fr_raw *dst, const fr_raw *src, const uint64_t *bits,
+                    const uint32_t *pre, size_t n) {
+    if (n == 0)
+        return;
+    const unsigned blocks = (unsigned)std::min<size_t>((n + 255) / 256, 8192);
+    compact_by_bits<<<blocks, 256, 0, s>>>(dst, src, bits, pre, n);
+    cuda_check(cudaGetLastError(), "compact_by_bits");
+}
+
+// Host: pre[w] = set bits of bits[0..w), for the words holding n bits.
+void word_prefix(uint32_t *pre, const uint64_t *bits, size_t n) {
+    const size_t words = (n + 63) / 64;
+    uint64_t acc = 0;
+    for (size_t w = 0; w < words; w++) {
+        pre[w] = (uint32_t)acc;
+        acc += (uint64_t)__builtin_popcountll(bits[w]);
+    }
 }
 
 // 1 / (g^m - 1) for g = 7, m = 2^lg.
@@ -142,20 +208,31 @@ fr_raw z_inverse(uint32_t lg) {
 
 std::string mib(uint64_t b) { return std::to_string((b + MiB - 1) / MiB) + " MiB"; }
 
+// Host to device copies through a ring of pinned buffers: the host threads
+// of the gpu's pool fill one buffer while the copy stream drains the others.
+constexpr size_t STAGE_CHUNK = 8 * MiB;
+constexpr int STAGE_BUFS = 4;
+constexpr size_t STAGE_PIECE = 512 * 1024;  // per host thread
+
 class cuda_device final : public device {
 public:
     cuda_device(int ordinal, const gpu_t *gpu)
         : ordinal_(ordinal), cuda_id_(gpu->cid()), gpu_(gpu) {}
 
     ~cuda_device() override {
-        if (cache_) {
-            int prev = -1;
-            (void)cudaGetDevice(&prev);
-            (void)cudaSetDevice(cuda_id_);
+        int prev = -1;
+        (void)cudaGetDevice(&prev);
+        (void)cudaSetDevice(cuda_id_);
+        if (cache_)
             (void)cudaFree(cache_);
-            if (prev >= 0)
-                (void)cudaSetDevice(prev);
-        }
+        free_staging();
+        if (copy_)
+            (void)cudaStreamDestroy(copy_);
+        for (cudaEvent_t e : {ev_abc_, ev_rest_})
+            if (e)
+                (void)cudaEventDestroy(e);
+        if (prev >= 0)
+            (void)cudaSetDevice(prev);
     }
 
     void bind_thread() override {
@@ -179,6 +256,24 @@ public:
         return inf;
     }
 
+    void prepare(const srs &key, uint64_t num_constraints) override {
+        bind_thread();
+        try {
+            size_t m = 1;
+            while (m < num_constraints)
+                m <<= 1;
+            const cache_layout L = layout_for(key, m);
+            const size_t temp = temp_bytes(L, gpu_->sm_count());
+            const bool have_cache = cache_bytes_.load() >= L.total;
+            cp_timings t;
+            std::memset(&t, 0, sizeof(t));
+            ensure_srs(key, temp + (have_cache ? 0 : L.total), t);
+            ensure_cache(L.total, temp);
+        } catch (const cuda_error &e) {
+            rethrow_sppark(e, cuda_id_);
+        }
+    }
+
     void device_part(const srs &key, const circuit_job &job, device_partials &out,
                      cp_timings &t) override {
         bind_thread();
@@ -197,11 +292,14 @@ public:
         } catch (const cuda_error &e) {
             rethrow_sppark(e, cuda_id_);
         }
+        if (copy_)
+            cuda_check(cudaStreamSynchronize(copy_), "cudaStreamSynchronize");
         if (cache_) {
             cuda_check(cudaFree(cache_), "cudaFree");
             cache_ = nullptr;
             freed = cache_bytes_.exchange(0);
         }
+        free_staging();
         cudaMemPool_t pool;
         if (cudaDeviceGetDefaultMemPool(&pool, cuda_id_) == cudaSuccess)
             (void)cudaMemPoolTrimTo(pool, 0);
@@ -216,10 +314,9 @@ public:
         size_t m = 1;
         while (m < num_constraints)
             m <<= 1;
-        const size_t n_max = std::max({key.l.size(), key.a.size(), key.b_g1.size(), size_t(1)});
+        const cache_layout L = layout_for(key, m);
         cp_memory_estimate e;
-        e.working_bytes = working_bytes(m, n_max, gpu_->sm_count()) +
-                          temp_bytes(m, n_max, gpu_->sm_count());
+        e.working_bytes = L.total + temp_bytes(L, gpu_->sm_count());
         e.srs_bytes = srs_layout(key).total;
         return e;
     }
@@ -233,6 +330,14 @@ private:
     std::atomic<uint64_t> cache_allocs_{0};
     std::atomic<uint64_t> srs_uploads_{0};
 
+    // Pinned staging ring and the copy stream (device mutex held).
+    void *stage_[STAGE_BUFS] = {};
+    cudaEvent_t stage_ev_[STAGE_BUFS] = {};
+    unsigned stage_next_ = 0;
+    cudaStream_t copy_ = nullptr;
+    cudaEvent_t ev_abc_ = nullptr, ev_rest_ = nullptr;
+    std::vector<uint32_t> pre_host_;
+
     cudaStream_t stream() const { return (cudaStream_t)(*gpu_); }
 
     size_t free_bytes() const {
@@ -245,6 +350,72 @@ private:
         fail(CP_ERR_OUT_OF_MEMORY, "needs " + mib(needed) + " on device " +
                                        std::to_string(ordinal_) + ", " + mib(free_b) +
                                        " free");
+    }
+
+    void free_staging() {
+        for (int i = 0; i < STAGE_BUFS; i++) {
+            if (stage_ev_[i]) {
+                (void)cudaEventSynchronize(stage_ev_[i]);
+                (void)cudaEventDestroy(stage_ev_[i]);
+                stage_ev_[i] = nullptr;
+            }
+            if (stage_[i]) {
+                (void)cudaFreeHost(stage_[i]);
+                stage_[i] = nullptr;
+            }
+        }
+        stage_next_ = 0;
+    }
+
+    // Streams, events and the pinned ring; the thread is bound.
+    void ensure_staging() {
+        if (!copy_)
+            cuda_check(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking),
+                       "cudaStreamCreate(copy)");
+        for (cudaEvent_t *e : {&ev_abc_, &ev_rest_})
+            if (!*e)
+                cuda_check(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreate");
+        for (int i = 0; i < STAGE_BUFS; i++) {
+            if (!stage_[i]) {
+                cudaError_t e = cudaHostAlloc(&stage_[i], STAGE_CHUNK, cudaHostAllocDefault);
+                if (e != cudaSuccess) {
+                    stage_[i] = nullptr;
+                    (void)cudaGetLastError();
+                    fail(CP_ERR_OUT_OF_MEMORY, "cudaHostAlloc(" + mib(STAGE_CHUNK) +
+                                                   " staging buffer): " + cudaGetErrorString(e));
+                }
+            }
+            if (!stage_ev_[i])
+                cuda_check(cudaEventCreateWithFlags(&stage_ev_[i], cudaEventDisableTiming),
+                           "cudaEventCreate");
+        }
+    }
+
+    // Queues a host to device copy of `bytes` on the copy stream. `src` may
+    // be reused once this returns.
+    void stage(void *dst, const void *src, size_t bytes) {
+        const char *s = (const char *)src;
+        char *d = (char *)dst;
+        while (bytes) {
+            const size_t len = std::min(bytes, STAGE_CHUNK);
+            const unsigned b = stage_next_++ % STAGE_BUFS;
+            cuda_check(cudaEventSynchronize(stage_ev_[b]), "staging buffer");
+            char *h = (char *)stage_[b];
+            if (len <= 2 * STAGE_PIECE) {
+                std::memcpy(h, s, len);
+            } else {
+                const size_t pieces = (len + STAGE_PIECE - 1) / STAGE_PIECE;
+                gpu_->par_map(pieces, 1, [&](size_t i) {
+                    const size_t off = i * STAGE_PIECE;
+                    std::memcpy(h + off, s + off, std::min(STAGE_PIECE, len - off));
+                });
+            }
+            cuda_check(cudaMemcpyAsync(d, h, len, cudaMemcpyHostToDevice, copy_), "upload");
+            cuda_check(cudaEventRecord(stage_ev_[b], copy_), "cudaEventRecord");
+            s += len;
+            d += len;
+            bytes -= len;
+        }
     }
 
     // The key's device copy, uploaded on first use.
@@ -314,6 +485,7 @@ private:
         if (held >= working) {
             if (temp > free_b)
                 oom(working + temp, free_b + held);
+            ensure_staging();
             return;
         }
         if (working + temp > free_b + held)
@@ -332,97 +504,126 @@ private:
         cuda_check(e, "cudaMalloc(working cache)");
         cache_ = p;
         cache_bytes_ = working;
+        ensure_staging();
+        // Keep sppark's per-MSM temporaries mapped in the default pool
+        // between MSMs instead of returning them at every synchronization.
+        cudaMemPool_t pool;
+        if (cudaDeviceGetDefaultMemPool(&pool, cuda_id_) == cudaSuccess) {
+            uint64_t thr = temp;
+            (void)cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr);
+        }
         cache_allocs_++;
     }
 
     void run(const srs &key, const circuit_job &job, device_partials &out, cp_timings &t) {
+        const uint64_t t_start = now_ns();
         const cp_circuit &c = *job.c;
-        const int sm = gpu_->sm_count();
         const size_t m = size_t(1) << job.lg_domain;
-        const size_t n_max =
-            std::max({key.l.size(), key.a.size(), key.b_g1.size(), key.b_g2.size(), size_t(1)});
-        const size_t working = working_bytes(m, n_max, sm);
-        const size_t temp = temp_bytes(m, n_max, sm);
+        const cache_layout L = layout_for(key, m);
+        const size_t temp = temp_bytes(L, gpu_->sm_count());
+        if (c.num_inputs != L.ni || c.num_aux != L.na ||
+            L.ni + job.a_aux_count != L.n_a || job.b_input_count + job.b_aux_count != L.n_b ||
+            key.h.size() != m - 1 || key.b_g2.size() != L.n_b)
+            fail(CP_ERR_INTERNAL, "circuit and proving key shapes disagree");
 
-        const bool have_cache = cache_bytes_.load() >= working;
-        const srs_copy &dk = ensure_srs(key, temp + (have_cache ? 0 : working), t);
-        ensure_cache(working, temp);
+        // A first upload of the key falls in upload_ns through t_start.
+        const bool have_cache = cache_bytes_.load() >= L.total;
+        cp_timings key_t{};
+        const srs_copy &dk = ensure_srs(key, temp + (have_cache ? 0 : L.total), key_t);
+        ensure_cache(L.total, temp);
 
-        // a, b, c evaluations, zero-padded to the domain.
-        uint64_t t0 = now_ns();
-        fr_raw *d_a = (fr_raw *)cache_;
+        char *base = (char *)cache_;
+        fr_raw *d_a = (fr_raw *)(base + L.abc);
         fr_raw *d_b = d_a + m;
         fr_raw *d_c = d_b + m;
+        fr_raw *d_hl = (fr_raw *)(base + L.hl);
+        fr_raw *d_aux = d_hl + (m - 1);
+        fr_raw *d_in = (fr_raw *)(base + L.in);
+        fr_raw *d_sa = (fr_raw *)(base + L.sa);
+        fr_raw *d_sb = (fr_raw *)(base + L.sb);
+        uint64_t *d_bits_a = (uint64_t *)(base + L.bits);
+        uint64_t *d_bits_bi = d_bits_a + L.w_aux;
+        uint64_t *d_bits_ba = d_bits_bi + L.w_in;
+        uint32_t *d_pre = (uint32_t *)(base + L.pre);
+        const cudaStream_t zs = stream();
+
+        // a, b, c, zero-padded to the domain, then H on the compute stream
+        // while the rest of the witness is copied.
         const size_t nc = std::min(c.num_constraints, m);
         const cp_fr *src[3] = {c.a, c.b, c.c};
         fr_raw *dst[3] = {d_a, d_b, d_c};
         for (int i = 0; i < 3; i++) {
-            if (nc)
-                cuda_check(cudaMemcpyAsync(dst[i], src[i], nc * sizeof(fr_raw),
-                                           cudaMemcpyHostToDevice, stream()),
-                           "upload of a/b/c");
+            stage(dst[i], src[i], nc * sizeof(fr_raw));
             if (m > nc)
-                cuda_check(cudaMemsetAsync(dst[i] + nc, 0, (m - nc) * sizeof(fr_raw), stream()),
+                cuda_check(cudaMemsetAsync(dst[i] + nc, 0, (m - nc) * sizeof(fr_raw), copy_),
                            "cudaMemsetAsync");
         }
-        cuda_check(cudaStreamSynchronize(stream()), "upload of a/b/c");
-        t.upload_ns += now_ns() - t0;
-
-        t0 = now_ns();
+        cuda_check(cudaEventRecord(ev_abc_, copy_), "cudaEventRecord");
+        cuda_check(cudaStreamWaitEvent(zs, ev_abc_, 0), "cudaStreamWaitEvent");
         compute_h_async(*gpu_, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
+
+        stage(d_aux, c.aux, L.na * sizeof(fr_raw));
+        stage(d_in, c.inputs, L.ni * sizeof(fr_raw));
+        stage(d_bits_a, c.a_aux_density, L.w_aux * sizeof(uint64_t));
+        stage(d_bits_bi, c.b_input_density, L.w_in * sizeof(uint64_t));
+        stage(d_bits_ba, c.b_aux_density, L.w_aux * sizeof(uint64_t));
+        pre_host_.resize(2 * L.w_aux + L.w_in);
+        uint32_t *pre_a = pre_host_.data();
+        uint32_t *pre_bi = pre_a + L.w_aux;
+        uint32_t *pre_ba = pre_bi + L.w_in;
+        if (L.na) {
+            word_prefix(pre_a, c.a_aux_density, L.na);
+            word_prefix(pre_ba, c.b_aux_density, L.na);
+        }
+        word_prefix(pre_bi, c.b_input_density, L.ni);
+        stage(d_pre, pre_host_.data(), pre_host_.size() * sizeof(uint32_t));
+        cuda_check(cudaEventRecord(ev_rest_, copy_), "cudaEventRecord");
+        cuda_check(cudaStreamSynchronize(copy_), "upload of the witness");
+        const uint64_t t_up = now_ns();
+        t.upload_ns += t_up - t_start;
+
+        // H's coefficients before aux, and the scalars of A and B gathered
+        // by their densities.
+        cuda_check(cudaStreamWaitEvent(zs, ev_rest_, 0), "cudaStreamWaitEvent");
+        if (m > 1)
+            cuda_check(cudaMemcpyAsync(d_hl, d_a, (m - 1) * sizeof(fr_raw),
+                                       cudaMemcpyDeviceToDevice, zs),
+                       "copy of H");
+        if (L.ni)
+            cuda_check(cudaMemcpyAsync(d_sa, d_in, L.ni * sizeof(fr_raw),
+                                       cudaMemcpyDeviceToDevice, zs),
+                       "copy of the inputs");
+        launch_compact(zs, d_sa + L.ni, d_aux, d_bits_a, d_pre, L.na);
+        launch_compact(zs, d_sb, d_in, d_bits_bi, d_pre + L.w_aux, L.ni);
+        launch_compact(zs, d_sb + job.b_input_count, d_aux, d_bits_ba,
+                       d_pre + L.w_aux + L.w_in, L.na);
         gpu_sync_default(*gpu_);
-        t.ntt_ns += now_ns() - t0;
+        uint64_t t0 = now_ns();
+        t.ntt_ns += t0 - t_up;
 
-        // The MSM plans (0/1/other split of each MSM's scalars), one host
-        // thread each for A and B while this one does L.
-        const fr_raw *inputs = reinterpret_cast<const fr_raw *>(c.inputs);
-        const fr_raw *aux = reinterpret_cast<const fr_raw *>(c.aux);
-        msm_plan plan_l, plan_a, plan_b, plan_b2;
-        std::vector<fr_raw> sa, sb;
-        const bool b2_same = key.b_g2.size() == key.b_g1.size();
-        auto fut_a = std::async(std::launch::async, [&] {
-            sa.reserve(key.a.size());
-            sa.insert(sa.end(), inputs, inputs + c.num_inputs);
-            append_filtered(sa, c.aux, c.num_aux, c.a_aux_density);
-            make_plan(plan_a, sa.data(), std::min(sa.size(), key.a.size()));
-        });
-        auto fut_b = std::async(std::launch::async, [&] {
-            sb.reserve(key.b_g1.size());
-            append_filtered(sb, c.inputs, c.num_inputs, c.b_input_density);
-            append_filtered(sb, c.aux, c.num_aux, c.b_aux_density);
-            make_plan(plan_b, sb.data(), std::min(sb.size(), key.b_g1.size()));
-            if (!b2_same)
-                make_plan(plan_b2, sb.data(), std::min(sb.size(), key.b_g2.size()));
-        });
-        make_plan(plan_l, aux, std::min(c.num_aux, key.l.size()));
-        fut_a.get();
-        fut_b.get();
-
+        // h + l as one MSM over the adjacent H and L points.
         g1_proj_raw r1;
         g2_proj_raw r2;
-        t0 = now_ns();
-        const size_t n_h = m > 0 ? std::min(m - 1, key.h.size()) : 0;
-        msm_g1_device(*gpu_, r1, dk.h, d_a, n_h);
+        msm_g1_device(*gpu_, r1, dk.h, d_hl, L.n_hl);
         std::memcpy(&out.h, &r1, sizeof(r1));
-        t.msm_h_ns += now_ns() - t0;
+        std::memset(&out.l, 0, sizeof(out.l));  // infinity (Z = 0)
+        uint64_t t1 = now_ns();
+        t.msm_h_ns += t1 - t0;
 
-        // a/b/c are dead: the cache becomes MSM scratch.
-        const scratch_t scratch{cache_, cache_bytes_.load()};
-        msm_times tl, ta, tb1, tb2;
-        msm_g1_plan(*gpu_, r1, dk.l, plan_l, scratch, tl);
-        std::memcpy(&out.l, &r1, sizeof(r1));
-        msm_g1_plan(*gpu_, r1, dk.a, plan_a, scratch, ta);
+        msm_g1_device(*gpu_, r1, dk.a, d_sa, L.n_a);
         std::memcpy(&out.a, &r1, sizeof(r1));
-        msm_g1_plan(*gpu_, r1, dk.b_g1, plan_b, scratch, tb1);
-        std::memcpy(&out.b_g1, &r1, sizeof(r1));
-        msm_g2_plan(*gpu_, r2, dk.b_g2, b2_same ? plan_b : plan_b2, scratch, tb2);
-        std::memcpy(&out.b_g2, &r2, sizeof(r2));
+        t0 = now_ns();
+        t.msm_a_ns += t0 - t1;
 
-        t.msm_l_ns += tl.msm_ns;
-        t.msm_a_ns += ta.msm_ns;
-        t.msm_b_g1_ns += tb1.msm_ns;
-        t.msm_b_g2_ns += tb2.msm_ns;
-        t.batch_add_ns += tl.batch_add_ns + ta.batch_add_ns + tb1.batch_add_ns + tb2.batch_add_ns;
+        msm_g1_device(*gpu_, r1, dk.b_g1, d_sb, L.n_b);
+        std::memcpy(&out.b_g1, &r1, sizeof(r1));
+        t1 = now_ns();
+        t.msm_b_g1_ns += t1 - t0;
+
+        msm_g2_device(*gpu_, r2, dk.b_g2, d_sb, L.n_b);
+        std::memcpy(&out.b_g2, &r2, sizeof(r2));
+        t.msm_b_g2_ns += now_ns() - t1;
+
         t.peak_device_bytes =
             std::max<uint64_t>(t.peak_device_bytes, dk.total + cache_bytes_.load() + temp);
     }

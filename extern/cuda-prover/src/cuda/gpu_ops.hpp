@@ -59,6 +59,10 @@ size_t msm_temp_bytes(size_t n, bool g2, int sm_count);
 void msm_g1_device(const gpu_t &gpu, g1_proj_raw &out, const void *d_points,
                    const void *d_scalars, size_t n);
 
+// The same in G2.
+void msm_g2_device(const gpu_t &gpu, g2_proj_raw &out, const void *d_points,
+                   const void *d_scalars, size_t n);
+
 // sum plan.scalars[i] * points[i], points on the device.
 void msm_g1_plan(const gpu_t &gpu, g1_proj_raw &out, const void *d_points,
                  const msm_plan &plan, scratch_t scratch, msm_times &times);

@@ -243,6 +243,14 @@ void msm_g1_device(const gpu_t &gpu, g1_proj_raw &out, const void *d_points,
     std::memcpy(&out, &p, sizeof(out));
 }
 
+void msm_g2_device(const gpu_t &gpu, g2_proj_raw &out, const void *d_points,
+                   const void *d_scalars, size_t n) {
+    g2_point p;
+    msm_run<g2_bucket, g2_point, g2_affine>(gpu, p, d_points, n, (const fr_t *)d_scalars,
+                                            true);
+    std::memcpy(&out, &p, sizeof(out));
+}
+
 void msm_g1_plan(const gpu_t &gpu, g1_proj_raw &out, const void *d_points,
                  const msm_plan &plan, scratch_t scratch, msm_times &times) {
     g1_point p;

@@ -12,6 +12,8 @@ namespace host {
 namespace {
 // Below this many elements the work is done on one thread.
 constexpr size_t GRAIN = size_t(1) << 11;
+// Stages done block by block: 2^12 elements of 32 bytes, 128 KiB.
+constexpr uint32_t BLOCK_LG = 12;
 
 inline uint64_t bit_reverse(uint64_t x, uint32_t lg) {
     x = ((x >> 1) & 0x5555555555555555ULL) | ((x & 0x5555555555555555ULL) << 1);
@@ -54,8 +56,30 @@ void ntt(blst_fr *x, uint32_t lg, const blst_fr *tw, int threads) {
             if (i < j) std::swap(x[i], x[j]);
         }
     });
-    // Stages: butterflies of span h, twiddle w^(j * m / 2h).
-    for (uint32_t s = 0; s < lg; s++) {
+    // Stages: butterflies of span h, twiddle w^(j * m / 2h). The first
+    // `kb` stages stay inside aligned blocks of 2^kb elements, small enough
+    // for the cache: each block runs them all at once, one pass over memory
+    // instead of kb. The remaining stages span blocks and run one by one.
+    const uint32_t kb = lg < BLOCK_LG ? lg : BLOCK_LG;
+    const size_t bs = size_t(1) << kb;
+    parallel_for(m / bs, threads, 1, [&](size_t b, size_t e, size_t) {
+        for (size_t blk = b; blk < e; blk++) {
+            blst_fr *y = x + blk * bs;
+            for (uint32_t s = 0; s < kb; s++) {
+                const size_t h = size_t(1) << s;
+                const uint32_t stride_lg = lg - 1 - s;
+                for (size_t g0 = 0; g0 < bs; g0 += 2 * h) {
+                    for (size_t j = 0; j < h; j++) {
+                        blst_fr t;
+                        blst_fr_mul(&t, &tw[j << stride_lg], &y[g0 + j + h]);
+                        blst_fr_sub(&y[g0 + j + h], &y[g0 + j], &t);
+                        blst_fr_add(&y[g0 + j], &y[g0 + j], &t);
+                    }
+                }
+            }
+        }
+    });
+    for (uint32_t s = kb; s < lg; s++) {
         const size_t h = size_t(1) << s;
         const uint32_t stride_lg = lg - 1 - s;
         parallel_for(half, threads, GRAIN, [&](size_t b, size_t e, size_t) {
