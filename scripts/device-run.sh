@@ -24,5 +24,18 @@ fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
     "$bin/bench-prover" --logs "${BENCH_LOGS:-16,18,20}" --circuits chain,bits \
         --backends cuda,host,bellperson --throughput-backends cuda --partitions 16 \
-        --params-dir params-cache --json "$out/bench.json" 2>&1 | tee "$out/bench.log"
+        --workers-per-device 4 --synthesis-threads 8 \
+        --params-dir params-cache --json "$out/bench.json" 2>&1 | grep -v "still generating" | tee "$out/bench.log"
+fi
+if [ "$what" = scaling ] || [ "$what" = all ]; then
+    # Host backend: 1, 2, 4 simulated devices sharing this machine's cores.
+    "$bin/bench-scaling" --backend host --host-devices 4 --sets "0;0,1;0,1,2,3" \
+        --circuit bits --log 14 --partitions 16 --params-dir params-cache \
+        --json "$out/scaling-host.json" 2>&1 | tee "$out/scaling-host.log"
+    # One GPU, one and several workers.
+    for w in 1 2 4; do
+        "$bin/bench-scaling" --backend cuda --sets "0" --circuit "${SCALING_CIRCUIT:-chain}" \
+            --log "${SCALING_LOG:-18}" --partitions 16 --workers-per-device $w --params-dir params-cache \
+            --json "$out/scaling-cuda-w$w.json" 2>&1 | tee "$out/scaling-cuda-w$w.log"
+    done
 fi

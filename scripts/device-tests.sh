@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 # shellcheck disable=SC1091
 source scripts/cuda-env.sh
 out=device-bin
-rm -rf "$out"
 mkdir -p "$out"
+rm -f "$out"/test-* "$out"/bench-* "$out"/cuda-prover "$out"/run.sh
 pick() { # cargo JSON messages -> "target-name executable" lines
     python3 -c '
 import json, sys
@@ -24,8 +24,9 @@ features="--features cuda-prover-tests/cuda"
     cargo build --release -p cuda-prover-engine --features cuda --message-format=json
 } | pick | while read -r name exe; do
     case "$name" in
-        cuda | engine | routing | proofs | bad_input) cp "$exe" "$out/test-$name" ;;
+        cuda | engine | routing | proofs | bad_input | seed_scenario | pipeline) cp "$exe" "$out/test-$name" ;;
         prover) cp "$exe" "$out/bench-prover" ;;
+        scaling) cp "$exe" "$out/bench-scaling" ;;
         cuda-prover) cp "$exe" "$out/cuda-prover" ;;
     esac
 done
