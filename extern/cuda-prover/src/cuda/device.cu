@@ -269,9 +269,86 @@ public:
             std::memset(&t, 0, sizeof(t));
             ensure_srs(key, temp + (have_cache ? 0 : L.total), t);
             ensure_cache(L.total, temp);
+            warm_up(key, m);
         } catch (const cuda_error &e) {
             rethrow_sppark(e, cuda_id_);
         }
+    }
+
+    // One device part on a synthetic witness of the key's shape (scalars
+    // cycling through 0, 1 and a general value; densities set on the first
+    // variables), so that every kernel is loaded and the memory pool holds
+    // the MSM temporaries before the first real proof. The result is
+    // discarded; nothing about the witness matters but its shape.
+    void warm_up(const srs &key, size_t m) {
+        const size_t ni = key.ic.size(), na = key.l.size();
+        if (ni == 0 || key.a.size() < ni || key.h.size() != m - 1) return;
+        const size_t a_aux = key.a.size() - ni;
+        const size_t b_in = std::min(ni, key.b_g1.size());
+        const size_t b_aux = key.b_g1.size() - b_in;
+        if (a_aux > na || b_aux > na || key.b_g2.size() != key.b_g1.size()) return;
+        if (m <= warmed_m_) return;
+        // Distinct pseudo-random general scalars: equal ones would all land
+        // in one Pippenger bucket and make the warm-up slow.
+        uint64_t state = 0x9e3779b97f4a7c15ULL;
+        auto next = [&]() {
+            uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+            z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+            z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+            return z ^ (z >> 31);
+        };
+        blst_fr zero, one;
+        const uint64_t lz[4] = {0, 0, 0, 0}, lo[4] = {1, 0, 0, 0};
+        blst_fr_from_uint64(&zero, lz);
+        blst_fr_from_uint64(&one, lo);
+        auto fill = [&](std::vector<blst_fr> &v, size_t n) {
+            v.resize(n);
+            for (size_t i = 0; i < n; i++) {
+                if (i % 3 == 0) {
+                    v[i] = zero;
+                } else if (i % 3 == 1) {
+                    v[i] = one;
+                } else {
+                    const uint64_t l[4] = {next(), next(), next(), next() >> 4};
+                    blst_fr_from_uint64(&v[i], l);
+                }
+            }
+        };
+        auto first_bits = [](std::vector<uint64_t> &w, size_t len, size_t set) {
+            w.assign((len + 63) / 64 + 1, 0);
+            for (size_t i = 0; i < set; i++) w[i / 64] |= uint64_t(1) << (i % 64);
+        };
+        std::vector<blst_fr> abc, in, aux;
+        fill(abc, 3 * m);
+        fill(in, ni);
+        fill(aux, na);
+        in[0] = one;
+        std::vector<uint64_t> da, dbi, dba;
+        first_bits(da, na, a_aux);
+        first_bits(dbi, ni, b_in);
+        first_bits(dba, na, b_aux);
+        cp_circuit c;
+        std::memset(&c, 0, sizeof c);
+        c.a = reinterpret_cast<const cp_fr *>(abc.data());
+        c.b = c.a + m;
+        c.c = c.b + m;
+        c.num_constraints = m;
+        c.inputs = reinterpret_cast<const cp_fr *>(in.data());
+        c.num_inputs = ni;
+        c.aux = reinterpret_cast<const cp_fr *>(aux.data());
+        c.num_aux = na;
+        c.a_aux_density = da.data();
+        c.b_input_density = dbi.data();
+        c.b_aux_density = dba.data();
+        c.tag = -1;
+        uint32_t lg = 0;
+        while ((size_t(1) << lg) < m) lg++;
+        circuit_job job{&c, lg, a_aux, b_in, b_aux};
+        device_partials out;
+        cp_timings t;
+        std::memset(&t, 0, sizeof t);
+        run(key, job, out, t);
+        warmed_m_ = m;
     }
 
     void device_part(const srs &key, const circuit_job &job, device_partials &out,
@@ -294,6 +371,7 @@ public:
         }
         if (copy_)
             cuda_check(cudaStreamSynchronize(copy_), "cudaStreamSynchronize");
+        warmed_m_ = 0;
         if (cache_) {
             cuda_check(cudaFree(cache_), "cudaFree");
             cache_ = nullptr;
@@ -326,6 +404,7 @@ private:
     int cuda_id_;
     const gpu_t *gpu_;
     void *cache_ = nullptr;
+    size_t warmed_m_ = 0;  // largest domain warm_up ran for since the last trim
     std::atomic<uint64_t> cache_bytes_{0};
     std::atomic<uint64_t> cache_allocs_{0};
     std::atomic<uint64_t> srs_uploads_{0};
