@@ -209,3 +209,28 @@ fn engine_on_the_gpu() {
     assert_eq!(out.proofs.len(), 16);
     eprintln!("{}", out.report.summary());
 }
+
+/// Without a GPU (or driver) a cuda build reports zero devices with the
+/// reason, refuses an explicit CUDA context and falls back to the host
+/// backend in automatic mode; with a GPU, automatic mode picks CUDA. Runs in
+/// CI, where there is no GPU.
+#[test]
+fn automatic_backend_follows_the_hardware() {
+    use cuda_prover_engine::{open_context, BackendChoice};
+    assert!(cuda_prover_bellperson::built_with_cuda());
+    let (n, why) = cuda_prover_bellperson::cuda_device_count().unwrap();
+    let auto = open_context(BackendChoice::Auto, 2).unwrap();
+    if n == 0 {
+        assert!(why.is_some(), "a zero count says why");
+        let err = Context::new(ContextOptions { backend: Backend::Cuda, host_devices: 0, host_threads: 0 })
+            .err()
+            .expect("an explicit CUDA context needs a GPU");
+        assert_eq!(err.code, ErrorCode::Device, "{err}");
+        assert_eq!(auto.backend_name(), "host");
+        assert_eq!(auto.device_count().unwrap(), 2);
+        assert!(open_context(BackendChoice::Cuda, 0).is_err());
+    } else {
+        assert_eq!(auto.backend_name(), "cuda");
+        assert_eq!(auto.device_count().unwrap(), n);
+    }
+}

@@ -218,3 +218,24 @@ fn several_workers_per_device_keep_ownership_and_bound() {
         assert!(busy <= out.report.wall_s * 1.05, "device {d}: {busy} s busy in {} s", out.report.wall_s);
     }
 }
+
+#[test]
+fn workers_run_on_their_cpu_sets() {
+    let keys = builtin_keys(Kind::Bits, 8);
+    let ctx = Arc::new(Context::host(2).unwrap());
+    let e = Engine::new(
+        ctx.clone(),
+        EngineConfig { worker_cpus: Some(vec![vec![0], vec![0]]), ..Default::default() },
+    )
+    .unwrap();
+    let out = e.run(job(4, 2), &keys.key, |_| {}).unwrap();
+    assert_eq!(out.proofs.len(), 4);
+    // A set the machine does not have fails the job, naming the device.
+    let e = Engine::new(
+        ctx,
+        EngineConfig { worker_cpus: Some(vec![vec![0], vec![1000]]), ..Default::default() },
+    )
+    .unwrap();
+    let err = e.run(job(4, 2), &keys.key, |_| {}).err().expect("CPU 1000 does not exist");
+    assert_eq!(err.device(), Some(1), "{err}");
+}
