@@ -560,5 +560,8 @@ unsafe extern "C" {
     pub fn cp_set_device_delay(ctx: *mut cp_context, ordinal: i32, extra_ns: u64) -> cp_status;
 }
 unsafe extern "C" {
+    pub fn cp_set_tag_delay(ctx: *mut cp_context, tag: i64, extra_ns: u64) -> cp_status;
+}
+unsafe extern "C" {
     pub fn cp_set_device_memory_limit(ctx: *mut cp_context, ordinal: i32, bytes: u64) -> cp_status;
 }

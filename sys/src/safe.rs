@@ -181,6 +181,12 @@ impl Context {
         })
     }
 
+    /// Test hook: device parts of circuits tagged `tag` take `extra` longer
+    /// on any device (uneven partitions); a zero duration removes it.
+    pub fn set_tag_delay(&self, tag: i64, extra: std::time::Duration) -> Result<()> {
+        check(unsafe { ffi::cp_set_tag_delay(self.raw, tag, extra.as_nanos() as u64) })
+    }
+
     /// Caps the memory the core may use on `ordinal` (`None` removes the cap).
     pub fn set_memory_limit(&self, ordinal: u32, bytes: Option<u64>) -> Result<()> {
         check(unsafe {

@@ -239,3 +239,23 @@ fn workers_run_on_their_cpu_sets() {
     let err = e.run(job(4, 2), &keys.key, |_| {}).err().expect("CPU 1000 does not exist");
     assert_eq!(err.device(), Some(1), "{err}");
 }
+
+#[test]
+fn least_loaded_finishes_no_later_than_round_robin_on_uneven_partitions() {
+    let keys = builtin_keys(Kind::Bits, 8);
+    let makespan = |policy| {
+        let ctx = Arc::new(Context::host(2).unwrap());
+        // Equal devices; every even partition is ten times heavier, so
+        // round-robin puts all the heavy work on device 0.
+        for k in 0..12i64 {
+            let ms = if k % 2 == 0 { 100 } else { 10 };
+            ctx.set_tag_delay(k, Duration::from_millis(ms)).unwrap();
+        }
+        engine(&ctx, policy).run(job(12, 5), &keys.key, |_| {}).unwrap();
+        (0..2).map(|d| ctx.device_stats(d).unwrap().busy_ns as f64 / 1e9).fold(0.0, f64::max)
+    };
+    let rr = makespan(Policy::RoundRobin);
+    let ll = makespan(Policy::LeastLoaded);
+    assert!(rr >= 0.6, "round-robin keeps the six heavy partitions on one device: {rr:.3} s");
+    assert!(ll <= rr, "least-loaded makespan {ll:.3} s > round-robin {rr:.3} s");
+}

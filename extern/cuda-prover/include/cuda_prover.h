@@ -338,6 +338,10 @@ cp_status cp_inject_fault(cp_context *ctx, int32_t ordinal, int64_t tag);
  * `extra_ns` longer (a slower simulated device). */
 cp_status cp_set_device_delay(cp_context *ctx, int32_t ordinal, uint64_t extra_ns);
 
+/* Test hook: the device part of every circuit whose tag is `tag` takes
+ * `extra_ns` longer, on any device (uneven partitions). 0 removes it. */
+cp_status cp_set_tag_delay(cp_context *ctx, int64_t tag, uint64_t extra_ns);
+
 /* Caps the memory the core may use on `ordinal` at `bytes` (0 removes the
  * cap): free memory reported for the device and checked before work is at
  * most this. For sharing a device with other processes, and to test the

@@ -330,4 +330,15 @@ cp_status cp_set_device_memory_limit(cp_context *ctx, int32_t ordinal, uint64_t 
     });
 }
 
+cp_status cp_set_tag_delay(cp_context *ctx, int64_t tag, uint64_t extra_ns) {
+    return guard("cp_set_tag_delay", [&] {
+        if (!ctx) fail(CP_ERR_INVALID_ARGUMENT, "cp_set_tag_delay: ctx is NULL");
+        std::lock_guard<std::mutex> lk(ctx->tag_delay_mu);
+        if (extra_ns)
+            ctx->tag_delay_ns[tag] = extra_ns;
+        else
+            ctx->tag_delay_ns.erase(tag);
+    });
+}
+
 }  // extern "C"

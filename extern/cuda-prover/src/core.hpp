@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -51,6 +52,10 @@ struct cp_context {
     int32_t backend = CP_BACKEND_HOST;
     int threads = 1;
     std::vector<std::unique_ptr<cp::device_slot>> slots;
+
+    // Test hook: extra device time for circuits by tag (cp_set_tag_delay).
+    std::mutex tag_delay_mu;
+    std::map<int64_t, uint64_t> tag_delay_ns;
 
     int count() const { return static_cast<int>(slots.size()); }
     cp::device_slot &slot(int ordinal) { return *slots[static_cast<size_t>(ordinal)]; }

@@ -159,6 +159,11 @@ void run_circuit(cp_context &ctx, const srs &key, size_t k, const circuit_job &j
         }
         delay = s.delay_ns;
     }
+    {
+        std::lock_guard<std::mutex> lk(ctx.tag_delay_mu);
+        auto it = ctx.tag_delay_ns.find(c.tag);
+        if (it != ctx.tag_delay_ns.end()) delay += it->second;
+    }
     try {
         s.dev->device_part(key, job, e.parts, e.timings);
     } catch (error &err) {
