@@ -119,7 +119,10 @@ fn build_cuda(src: &Path, include: &Path, blst_bindings: &Path) {
 
     // Link order: each library before the ones it uses (device -> msm, ntt
     // -> sppark_gpus), as `sources` sorts them.
-    println!("cargo:rustc-link-search=native={}", env::var("OUT_DIR").unwrap());
+    println!(
+        "cargo:rustc-link-search=native={}",
+        env::var("OUT_DIR").unwrap()
+    );
     for f in &files {
         let stem = f.file_stem().unwrap().to_string_lossy();
         println!("cargo:rustc-link-lib=static=cuda_prover_cuda_{stem}");
@@ -143,7 +146,10 @@ fn blst_uses_adx() -> bool {
     if env::var("CARGO_CFG_TARGET_ARCH").as_deref() != Ok("x86_64") {
         return false;
     }
-    if env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default().contains("target-cpu=") {
+    if env::var("CARGO_ENCODED_RUSTFLAGS")
+        .unwrap_or_default()
+        .contains("target-cpu=")
+    {
         return env::var("CARGO_CFG_TARGET_FEATURE")
             .unwrap_or_default()
             .split(',')
@@ -182,12 +188,16 @@ fn find_nvcc() -> PathBuf {
             }
         }
     }
-    panic!("nvcc not found: run scripts/install-nvcc.sh and `source scripts/cuda-env.sh`, or set NVCC");
+    panic!(
+        "nvcc not found: run scripts/install-nvcc.sh and `source scripts/cuda-env.sh`, or set NVCC"
+    );
 }
 
 fn search_path(name: &str) -> Option<PathBuf> {
     let path = env::var_os("PATH")?;
-    env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+    env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
 }
 
 // The folder holding libcudart_static.a next to nvcc (toolkit or wheel layout).
@@ -203,5 +213,7 @@ fn cuda_lib_dir(nvcc: &Path) -> Option<PathBuf> {
         candidates.push(PathBuf::from(&p).join("lib64"));
         candidates.push(PathBuf::from(&p).join("lib"));
     }
-    candidates.into_iter().find(|d| d.join("libcudart_static.a").is_file())
+    candidates
+        .into_iter()
+        .find(|d| d.join("libcudart_static.a").is_file())
 }

@@ -39,7 +39,9 @@ impl std::str::FromStr for Kind {
         match s {
             "chain" => Ok(Kind::Chain),
             "bits" => Ok(Kind::Bits),
-            other => Err(format!("unknown circuit '{other}' (expected chain or bits)")),
+            other => Err(format!(
+                "unknown circuit '{other}' (expected chain or bits)"
+            )),
         }
     }
 }
@@ -63,7 +65,11 @@ impl BuiltIn {
                 "log_constraints {log_constraints} is outside {MIN_LOG}..={MAX_LOG}"
             ));
         }
-        Ok(Self { kind, log_constraints, seed })
+        Ok(Self {
+            kind,
+            log_constraints,
+            seed,
+        })
     }
 
     fn chain_steps(&self) -> usize {
@@ -93,7 +99,10 @@ impl BuiltIn {
     }
 
     /// Random bellperson parameters for this circuit's shape.
-    pub fn generate_params<R: RngCore>(&self, rng: &mut R) -> Result<Parameters<Bls12>, SynthesisError> {
+    pub fn generate_params<R: RngCore>(
+        &self,
+        rng: &mut R,
+    ) -> Result<Parameters<Bls12>, SynthesisError> {
         generate_random_parameters::<Bls12, _, _>(*self, rng)
     }
 }
@@ -104,8 +113,9 @@ impl Circuit<Scalar> for BuiltIn {
         match self.kind {
             Kind::Chain => synthesize_chain(cs, self.chain_steps(), Scalar::random(&mut rng)),
             Kind::Bits => {
-                let values: Vec<u64> =
-                    (0..self.bits_values()).map(|_| rng.next_u64() >> 1).collect();
+                let values: Vec<u64> = (0..self.bits_values())
+                    .map(|_| rng.next_u64() >> 1)
+                    .collect();
                 synthesize_bits(cs, &values)
             }
         }
@@ -162,7 +172,11 @@ fn synthesize_bits<CS: ConstraintSystem<Scalar>>(
         };
         let mut bits = Vec::with_capacity(63);
         for j in 0..63 {
-            let bit = if (v >> j) & 1 == 1 { Scalar::ONE } else { Scalar::ZERO };
+            let bit = if (v >> j) & 1 == 1 {
+                Scalar::ONE
+            } else {
+                Scalar::ZERO
+            };
             let b = cs.alloc(|| "bit", || Ok(bit))?;
             cs.enforce(|| "boolean", |lc| lc + b, |lc| lc + b, |lc| lc + b);
             bits.push(b);

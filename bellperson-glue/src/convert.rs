@@ -62,7 +62,15 @@ mod tests {
     fn layouts_match_blst() {
         // Montgomery form of 1 is R mod r.
         let one = fr(&Scalar::ONE);
-        assert_eq!(one.l, [0x00000001fffffffe, 0x5884b7fa00034802, 0x998c4fefecbc4ff5, 0x1824b159acc5056f]);
+        assert_eq!(
+            one.l,
+            [
+                0x00000001fffffffe,
+                0x5884b7fa00034802,
+                0x998c4fefecbc4ff5,
+                0x1824b159acc5056f
+            ]
+        );
         let g = G1Affine::generator();
         let back = to_g1(&g1(&g)).unwrap();
         assert_eq!(back, g);

@@ -76,7 +76,10 @@ pub struct SizeHint {
 
 impl Density {
     fn with_capacity(bits: usize) -> Self {
-        Self { words: Vec::with_capacity(bits.div_ceil(64)), len: 0 }
+        Self {
+            words: Vec::with_capacity(bits.div_ceil(64)),
+            len: 0,
+        }
     }
 }
 
@@ -106,7 +109,11 @@ impl Synthesized {
 
     /// This assignment's sizes, to pre-size the next one of the same shape.
     pub fn size_hint(&self) -> SizeHint {
-        SizeHint { constraints: self.a.len(), inputs: self.inputs.len(), aux: self.aux.len() }
+        SizeHint {
+            constraints: self.a.len(),
+            inputs: self.inputs.len(),
+            aux: self.aux.len(),
+        }
     }
 
     /// Host bytes held by this assignment.
@@ -128,7 +135,11 @@ fn eval(
         if bool::from(coeff.is_zero()) {
             continue;
         }
-        acc += if *coeff == Scalar::ONE { inputs[i] } else { inputs[i] * coeff };
+        acc += if *coeff == Scalar::ONE {
+            inputs[i]
+        } else {
+            inputs[i] * coeff
+        };
         if let Some(d) = input_density.as_deref_mut() {
             d.set(i);
         }
@@ -137,7 +148,11 @@ fn eval(
         if bool::from(coeff.is_zero()) {
             continue;
         }
-        acc += if *coeff == Scalar::ONE { aux[i] } else { aux[i] * coeff };
+        acc += if *coeff == Scalar::ONE {
+            aux[i]
+        } else {
+            aux[i] * coeff
+        };
         if let Some(d) = aux_density.as_deref_mut() {
             d.set(i);
         }
@@ -188,7 +203,13 @@ impl ConstraintSystem<Scalar> for Synthesized {
         let c = c(LinearCombination::zero());
         // Inputs have full density in A (the input_i * 0 = 0 constraints), so
         // only aux density is tracked for A; C has no query of its own.
-        let av = eval(&a, &self.inputs, &self.aux, None, Some(&mut self.a_aux_density));
+        let av = eval(
+            &a,
+            &self.inputs,
+            &self.aux,
+            None,
+            Some(&mut self.a_aux_density),
+        );
         let bv = eval(
             &b,
             &self.inputs,

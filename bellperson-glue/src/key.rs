@@ -60,7 +60,11 @@ impl ProvingKey {
             gamma_g2: to_g2(&raw.gamma_g2).ok_or_else(bad)?,
             delta_g1: to_g1(&raw.delta_g1).ok_or_else(bad)?,
             delta_g2: to_g2(&raw.delta_g2).ok_or_else(bad)?,
-            ic: raw.ic.iter().map(|p| to_g1(p).ok_or_else(bad)).collect::<Result<_>>()?,
+            ic: raw
+                .ic
+                .iter()
+                .map(|p| to_g1(p).ok_or_else(bad))
+                .collect::<Result<_>>()?,
         };
         Ok(Self::with_vk(srs, vk))
     }

@@ -23,7 +23,10 @@ pub struct Blinding {
 
 impl Blinding {
     pub fn random<R: RngCore>(rng: &mut R) -> Self {
-        Self { r: Scalar::random(&mut *rng), s: Scalar::random(&mut *rng) }
+        Self {
+            r: Scalar::random(&mut *rng),
+            s: Scalar::random(&mut *rng),
+        }
     }
 
     pub fn random_vec<R: RngCore>(rng: &mut R, n: usize) -> Vec<Self> {
@@ -99,7 +102,11 @@ pub fn prove_start(
         )));
     }
     if !tags.is_empty() && tags.len() != circuits.len() {
-        return Err(Error::Invalid(format!("{} circuits but {} tags", circuits.len(), tags.len())));
+        return Err(Error::Invalid(format!(
+            "{} circuits but {} tags",
+            circuits.len(),
+            tags.len()
+        )));
     }
     let raw = circuits
         .iter()

@@ -12,8 +12,14 @@ pub fn parse_cpu_sets(s: &str) -> Result<Vec<Vec<usize>>, String> {
                 Some((a, b)) => (a, b),
                 None => (part, part),
             };
-            let a: usize = a.trim().parse().map_err(|_| format!("bad CPU '{a}' in '{set}'"))?;
-            let b: usize = b.trim().parse().map_err(|_| format!("bad CPU '{b}' in '{set}'"))?;
+            let a: usize = a
+                .trim()
+                .parse()
+                .map_err(|_| format!("bad CPU '{a}' in '{set}'"))?;
+            let b: usize = b
+                .trim()
+                .parse()
+                .map_err(|_| format!("bad CPU '{b}' in '{set}'"))?;
             if a > b || b >= 1024 {
                 return Err(format!("bad CPU range '{part}'"));
             }
@@ -55,8 +61,14 @@ mod tests {
 
     #[test]
     fn parses_sets() {
-        assert_eq!(parse_cpu_sets("0-1,2-3").unwrap(), vec![vec![0, 1], vec![2, 3]]);
-        assert_eq!(parse_cpu_sets("0+4-5,7").unwrap(), vec![vec![0, 4, 5], vec![7]]);
+        assert_eq!(
+            parse_cpu_sets("0-1,2-3").unwrap(),
+            vec![vec![0, 1], vec![2, 3]]
+        );
+        assert_eq!(
+            parse_cpu_sets("0+4-5,7").unwrap(),
+            vec![vec![0, 4, 5], vec![7]]
+        );
         assert!(parse_cpu_sets("3-1").is_err());
         assert!(parse_cpu_sets("x").is_err());
     }

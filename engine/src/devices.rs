@@ -22,7 +22,10 @@ impl DeviceSelection {
     pub fn parse_list(s: &str) -> Result<Self, String> {
         let mut v = Vec::new();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            v.push(part.parse::<u32>().map_err(|_| format!("'{part}' is not a device ordinal"))?);
+            v.push(
+                part.parse::<u32>()
+                    .map_err(|_| format!("'{part}' is not a device ordinal"))?,
+            );
         }
         if v.is_empty() {
             return Err("empty device list".into());
@@ -44,15 +47,21 @@ pub enum BackendChoice {
 /// when this build has no CUDA backend or finds no GPU.
 pub fn open_context(choice: BackendChoice, host_devices: u32) -> Result<Context, EngineError> {
     let host = || {
-        Context::new(ContextOptions { backend: Backend::Host, host_devices, host_threads: 0 })
-            .map_err(|e| EngineError::Setup(e.to_string()))
+        Context::new(ContextOptions {
+            backend: Backend::Host,
+            host_devices,
+            host_threads: 0,
+        })
+        .map_err(|e| EngineError::Setup(e.to_string()))
     };
     match choice {
         BackendChoice::Host => host(),
-        BackendChoice::Cuda => {
-            Context::new(ContextOptions { backend: Backend::Cuda, host_devices: 0, host_threads: 0 })
-                .map_err(|e| EngineError::Setup(format!("cannot use the CUDA backend: {e}")))
-        }
+        BackendChoice::Cuda => Context::new(ContextOptions {
+            backend: Backend::Cuda,
+            host_devices: 0,
+            host_threads: 0,
+        })
+        .map_err(|e| EngineError::Setup(format!("cannot use the CUDA backend: {e}"))),
         BackendChoice::Auto => {
             let (n, why) = cuda_prover_pipeline::cuda_device_count()
                 .map_err(|e| EngineError::Setup(e.to_string()))?;
@@ -77,7 +86,9 @@ pub fn open_context(choice: BackendChoice, host_devices: u32) -> Result<Context,
 /// Resolves a selection against the context's devices: unknown ordinals,
 /// duplicates and empty selections are errors that name the device.
 pub fn resolve(ctx: &Context, sel: &DeviceSelection) -> Result<Vec<DeviceInfo>, EngineError> {
-    let available = ctx.device_count().map_err(|e| EngineError::Setup(e.to_string()))?;
+    let available = ctx
+        .device_count()
+        .map_err(|e| EngineError::Setup(e.to_string()))?;
     let ordinals: Vec<u32> = match sel {
         DeviceSelection::All => (0..available as u32).collect(),
         DeviceSelection::Count(n) => {
@@ -114,6 +125,9 @@ pub fn resolve(ctx: &Context, sel: &DeviceSelection) -> Result<Vec<DeviceInfo>, 
     }
     ordinals
         .into_iter()
-        .map(|d| ctx.device_info(d).map_err(|e| EngineError::Setup(e.to_string())))
+        .map(|d| {
+            ctx.device_info(d)
+                .map_err(|e| EngineError::Setup(e.to_string()))
+        })
         .collect()
 }

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use bellpepper_core::Circuit;
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use cuda_prover_pipeline::{
-    gpu_prove_start, synthesize_sized, Blinding, Context, DeviceInfo, DeviceMutex, Error as ProveError,
-    PartitionProof, ProvingKey, Scalar, SizeHint, Synthesized, SynthesizedJob,
+    gpu_prove_start, synthesize_sized, Blinding, Context, DeviceInfo, DeviceMutex,
+    Error as ProveError, PartitionProof, ProvingKey, Scalar, SizeHint, Synthesized, SynthesizedJob,
 };
 use parking_lot::Mutex;
 use rand_chacha::ChaCha20Rng;
@@ -46,7 +46,9 @@ impl std::str::FromStr for Policy {
         match s {
             "round-robin" | "rr" => Ok(Policy::RoundRobin),
             "least-loaded" | "ll" => Ok(Policy::LeastLoaded),
-            o => Err(format!("unknown policy '{o}' (expected round-robin or least-loaded)")),
+            o => Err(format!(
+                "unknown policy '{o}' (expected round-robin or least-loaded)"
+            )),
         }
     }
 }
@@ -210,9 +212,17 @@ impl Shared {
     /// Least-loaded choice: the device whose queue would drain first,
     /// estimated from its outstanding partitions and its mean device time.
     fn least_loaded(&self) -> usize {
-        let known: Vec<u64> =
-            self.avg_device_ns.iter().map(|a| a.load(Ordering::SeqCst)).filter(|&a| a > 0).collect();
-        let fallback = if known.is_empty() { 1 } else { known.iter().sum::<u64>() / known.len() as u64 };
+        let known: Vec<u64> = self
+            .avg_device_ns
+            .iter()
+            .map(|a| a.load(Ordering::SeqCst))
+            .filter(|&a| a > 0)
+            .collect();
+        let fallback = if known.is_empty() {
+            1
+        } else {
+            known.iter().sum::<u64>() / known.len() as u64
+        };
         (0..self.outstanding.len())
             .min_by_key(|&i| {
                 let avg = match self.avg_device_ns[i].load(Ordering::SeqCst) {
@@ -250,7 +260,12 @@ impl Engine {
             .iter()
             .map(|_| DeviceMutex::new().map_err(|e| EngineError::Setup(e.to_string())))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { ctx, devices, mutexes, config })
+        Ok(Self {
+            ctx,
+            devices,
+            mutexes,
+            config,
+        })
     }
 
     pub fn devices(&self) -> &[DeviceInfo] {
@@ -266,11 +281,15 @@ impl Engine {
     pub fn check_memory(&self, key: &ProvingKey) -> Result<(), EngineError> {
         let shape = key.shape().map_err(|e| EngineError::Setup(e.to_string()))?;
         let n = shape.h_len + 1;
-        let est = key.memory_estimate(n).map_err(|e| EngineError::Setup(e.to_string()))?;
+        let est = key
+            .memory_estimate(n)
+            .map_err(|e| EngineError::Setup(e.to_string()))?;
         let need = est.working_bytes + est.srs_bytes;
         for d in &self.devices {
-            let info =
-                self.ctx.device_info(d.ordinal).map_err(|e| EngineError::Setup(e.to_string()))?;
+            let info = self
+                .ctx
+                .device_info(d.ordinal)
+                .map_err(|e| EngineError::Setup(e.to_string()))?;
             if info.free_bytes < need {
                 return Err(EngineError::Setup(format!(
                     "device {} ({}) has {} MiB free but the job needs {} MiB (key {} MiB + working set {} MiB)",
@@ -292,9 +311,15 @@ impl Engine {
             .iter()
             .map(|d| {
                 let t = Instant::now();
-                let freed =
-                    self.ctx.trim(d.ordinal).map_err(|e| EngineError::Setup(e.to_string()))?;
-                Ok(TrimReport { device: d.ordinal, freed_bytes: freed, seconds: t.elapsed().as_secs_f64() })
+                let freed = self
+                    .ctx
+                    .trim(d.ordinal)
+                    .map_err(|e| EngineError::Setup(e.to_string()))?;
+                Ok(TrimReport {
+                    device: d.ordinal,
+                    freed_bytes: freed,
+                    seconds: t.elapsed().as_secs_f64(),
+                })
             })
             .collect()
     }
@@ -331,14 +356,22 @@ impl Engine {
             outstanding: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
             avg_device_ns: (0..workers).map(|_| AtomicU64::new(0)).collect(),
         };
-        let slots: Vec<Mutex<Option<C>>> =
-            job.partitions.into_iter().map(|c| Mutex::new(Some(c))).collect();
+        let slots: Vec<Mutex<Option<C>>> = job
+            .partitions
+            .into_iter()
+            .map(|c| Mutex::new(Some(c)))
+            .collect();
         let next = AtomicUsize::new(0);
-        let synth_threads =
-            if self.config.synthesis_threads == 0 { workers } else { self.config.synthesis_threads };
+        let synth_threads = if self.config.synthesis_threads == 0 {
+            workers
+        } else {
+            self.config.synthesis_threads
+        };
         let policy = self.config.policy;
         let blinding = job.blinding;
-        let hint = key.size_hint().map_err(|e| EngineError::Setup(e.to_string()))?;
+        let hint = key
+            .size_hint()
+            .map_err(|e| EngineError::Setup(e.to_string()))?;
 
         let start = Instant::now();
         let mut results: Vec<Option<Done>> = (0..total).map(|_| None).collect();
@@ -346,8 +379,10 @@ impl Engine {
         let mut done_per_device = vec![0usize; n];
         let mut done = 0usize;
 
-        let ordinals: Vec<u32> =
-            worker_device.iter().map(|&i| self.devices[i].ordinal).collect();
+        let ordinals: Vec<u32> = worker_device
+            .iter()
+            .map(|&i| self.devices[i].ordinal)
+            .collect();
         std::thread::scope(|s| {
             let (res_tx, res_rx) = unbounded::<Done>();
             let mut queue_txs = Vec::with_capacity(workers);
@@ -370,7 +405,9 @@ impl Engine {
                 let queue_txs = queue_txs.clone();
                 let (shared, slots, next, ordinals) = (&shared, &slots, &next, &ordinals);
                 s.spawn(move || {
-                    synthesizer(shared, slots, next, &queue_txs, ordinals, policy, blinding, hint);
+                    synthesizer(
+                        shared, slots, next, &queue_txs, ordinals, policy, blinding, hint,
+                    );
                 });
             }
             drop(queue_txs);
@@ -378,7 +415,11 @@ impl Engine {
             for d in res_rx.iter() {
                 let k = d.proof.partition;
                 let slot = d.worker_device;
-                let idx = self.devices.iter().position(|x| x.ordinal == slot).unwrap_or(0);
+                let idx = self
+                    .devices
+                    .iter()
+                    .position(|x| x.ordinal == slot)
+                    .unwrap_or(0);
                 done += 1;
                 done_per_device[idx] += 1;
                 progress(&Progress {
@@ -427,12 +468,15 @@ impl Engine {
         trim_after: bool,
     ) -> Result<JobOutput, EngineError> {
         if let Some(k) = duplicates.first() {
-            return Err(EngineError::Collector(format!("partition {k} arrived more than once")));
+            return Err(EngineError::Collector(format!(
+                "partition {k} arrived more than once"
+            )));
         }
         let mut proofs = Vec::with_capacity(results.len());
         let mut per_partition = Vec::with_capacity(results.len());
         for (k, r) in results.into_iter().enumerate() {
-            let d = r.ok_or_else(|| EngineError::Collector(format!("partition {k} never arrived")))?;
+            let d =
+                r.ok_or_else(|| EngineError::Collector(format!("partition {k} never arrived")))?;
             let owner = shared.owner[k].load(Ordering::SeqCst);
             if owner != d.worker_device as i64 || d.proof.output.device != d.worker_device {
                 return Err(EngineError::Collector(format!(
@@ -444,7 +488,10 @@ impl Engine {
                 .verify(&d.proof.output.proof, &d.proof.public_inputs)
                 .map_err(|e| EngineError::Collector(e.to_string()))?;
             if !ok {
-                return Err(EngineError::Verification { partition: k, device: d.worker_device });
+                return Err(EngineError::Verification {
+                    partition: k,
+                    device: d.worker_device,
+                });
             }
             let t = &d.proof.output.timings;
             per_partition.push(PartitionReport {
@@ -472,8 +519,10 @@ impl Engine {
             .devices
             .iter()
             .map(|dev| {
-                let mine: Vec<&PartitionReport> =
-                    per_partition.iter().filter(|p| p.device == dev.ordinal).collect();
+                let mine: Vec<&PartitionReport> = per_partition
+                    .iter()
+                    .filter(|p| p.device == dev.ordinal)
+                    .collect();
                 let busy_s = mine.iter().map(|p| p.device_ms).sum::<f64>() / 1e3;
                 DeviceReport {
                     device: dev.ordinal,
@@ -488,7 +537,11 @@ impl Engine {
             })
             .collect();
         let total_busy: f64 = per_device.iter().map(|d| d.busy_s).sum();
-        let trims = if trim_after { self.trim_all()? } else { Vec::new() };
+        let trims = if trim_after {
+            self.trim_all()?
+        } else {
+            Vec::new()
+        };
         let report = JobReport {
             job: name,
             backend: self.ctx.backend_name().to_string(),
@@ -496,7 +549,11 @@ impl Engine {
             devices: self.devices.iter().map(|d| d.ordinal).collect(),
             partitions: proofs.len(),
             wall_s,
-            proofs_per_s: if wall_s > 0.0 { proofs.len() as f64 / wall_s } else { 0.0 },
+            proofs_per_s: if wall_s > 0.0 {
+                proofs.len() as f64 / wall_s
+            } else {
+                0.0
+            },
             scaling_efficiency: if wall_s > 0.0 {
                 total_busy / (self.devices.len() as f64 * wall_s)
             } else {
@@ -539,12 +596,18 @@ fn synthesizer<C: Circuit<Scalar> + Send>(
             return;
         }
         shared.enter();
-        let circuit = slots[k].lock().take().expect("each partition is taken once");
+        let circuit = slots[k]
+            .lock()
+            .take()
+            .expect("each partition is taken once");
         let t = Instant::now();
         let synth = match synthesize_sized(circuit, hint) {
             Ok(s) => s,
             Err(e) => {
-                shared.fail(EngineError::Synthesis { partition: k, source: ProveError::from(e) });
+                shared.fail(EngineError::Synthesis {
+                    partition: k,
+                    source: ProveError::from(e),
+                });
                 shared.leave();
                 return;
             }
@@ -595,10 +658,16 @@ fn worker(
         .unwrap_or(Ok(()))
         .and_then(|_| ctx.select_gpu(Some(ordinal)).map_err(|e| e.to_string()));
     if let Err(message) = setup {
-        shared.fail(EngineError::WorkerDied { device: ordinal, message });
+        shared.fail(EngineError::WorkerDied {
+            device: ordinal,
+            message,
+        });
     } else if let Err(source) = key.prepare(ctx, ordinal) {
         // Key upload and cache allocation overlap the first synthesis.
-        shared.fail(EngineError::Device { device: ordinal, source });
+        shared.fail(EngineError::Device {
+            device: ordinal,
+            source,
+        });
     }
     let mut done = 0u64;
     let mut total_ns = 0u64;
@@ -628,22 +697,37 @@ fn worker(
         match outcome {
             Ok(Ok(mut outs)) if outs.len() == 1 => {
                 let (_, output, public_inputs) = outs.pop().expect("one proof");
-                let proof =
-                    PartitionProof { partition: k, output, public_inputs, synthesis: item.synthesis };
-                let _ = results.send(Done { proof, worker_device: ordinal, queue_wait });
+                let proof = PartitionProof {
+                    partition: k,
+                    output,
+                    public_inputs,
+                    synthesis: item.synthesis,
+                };
+                let _ = results.send(Done {
+                    proof,
+                    worker_device: ordinal,
+                    queue_wait,
+                });
             }
             Ok(Ok(outs)) => shared.fail(EngineError::Collector(format!(
                 "device {ordinal} returned {} proofs for partition {k}",
                 outs.len()
             ))),
-            Ok(Err(e)) => shared.fail(EngineError::Partition { partition: k, device: ordinal, source: e }),
+            Ok(Err(e)) => shared.fail(EngineError::Partition {
+                partition: k,
+                device: ordinal,
+                source: e,
+            }),
             Err(panic) => {
                 let message = panic
                     .downcast_ref::<String>()
                     .cloned()
                     .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                     .unwrap_or_else(|| "panic".into());
-                shared.fail(EngineError::WorkerDied { device: ordinal, message });
+                shared.fail(EngineError::WorkerDied {
+                    device: ordinal,
+                    message,
+                });
             }
         }
         shared.leave();

@@ -22,7 +22,11 @@ use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
-#[command(name = "cuda-prover", version, about = "Groth16 (BLS12-381) proving on many devices")]
+#[command(
+    name = "cuda-prover",
+    version,
+    about = "Groth16 (BLS12-381) proving on many devices"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -163,16 +167,26 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             }
             let shape = BuiltIn::new(circuit, log_constraints, 0).map_err(EngineError::Setup)?;
             let devices = match (gpu_devices, gpu_count) {
-                (Some(list), _) => DeviceSelection::parse_list(&list).map_err(EngineError::Setup)?,
+                (Some(list), _) => {
+                    DeviceSelection::parse_list(&list).map_err(EngineError::Setup)?
+                }
                 (None, Some(n)) => DeviceSelection::Count(n),
                 (None, None) => DeviceSelection::All,
             };
-            let worker_cpus =
-                worker_cpus.map(|s| parse_cpu_sets(&s)).transpose().map_err(EngineError::Setup)?;
+            let worker_cpus = worker_cpus
+                .map(|s| parse_cpu_sets(&s))
+                .transpose()
+                .map_err(EngineError::Setup)?;
             let ctx = Arc::new(open_context(backend(dev.backend), dev.host_devices)?);
             let engine = Engine::new(
                 ctx,
-                EngineConfig { devices, policy, worker_cpus, synthesis_threads, workers_per_device },
+                EngineConfig {
+                    devices,
+                    policy,
+                    worker_cpus,
+                    synthesis_threads,
+                    workers_per_device,
+                },
             )?;
             for d in engine.devices() {
                 eprintln!(
@@ -197,7 +211,9 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             let job = Job {
                 name: format!("{}-2^{}x{}", circuit.name(), log_constraints, partitions),
                 partitions: circuits,
-                blinding: seed.map(BlindingSource::Seeded).unwrap_or(BlindingSource::Random),
+                blinding: seed
+                    .map(BlindingSource::Seeded)
+                    .unwrap_or(BlindingSource::Random),
                 trim_after,
             };
             let out = engine.run(job, &key, |p| {
@@ -217,7 +233,10 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                 );
             })?;
             print!("{}", out.report.summary());
-            println!("all {} proofs verified with bellperson's verifier", out.proofs.len());
+            println!(
+                "all {} proofs verified with bellperson's verifier",
+                out.proofs.len()
+            );
             if let Some(path) = report {
                 std::fs::write(&path, out.report.to_json()).map_err(|e| {
                     EngineError::Setup(format!("cannot write {}: {e}", path.display()))

@@ -36,11 +36,20 @@ pub fn load_or_create(
             path.display()
         ))
     })?;
-    log(&format!("loaded {} in {:.2} s", path.display(), t.elapsed().as_secs_f64()));
+    log(&format!(
+        "loaded {} in {:.2} s",
+        path.display(),
+        t.elapsed().as_secs_f64()
+    ));
     Ok(key)
 }
 
-fn create(dir: &Path, path: &Path, c: &BuiltIn, log: &(dyn Fn(&str) + Sync)) -> Result<(), EngineError> {
+fn create(
+    dir: &Path,
+    path: &Path,
+    c: &BuiltIn,
+    log: &(dyn Fn(&str) + Sync),
+) -> Result<(), EngineError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| EngineError::Params(format!("cannot create {}: {e}", dir.display())))?;
     log(&format!(
@@ -57,7 +66,10 @@ fn create(dir: &Path, path: &Path, c: &BuiltIn, log: &(dyn Fn(&str) + Sync)) -> 
             while !finished.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(200));
                 if last.elapsed() >= Duration::from_secs(10) {
-                    log(&format!("  still generating params: {:.0} s elapsed", t.elapsed().as_secs_f64()));
+                    log(&format!(
+                        "  still generating params: {:.0} s elapsed",
+                        t.elapsed().as_secs_f64()
+                    ));
                     last = Instant::now();
                 }
             }
@@ -68,7 +80,10 @@ fn create(dir: &Path, path: &Path, c: &BuiltIn, log: &(dyn Fn(&str) + Sync)) -> 
         r
     })
     .map_err(|e| EngineError::Params(format!("parameter generation failed: {e}")))?;
-    log(&format!("  generated in {:.1} s; writing", t.elapsed().as_secs_f64()));
+    log(&format!(
+        "  generated in {:.1} s; writing",
+        t.elapsed().as_secs_f64()
+    ));
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let write = || -> std::io::Result<()> {
         let f = std::fs::File::create(&tmp)?;

@@ -88,7 +88,12 @@ impl JobReport {
             }
         };
         let jl = format!("job=\"{job}\",policy=\"{}\"", self.policy);
-        metric("job_wall_seconds", "Wall time of the job.", "gauge", vec![(jl.clone(), self.wall_s)]);
+        metric(
+            "job_wall_seconds",
+            "Wall time of the job.",
+            "gauge",
+            vec![(jl.clone(), self.wall_s)],
+        );
         metric(
             "job_proofs_per_second",
             "Partitions proved per second.",
@@ -113,16 +118,44 @@ impl JobReport {
                 .map(|d| (format!("{jl},device=\"{}\"", d.device), f(d)))
                 .collect::<Vec<_>>()
         };
-        metric("device_partitions_total", "Partitions proved.", "counter", dev(&|d| d.partitions as f64));
-        metric("device_busy_seconds", "Time in device parts.", "counter", dev(&|d| d.busy_s));
-        metric("device_busy_fraction", "Busy time over job wall time.", "gauge", dev(&|d| d.busy_fraction));
-        metric("device_queue_wait_seconds", "Time partitions waited in the queue.", "counter", dev(&|d| d.queue_wait_s));
-        metric("device_epilogue_seconds", "Host epilogue time.", "counter", dev(&|d| d.epilogue_s));
+        metric(
+            "device_partitions_total",
+            "Partitions proved.",
+            "counter",
+            dev(&|d| d.partitions as f64),
+        );
+        metric(
+            "device_busy_seconds",
+            "Time in device parts.",
+            "counter",
+            dev(&|d| d.busy_s),
+        );
+        metric(
+            "device_busy_fraction",
+            "Busy time over job wall time.",
+            "gauge",
+            dev(&|d| d.busy_fraction),
+        );
+        metric(
+            "device_queue_wait_seconds",
+            "Time partitions waited in the queue.",
+            "counter",
+            dev(&|d| d.queue_wait_s),
+        );
+        metric(
+            "device_epilogue_seconds",
+            "Host epilogue time.",
+            "counter",
+            dev(&|d| d.epilogue_s),
+        );
         metric(
             "device_trim_seconds",
             "Time to trim the device's cache after the job.",
             "gauge",
-            self.trims.iter().map(|t| (format!("{jl},device=\"{}\"", t.device), t.seconds)).collect(),
+            self.trims
+                .iter()
+                .map(|t| (format!("{jl},device=\"{}\"", t.device), t.seconds))
+                .collect(),
         );
         o
     }

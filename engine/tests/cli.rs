@@ -15,8 +15,23 @@ fn prove_writes_report_and_metrics() {
     let report = dir.join("r.json");
     let metrics = dir.join("m.prom");
     let out = cli()
-        .args(["prove", "--backend", "host", "--host-devices", "2", "--circuit", "bits"])
-        .args(["--log-constraints", "8", "--partitions", "6", "--policy", "least-loaded"])
+        .args([
+            "prove",
+            "--backend",
+            "host",
+            "--host-devices",
+            "2",
+            "--circuit",
+            "bits",
+        ])
+        .args([
+            "--log-constraints",
+            "8",
+            "--partitions",
+            "6",
+            "--policy",
+            "least-loaded",
+        ])
         .arg("--params-dir")
         .arg(&dir)
         .arg("--report")
@@ -42,8 +57,23 @@ fn prove_writes_report_and_metrics() {
     assert!(m.contains("cuda_prover_device_busy_seconds"), "{m}");
     // Second run loads the cached key instead of generating it.
     let out = cli()
-        .args(["prove", "--backend", "host", "--host-devices", "2", "--circuit", "bits"])
-        .args(["--log-constraints", "8", "--partitions", "2", "--gpu-devices", "1"])
+        .args([
+            "prove",
+            "--backend",
+            "host",
+            "--host-devices",
+            "2",
+            "--circuit",
+            "bits",
+        ])
+        .args([
+            "--log-constraints",
+            "8",
+            "--partitions",
+            "2",
+            "--gpu-devices",
+            "1",
+        ])
         .arg("--params-dir")
         .arg(&dir)
         .output()
@@ -62,7 +92,15 @@ fn bad_options_are_clear_errors() {
         assert!(!out.status.success(), "{args:?} succeeded");
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
-    let e = run(&["prove", "--backend", "host", "--host-devices", "2", "--gpu-devices", "0,3"]);
+    let e = run(&[
+        "prove",
+        "--backend",
+        "host",
+        "--host-devices",
+        "2",
+        "--gpu-devices",
+        "0,3",
+    ]);
     assert!(e.contains("device 3 does not exist"), "{e}");
     let e = run(&["prove", "--backend", "host", "--gpu-devices", "0,0"]);
     assert!(e.contains("listed twice"), "{e}");
@@ -70,7 +108,15 @@ fn bad_options_are_clear_errors() {
     assert!(e.contains("outside"), "{e}");
     let e = run(&["prove", "--circuit", "nope"]);
     assert!(e.contains("unknown circuit"), "{e}");
-    let e = run(&["prove", "--backend", "host", "--host-devices", "2", "--worker-cpus", "0"]);
+    let e = run(&[
+        "prove",
+        "--backend",
+        "host",
+        "--host-devices",
+        "2",
+        "--worker-cpus",
+        "0",
+    ]);
     assert!(e.contains("CPU sets"), "{e}");
 }
 
@@ -80,13 +126,24 @@ fn corrupt_cached_params_are_reported() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("chain-2^8.params"), vec![0u8; 1000]).unwrap();
     let out = cli()
-        .args(["prove", "--backend", "host", "--log-constraints", "8", "--partitions", "1"])
+        .args([
+            "prove",
+            "--backend",
+            "host",
+            "--log-constraints",
+            "8",
+            "--partitions",
+            "1",
+        ])
         .arg("--params-dir")
         .arg(&dir)
         .output()
         .unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(e.contains("chain-2^8.params") && e.contains("delete the file"), "{e}");
+    assert!(
+        e.contains("chain-2^8.params") && e.contains("delete the file"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -13,9 +13,9 @@ use cuda_prover_bellperson as glue;
 
 pub use glue::circuits;
 pub use glue::{
-    built_with_cuda, cuda_device_count, synthesize, synthesize_sized, Backend, Blinding, Context, ContextOptions,
-    DeviceInfo, DeviceMutex, DeviceStats, Error, ErrorCode, Parameters, Proof, ProofOutput,
-    ProvingKey, Result, Scalar, SizeHint, Synthesized, Timings, GPU_AUTO, GPU_BOUND,
+    built_with_cuda, cuda_device_count, synthesize, synthesize_sized, Backend, Blinding, Context,
+    ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, Error, ErrorCode, Parameters, Proof,
+    ProofOutput, ProvingKey, Result, Scalar, SizeHint, Synthesized, Timings, GPU_AUTO, GPU_BOUND,
 };
 
 /// Synthesized partitions ready for the device.
@@ -70,12 +70,23 @@ pub fn gpu_prove_start(
     mutex: Option<&DeviceMutex>,
     gpu_index: i32,
 ) -> Result<ProveHandle> {
-    let pending =
-        glue::prove_start(ctx, key, &job.partitions, &job.blinding, &job.tags, gpu_index, mutex)?;
+    let pending = glue::prove_start(
+        ctx,
+        key,
+        &job.partitions,
+        &job.blinding,
+        &job.tags,
+        gpu_index,
+        mutex,
+    )?;
     Ok(ProveHandle {
         pending,
         tags: job.tags.clone(),
-        public_inputs: job.partitions.iter().map(|s| s.public_inputs().to_vec()).collect(),
+        public_inputs: job
+            .partitions
+            .iter()
+            .map(|s| s.public_inputs().to_vec())
+            .collect(),
     })
 }
 
@@ -135,7 +146,12 @@ where
             let handle = gpu_prove_start(ctx, &job, key, mutex, gpu_index)?;
             drop(job);
             for (_, output, public_inputs) in handle.finish()? {
-                let p = PartitionProof { partition: k, output, public_inputs, synthesis: dt };
+                let p = PartitionProof {
+                    partition: k,
+                    output,
+                    public_inputs,
+                    synthesis: dt,
+                };
                 progress(&p);
                 out.push(p);
             }

@@ -55,7 +55,10 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into() }
+        Self {
+            code,
+            message: message.into(),
+        }
     }
 }
 
@@ -92,7 +95,9 @@ fn take_message(ptr: *mut std::os::raw::c_char) -> Option<String> {
     }
     // SAFETY: the core hands over a NUL-terminated string it allocated; we
     // copy it and give it back to cp_string_free exactly once.
-    let s = unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned();
+    let s = unsafe { CStr::from_ptr(ptr) }
+        .to_string_lossy()
+        .into_owned();
     unsafe { ffi::cp_string_free(ptr) };
     Some(s)
 }

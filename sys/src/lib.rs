@@ -8,7 +8,12 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-#[allow(non_camel_case_types, non_upper_case_globals, non_snake_case, dead_code)]
+#[allow(
+    non_camel_case_types,
+    non_upper_case_globals,
+    non_snake_case,
+    dead_code
+)]
 #[allow(clippy::all)]
 pub mod ffi {
     include!("bindings.rs");

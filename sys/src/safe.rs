@@ -53,7 +53,11 @@ pub struct ContextOptions {
 
 impl Default for ContextOptions {
     fn default() -> Self {
-        Self { backend: Backend::Host, host_devices: 0, host_threads: 0 }
+        Self {
+            backend: Backend::Host,
+            host_devices: 0,
+            host_threads: 0,
+        }
     }
 }
 
@@ -96,7 +100,11 @@ impl Context {
 
     /// A host context with `n` simulated devices.
     pub fn host(n: u32) -> Result<Self> {
-        Self::new(ContextOptions { backend: Backend::Host, host_devices: n, host_threads: 0 })
+        Self::new(ContextOptions {
+            backend: Backend::Host,
+            host_devices: n,
+            host_threads: 0,
+        })
     }
 
     pub fn backend_name(&self) -> &'static str {
@@ -118,8 +126,12 @@ impl Context {
     pub fn device_info(&self, ordinal: u32) -> Result<DeviceInfo> {
         let mut info = ffi::cp_device_info::default();
         check(unsafe { ffi::cp_device_info_get(self.raw, ordinal as i32, &mut info) })?;
-        let name_bytes: Vec<u8> =
-            info.name.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        let name_bytes: Vec<u8> = info
+            .name
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
         Ok(DeviceInfo {
             ordinal: info.ordinal as u32,
             simulated: info.simulated != 0,
@@ -203,7 +215,10 @@ impl Context {
         mutex: Option<&DeviceMutex>,
     ) -> Result<Pending> {
         if circuits.is_empty() {
-            return Err(Error::new(ErrorCode::InvalidArgument, "no circuits to prove"));
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "no circuits to prove",
+            ));
         }
         let raw: Vec<ffi::cp_circuit> = circuits.iter().map(|c| c.raw).collect();
         let mut out = ptr::null_mut();
@@ -332,7 +347,10 @@ impl Srs {
     /// Reads a params file written by bellperson's `Parameters::write`.
     pub fn from_file(path: &Path) -> Result<Self> {
         let c = CString::new(path.to_string_lossy().as_bytes()).map_err(|_| {
-            Error::new(ErrorCode::InvalidArgument, "params path contains a NUL byte")
+            Error::new(
+                ErrorCode::InvalidArgument,
+                "params path contains a NUL byte",
+            )
         })?;
         let mut raw = ptr::null_mut();
         check(unsafe { ffi::cp_srs_from_file(c.as_ptr(), &mut raw) })?;
@@ -483,7 +501,9 @@ impl Pending {
 
     /// The device that ran each circuit.
     pub fn devices(&self) -> Vec<u32> {
-        (0..self.len()).map(|i| unsafe { ffi::cp_pending_device(self.raw, i) } as u32).collect()
+        (0..self.len())
+            .map(|i| unsafe { ffi::cp_pending_device(self.raw, i) } as u32)
+            .collect()
     }
 
     pub fn finish(self) -> Result<Vec<RawProof>> {
@@ -495,7 +515,13 @@ impl Pending {
         check(unsafe { ffi::cp_prove_finish(raw, out.as_mut_ptr()) })?;
         Ok(out
             .into_iter()
-            .map(|p| RawProof { a: p.a, b: p.b, c: p.c, device: p.device as u32, timings: p.timings })
+            .map(|p| RawProof {
+                a: p.a,
+                b: p.b,
+                c: p.c,
+                device: p.device as u32,
+                timings: p.timings,
+            })
             .collect())
     }
 }

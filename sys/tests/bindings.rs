@@ -39,7 +39,9 @@ fn libclang_available() -> bool {
 #[test]
 fn committed_bindings_match_header() {
     if !libclang_available() {
-        eprintln!("SKIPPED: libclang could not be loaded; install libclang-dev to check the bindings");
+        eprintln!(
+            "SKIPPED: libclang could not be loaded; install libclang-dev to check the bindings"
+        );
         if std::env::var("CP_REQUIRE_LIBCLANG").is_ok() {
             panic!("CP_REQUIRE_LIBCLANG is set but libclang is missing");
         }

@@ -18,7 +18,8 @@ use bellperson::groth16::{create_proof_batch, Parameters, Proof};
 use blstrs::Bls12;
 use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
 use cuda_prover_bellperson::{
-    prove_from_assignments, synthesize_sized, Backend, Blinding, Context, ContextOptions, ProofOutput,
+    prove_from_assignments, synthesize_sized, Backend, Blinding, Context, ContextOptions,
+    ProofOutput,
 };
 use cuda_prover_engine::params::{cache_path, load_or_create};
 use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
@@ -109,7 +110,11 @@ fn context(backend: &str) -> Option<Context> {
         "host" => Backend::Host,
         _ => return None,
     };
-    match Context::new(ContextOptions { backend: b, host_devices: 1, host_threads: 0 }) {
+    match Context::new(ContextOptions {
+        backend: b,
+        host_devices: 1,
+        host_threads: 0,
+    }) {
         Ok(c) => Some(c),
         Err(e) => {
             println!("  {backend}: unavailable ({e})");
@@ -123,14 +128,19 @@ fn context(backend: &str) -> Option<Context> {
 /// `Context::prepare` (key upload and cache allocation ahead of the proof).
 fn cold(kind: Kind, log: u32, backend: &str, prepare: bool, params_dir: &std::path::Path) {
     let key = load_or_create(params_dir, &BuiltIn::new(kind, log, 0).unwrap(), &|_| {}).unwrap();
-    let synth = synthesize_sized(BuiltIn::new(kind, log, 42).unwrap(), key.size_hint().unwrap()).unwrap();
+    let synth = synthesize_sized(
+        BuiltIn::new(kind, log, 42).unwrap(),
+        key.size_hint().unwrap(),
+    )
+    .unwrap();
     let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(1), 1);
     let t = Instant::now();
     let ctx = context(backend).expect("backend available");
     let context_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     if prepare {
-        ctx.prepare(0, key.srs(), synth.num_constraints() as u64).unwrap();
+        ctx.prepare(0, key.srs(), synth.num_constraints() as u64)
+            .unwrap();
     }
     let prepare_s = t.elapsed().as_secs_f64();
     let mut times = Vec::new();
@@ -148,9 +158,21 @@ fn cold(kind: Kind, log: u32, backend: &str, prepare: bool, params_dir: &std::pa
 }
 
 /// Runs `cold` in a child process and returns its JSON line.
-fn cold_child(kind: Kind, log: u32, backend: &str, prepare: bool, params_dir: &std::path::Path) -> Option<Value> {
+fn cold_child(
+    kind: Kind,
+    log: u32,
+    backend: &str,
+    prepare: bool,
+    params_dir: &std::path::Path,
+) -> Option<Value> {
     let out = std::process::Command::new(std::env::current_exe().ok()?)
-        .args(["--cold", kind.name(), &log.to_string(), backend, if prepare { "1" } else { "0" }])
+        .args([
+            "--cold",
+            kind.name(),
+            &log.to_string(),
+            backend,
+            if prepare { "1" } else { "0" },
+        ])
         .arg("--params-dir")
         .arg(params_dir)
         .output()
@@ -168,7 +190,13 @@ fn main() {
             .position(|a| a == "--params-dir")
             .map(|j| PathBuf::from(&raw[j + 1]))
             .unwrap_or_else(|| PathBuf::from("params-cache"));
-        cold(raw[i + 1].parse().unwrap(), raw[i + 2].parse().unwrap(), &raw[i + 3], raw[i + 4] == "1", &dir);
+        cold(
+            raw[i + 1].parse().unwrap(),
+            raw[i + 2].parse().unwrap(),
+            &raw[i + 3],
+            raw[i + 4] == "1",
+            &dir,
+        );
         return;
     }
     let args = parse();
@@ -176,7 +204,9 @@ fn main() {
     let mut rows = Vec::new();
     println!(
         "host: {} threads; backends {:?}; partitions {}",
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
         args.backends,
         args.partitions
     );
@@ -186,12 +216,19 @@ fn main() {
             let t = Instant::now();
             let key = load_or_create(&args.params_dir, &shape, &say).unwrap();
             let key_load_s = t.elapsed().as_secs_f64();
-            println!("\n== {} 2^{log} (key ready in {key_load_s:.2} s)", kind.name());
+            println!(
+                "\n== {} 2^{log} (key ready in {key_load_s:.2} s)",
+                kind.name()
+            );
             let circuit = BuiltIn::new(kind, log, 42).unwrap();
             let t = Instant::now();
             let synth = synthesize_sized(circuit, key.size_hint().unwrap()).unwrap();
             let synthesis_s = t.elapsed().as_secs_f64();
-            println!("  synthesis: {:.3} s ({} constraints)", synthesis_s, synth.num_constraints());
+            println!(
+                "  synthesis: {:.3} s ({} constraints)",
+                synthesis_s,
+                synth.num_constraints()
+            );
             let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(log as u64), 1);
             let mut row = json!({
                 "circuit": kind.name(), "log": log, "synthesis_s": synthesis_s,
@@ -209,8 +246,13 @@ fn main() {
                     let mut proof = None;
                     for _ in 0..args.cpu_repeats.max(1) {
                         let t = Instant::now();
-                        let p = create_proof_batch(vec![circuit], &params, vec![bl[0].r], vec![bl[0].s])
-                            .unwrap();
+                        let p = create_proof_batch(
+                            vec![circuit],
+                            &params,
+                            vec![bl[0].r],
+                            vec![bl[0].s],
+                        )
+                        .unwrap();
                         best = best.min(t.elapsed().as_secs_f64());
                         proof = Some(p[0].clone());
                     }
@@ -220,15 +262,28 @@ fn main() {
                     latency.insert("bellperson".into(), json!({ "end_to_end_s": best }));
                     continue;
                 }
-                let Some(ctx) = context(backend) else { continue };
+                let Some(ctx) = context(backend) else {
+                    continue;
+                };
                 let mut first = 0.0;
                 let mut best = f64::MAX;
                 let mut out = None;
-                let repeats = if backend == "cuda" { args.repeats } else { args.cpu_repeats };
+                let repeats = if backend == "cuda" {
+                    args.repeats
+                } else {
+                    args.cpu_repeats
+                };
                 for i in 0..repeats.max(1) + 1 {
                     let t = Instant::now();
-                    let o = prove_from_assignments(&ctx, &key, std::slice::from_ref(&synth), &bl, 0, None)
-                        .unwrap();
+                    let o = prove_from_assignments(
+                        &ctx,
+                        &key,
+                        std::slice::from_ref(&synth),
+                        &bl,
+                        0,
+                        None,
+                    )
+                    .unwrap();
                     let dt = t.elapsed().as_secs_f64();
                     if i == 0 {
                         first = dt;
@@ -269,7 +324,11 @@ fn main() {
                                     format!(", context {:.3} s", c["context_s"].as_f64().unwrap_or(0.0))
                                 }
                             );
-                            let name = if prepare { "cold_after_prepare" } else { "cold" };
+                            let name = if prepare {
+                                "cold_after_prepare"
+                            } else {
+                                "cold"
+                            };
                             entry[name] = c;
                         }
                     }
@@ -312,10 +371,16 @@ fn main() {
                 latency.insert(backend.clone(), entry);
             }
             let get = |b: &str, f: &str| latency.get(b).and_then(|v| v[f].as_f64());
-            if let (Some(h), Some(bp)) = (get("host", "end_to_end_s"), get("bellperson", "end_to_end_s")) {
+            if let (Some(h), Some(bp)) = (
+                get("host", "end_to_end_s"),
+                get("bellperson", "end_to_end_s"),
+            ) {
                 println!("  ratio bellperson / host (end to end): {:.2}x", bp / h);
             }
-            if let (Some(c), Some(bp)) = (get("cuda", "end_to_end_s"), get("bellperson", "end_to_end_s")) {
+            if let (Some(c), Some(bp)) = (
+                get("cuda", "end_to_end_s"),
+                get("bellperson", "end_to_end_s"),
+            ) {
                 println!("  ratio bellperson / cuda (end to end): {:.2}x", bp / c);
             }
             if let (Some(c), Some(h)) = (get("cuda", "prover_s"), get("host", "prover_s")) {

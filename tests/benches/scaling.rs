@@ -55,7 +55,9 @@ fn main() {
         .split(';')
         .map(|s| s.split(',').map(|d| d.trim().parse().unwrap()).collect())
         .collect();
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     let say = |s: &str| eprintln!("{s}");
     let key = load_or_create(&params_dir, &BuiltIn::new(kind, log, 0).unwrap(), &say).unwrap();
     println!(
@@ -67,7 +69,11 @@ fn main() {
         let mut base: Option<(f64, usize)> = None;
         for set in &sets {
             let ctx = match backend.as_str() {
-                "cuda" => Context::new(ContextOptions { backend: Backend::Cuda, host_devices: 0, host_threads: 0 }),
+                "cuda" => Context::new(ContextOptions {
+                    backend: Backend::Cuda,
+                    host_devices: 0,
+                    host_threads: 0,
+                }),
                 _ => Context::new(ContextOptions {
                     backend: Backend::Host,
                     host_devices: host_devices.max(set.iter().copied().max().unwrap_or(0) + 1),
@@ -88,7 +94,9 @@ fn main() {
             .unwrap();
             let job = Job {
                 name: format!("{}-{log}", kind.name()),
-                partitions: (0..partitions).map(|k| BuiltIn::new(kind, log, k as u64).unwrap()).collect(),
+                partitions: (0..partitions)
+                    .map(|k| BuiltIn::new(kind, log, k as u64).unwrap())
+                    .collect(),
                 blinding: BlindingSource::Seeded(7),
                 trim_after: false,
             };
@@ -98,7 +106,14 @@ fn main() {
             let per: Vec<String> = r
                 .per_device
                 .iter()
-                .map(|d| format!("dev{}: {} parts, busy {:.0}%", d.device, d.partitions, 100.0 * d.busy_fraction))
+                .map(|d| {
+                    format!(
+                        "dev{}: {} parts, busy {:.0}%",
+                        d.device,
+                        d.partitions,
+                        100.0 * d.busy_fraction
+                    )
+                })
                 .collect();
             println!(
                 "  {:<12} devices {:?}: {:.3} s, {:.2} proofs/s, efficiency vs {} device(s) {:.1}% [{}]",
@@ -118,7 +133,11 @@ fn main() {
         }
     }
     if let Some(p) = json_out {
-        std::fs::write(&p, serde_json::to_string_pretty(&json!({ "rows": rows })).unwrap()).unwrap();
+        std::fs::write(
+            &p,
+            serde_json::to_string_pretty(&json!({ "rows": rows })).unwrap(),
+        )
+        .unwrap();
         println!("wrote {}", p.display());
     }
 }

@@ -155,9 +155,12 @@ pub fn cached_builtin_keys(kind: Kind, log: u32) -> Arc<Keys> {
     }
     let dir = std::env::var_os("CP_PARAMS_DIR")
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../params-cache"));
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../params-cache")
+        });
     let shape = builtin(kind, log, 0);
-    let key = cuda_prover_engine::params::load_or_create(&dir, &shape, &|s| eprintln!("{s}")).unwrap();
+    let key =
+        cuda_prover_engine::params::load_or_create(&dir, &shape, &|s| eprintln!("{s}")).unwrap();
     let path = cuda_prover_engine::params::cache_path(&dir, &shape);
     let f = std::io::BufReader::new(std::fs::File::open(path).unwrap());
     let params = Parameters::<Bls12>::read(f, false).unwrap();

@@ -28,12 +28,19 @@ fn truncated_params_are_rejected() {
             Err(e) => e,
             Ok(_) => panic!("{cut} bytes of {} accepted", full.len()),
         };
-        assert_eq!(err.code(), Some(ErrorCode::ParamsFormat), "cut at {cut}: {err}");
+        assert_eq!(
+            err.code(),
+            Some(ErrorCode::ParamsFormat),
+            "cut at {cut}: {err}"
+        );
     }
     // Trailing garbage is not silently ignored either.
     let mut longer = full.clone();
     longer.extend_from_slice(&[0u8; 7]);
-    assert_eq!(ProvingKey::from_bytes(&longer).err().and_then(|e| e.code()), Some(ErrorCode::ParamsFormat));
+    assert_eq!(
+        ProvingKey::from_bytes(&longer).err().and_then(|e| e.code()),
+        Some(ErrorCode::ParamsFormat)
+    );
 }
 
 #[test]
@@ -44,19 +51,25 @@ fn corrupted_point_is_rejected() {
     let mut bad = full.clone();
     let mid = full.len() / 2;
     bad[mid] ^= 0x5a;
-    let err = ProvingKey::from_bytes(&bad).err().expect("corrupt point accepted");
+    let err = ProvingKey::from_bytes(&bad)
+        .err()
+        .expect("corrupt point accepted");
     assert_eq!(err.code(), Some(ErrorCode::ParamsFormat), "{err}");
     // A length field that claims far more points than the file holds.
     let mut huge = full.clone();
     let ic_len_at = 96 * 3 + 192 * 3;
     huge[ic_len_at..ic_len_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
-    let err = ProvingKey::from_bytes(&huge).err().expect("huge length accepted");
+    let err = ProvingKey::from_bytes(&huge)
+        .err()
+        .expect("huge length accepted");
     assert_eq!(err.code(), Some(ErrorCode::ParamsFormat), "{err}");
 }
 
 #[test]
 fn missing_params_file_is_an_io_error() {
-    let err = ProvingKey::from_file(std::path::Path::new("/nonexistent/cp.params")).err().unwrap();
+    let err = ProvingKey::from_file(std::path::Path::new("/nonexistent/cp.params"))
+        .err()
+        .unwrap();
     assert_eq!(err.code(), Some(ErrorCode::ParamsIo), "{err}");
     assert!(err.to_string().contains("/nonexistent/cp.params"));
 }
@@ -78,16 +91,32 @@ fn params_of_another_circuit_are_rejected() {
 
 #[test]
 fn unsatisfied_circuit_is_rejected() {
-    let shape = Broken { steps: 60, bad_step: 60 };
+    let shape = Broken {
+        steps: 60,
+        bad_step: 60,
+    };
     let keys = cuda_prover_tests::keys_for("broken-60", shape);
     let ctx = Context::host(1).unwrap();
     // The honest witness proves.
     let good = create_proof_batch(&ctx, vec![shape], &keys.key, &bl(1), 0, None).unwrap();
     assert_eq!(good.len(), 1);
-    let err = create_proof_batch(&ctx, vec![Broken { steps: 60, bad_step: 17 }], &keys.key, &bl(1), 0, None)
-        .unwrap_err();
+    let err = create_proof_batch(
+        &ctx,
+        vec![Broken {
+            steps: 60,
+            bad_step: 17,
+        }],
+        &keys.key,
+        &bl(1),
+        0,
+        None,
+    )
+    .unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::Unsatisfied), "{err}");
-    assert!(err.to_string().contains("17"), "names the constraint: {err}");
+    assert!(
+        err.to_string().contains("17"),
+        "names the constraint: {err}"
+    );
 }
 
 #[test]
@@ -110,7 +139,8 @@ fn memory_limit_gives_a_clean_out_of_memory_error() {
     let s = synthesize(builtin(Kind::Chain, 10, 1)).unwrap();
     ctx.set_memory_limit(1, Some(1024)).unwrap();
     assert!(ctx.device_info(1).unwrap().free_bytes <= 1024);
-    let err = prove_from_assignments(&ctx, &keys.key, std::slice::from_ref(&s), &bl(1), 1, None).unwrap_err();
+    let err = prove_from_assignments(&ctx, &keys.key, std::slice::from_ref(&s), &bl(1), 1, None)
+        .unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::OutOfMemory), "{err}");
     assert!(err.to_string().contains("device 1"), "{err}");
     // Device 0 is not limited.

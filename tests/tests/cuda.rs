@@ -23,7 +23,11 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 
 fn gpu() -> Option<Context> {
-    match Context::new(ContextOptions { backend: Backend::Cuda, host_devices: 0, host_threads: 0 }) {
+    match Context::new(ContextOptions {
+        backend: Backend::Cuda,
+        host_devices: 0,
+        host_threads: 0,
+    }) {
         Ok(c) => Some(c),
         Err(e) => {
             if std::env::var("CP_REQUIRE_GPU").is_ok() {
@@ -42,11 +46,17 @@ fn bytes(p: &Proof<Bls12>) -> Vec<u8> {
 }
 
 fn max_log() -> u32 {
-    std::env::var("CP_CUDA_MAX_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(16)
+    std::env::var("CP_CUDA_MAX_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(16)
 }
 
 fn min_log() -> u32 {
-    std::env::var("CP_CUDA_MIN_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(10)
+    std::env::var("CP_CUDA_MIN_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10)
 }
 
 #[test]
@@ -57,7 +67,9 @@ fn cuda_equals_host_and_bellperson() {
         for log in (min_log()..=max_log()).step_by(2) {
             let keys = cached_builtin_keys(kind, log);
             for batch in [1usize, 3] {
-                let circuits: Vec<_> = (0..batch).map(|i| builtin(kind, log, 500 + i as u64)).collect();
+                let circuits: Vec<_> = (0..batch)
+                    .map(|i| builtin(kind, log, 500 + i as u64))
+                    .collect();
                 let synth: Vec<_> = circuits.iter().map(|c| synthesize(*c).unwrap()).collect();
                 let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(log as u64), batch);
                 let t = std::time::Instant::now();
@@ -65,7 +77,10 @@ fn cuda_equals_host_and_bellperson() {
                 let cuda_s = t.elapsed().as_secs_f64();
                 for (o, c) in cuda.iter().zip(&circuits) {
                     assert_eq!(o.device, 0);
-                    assert!(keys.key.verify(&o.proof, &[c.public_input()]).unwrap(), "{kind:?} 2^{log}");
+                    assert!(
+                        keys.key.verify(&o.proof, &[c.public_input()]).unwrap(),
+                        "{kind:?} 2^{log}"
+                    );
                 }
                 // The CPU references get slow at the top sizes: at 2^20
                 // bellperson checks the single proof and the host backend
@@ -81,13 +96,21 @@ fn cuda_equals_host_and_bellperson() {
                     )
                     .unwrap();
                     for (o, t) in cuda.iter().zip(&theirs) {
-                        assert_eq!(bytes(&o.proof), bytes(t), "{kind:?} 2^{log} x{batch}: cuda == bellperson");
+                        assert_eq!(
+                            bytes(&o.proof),
+                            bytes(t),
+                            "{kind:?} 2^{log} x{batch}: cuda == bellperson"
+                        );
                     }
                 }
                 if log <= 18 || batch > 1 {
                     let h = prove_from_assignments(&host, &keys.key, &synth, &bl, 0, None).unwrap();
                     for (o, t) in cuda.iter().zip(&h) {
-                        assert_eq!(bytes(&o.proof), bytes(&t.proof), "{kind:?} 2^{log} x{batch}: cuda == host");
+                        assert_eq!(
+                            bytes(&o.proof),
+                            bytes(&t.proof),
+                            "{kind:?} 2^{log} x{batch}: cuda == host"
+                        );
                     }
                     compared.push("host");
                 }
@@ -108,13 +131,21 @@ fn routing_on_one_gpu() {
     let n = ctx.device_count().unwrap();
     assert!(n >= 1);
     let info = ctx.device_info(0).unwrap();
-    eprintln!("device 0: {} cc {:?}, {} MiB free", info.name, info.compute_capability, info.free_bytes >> 20);
+    eprintln!(
+        "device 0: {} cc {:?}, {} MiB free",
+        info.name,
+        info.compute_capability,
+        info.free_bytes >> 20
+    );
     assert!(!info.simulated && info.total_bytes > 0);
     // A key of its own: device copies belong to the key, shared by every
     // context on the device, so a key another test used is already there.
     let params = cached_builtin_keys(Kind::Bits, 10);
     let key = ProvingKey::from_params(&params.params).unwrap();
-    let keys = Keys { params: params.params.clone(), key };
+    let keys = Keys {
+        params: params.params.clone(),
+        key,
+    };
     let s = vec![synthesize(builtin(Kind::Bits, 10, 1)).unwrap()];
     let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(1), 1);
     let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap();
@@ -123,7 +154,11 @@ fn routing_on_one_gpu() {
     assert_eq!(err.code(), Some(ErrorCode::DeviceIndex), "{err}");
     let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, GPU_AUTO, None).unwrap();
     assert_eq!(o[0].device, 0);
-    assert_eq!(ctx.device_stats(0).unwrap().srs_uploads, 1, "key uploaded once and reused");
+    assert_eq!(
+        ctx.device_stats(0).unwrap().srs_uploads,
+        1,
+        "key uploaded once and reused"
+    );
 }
 
 #[test]
@@ -167,12 +202,19 @@ fn too_big_for_the_card_is_a_clean_error() {
         blinding: BlindingSource::Seeded(1),
         trim_after: false,
     };
-    let e = engine.run(job, &keys.key, |_| {}).err().unwrap().to_string();
+    let e = engine
+        .run(job, &keys.key, |_| {})
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("device 0"), "{e}");
     // Lifting the limit makes the same request work.
     ctx.set_memory_limit(0, None).unwrap();
     let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap();
-    assert!(keys.key.verify(&o[0].proof, &[builtin(Kind::Chain, 14, 2).public_input()]).unwrap());
+    assert!(keys
+        .key
+        .verify(&o[0].proof, &[builtin(Kind::Chain, 14, 2).public_input()])
+        .unwrap());
 }
 
 #[test]
@@ -186,7 +228,13 @@ fn trim_returns_device_memory() {
     let before = ctx.device_info(0).unwrap().free_bytes;
     let freed = ctx.trim(0).unwrap();
     let after = ctx.device_info(0).unwrap().free_bytes;
-    eprintln!("trim: cache {} MiB, freed {} MiB, free {} -> {} MiB", held >> 20, freed >> 20, before >> 20, after >> 20);
+    eprintln!(
+        "trim: cache {} MiB, freed {} MiB, free {} -> {} MiB",
+        held >> 20,
+        freed >> 20,
+        before >> 20,
+        after >> 20
+    );
     assert!(held > 0 && freed == held);
     assert!(after >= before + freed / 2, "memory returned to the device");
     assert_eq!(ctx.device_stats(0).unwrap().cache_bytes, 0);
@@ -201,7 +249,11 @@ fn engine_on_the_gpu() {
     let keys = cached_builtin_keys(Kind::Bits, 14);
     let engine = Engine::new(
         Arc::new(ctx),
-        EngineConfig { devices: DeviceSelection::All, policy: Policy::LeastLoaded, ..Default::default() },
+        EngineConfig {
+            devices: DeviceSelection::All,
+            policy: Policy::LeastLoaded,
+            ..Default::default()
+        },
     )
     .unwrap();
     let job = Job {
@@ -227,9 +279,13 @@ fn automatic_backend_follows_the_hardware() {
     let auto = open_context(BackendChoice::Auto, 2).unwrap();
     if n == 0 {
         assert!(why.is_some(), "a zero count says why");
-        let err = Context::new(ContextOptions { backend: Backend::Cuda, host_devices: 0, host_threads: 0 })
-            .err()
-            .expect("an explicit CUDA context needs a GPU");
+        let err = Context::new(ContextOptions {
+            backend: Backend::Cuda,
+            host_devices: 0,
+            host_threads: 0,
+        })
+        .err()
+        .expect("an explicit CUDA context needs a GPU");
         assert_eq!(err.code, ErrorCode::Device, "{err}");
         assert_eq!(auto.backend_name(), "host");
         assert_eq!(auto.device_count().unwrap(), 2);

@@ -14,14 +14,23 @@ use cuda_prover_tests::{builtin, builtin_keys};
 fn job(n: usize, seed: u64) -> Job<BuiltIn> {
     Job {
         name: "test".into(),
-        partitions: (0..n).map(|k| builtin(Kind::Bits, 8, seed + k as u64)).collect(),
+        partitions: (0..n)
+            .map(|k| builtin(Kind::Bits, 8, seed + k as u64))
+            .collect(),
         blinding: BlindingSource::Seeded(seed),
         trim_after: false,
     }
 }
 
 fn engine(ctx: &Arc<Context>, policy: Policy) -> Engine {
-    Engine::new(ctx.clone(), EngineConfig { policy, ..Default::default() }).unwrap()
+    Engine::new(
+        ctx.clone(),
+        EngineConfig {
+            policy,
+            ..Default::default()
+        },
+    )
+    .unwrap()
 }
 
 #[test]
@@ -32,7 +41,11 @@ fn sixteen_partitions_both_policies_two_and_four_devices() {
             let ctx = Arc::new(Context::host(devices).unwrap());
             let e = engine(&ctx, policy);
             let mut seen = Vec::new();
-            let out = e.run(job(16, 1000), &keys.key, |p| seen.push((p.partition, p.device))).unwrap();
+            let out = e
+                .run(job(16, 1000), &keys.key, |p| {
+                    seen.push((p.partition, p.device))
+                })
+                .unwrap();
             assert_eq!(out.proofs.len(), 16);
             assert_eq!(seen.len(), 16, "progress reported per partition");
             for (k, p) in out.proofs.iter().enumerate() {
@@ -41,14 +54,22 @@ fn sixteen_partitions_both_policies_two_and_four_devices() {
                 assert_eq!(p.public_inputs, vec![expect_input]);
                 assert!(keys.key.verify(&p.output.proof, &p.public_inputs).unwrap());
                 if policy == Policy::RoundRobin {
-                    assert_eq!(p.output.device, k as u32 % devices, "round-robin owner of {k}");
+                    assert_eq!(
+                        p.output.device,
+                        k as u32 % devices,
+                        "round-robin owner of {k}"
+                    );
                 }
                 assert_eq!(out.report.per_partition[k].device, p.output.device);
             }
             for d in 0..devices {
                 let n = out.proofs.iter().filter(|p| p.output.device == d).count();
                 assert!(n > 0, "{policy:?}: device {d} of {devices} used");
-                assert_eq!(ctx.device_stats(d).unwrap().proofs as usize, n, "core agrees on {d}");
+                assert_eq!(
+                    ctx.device_stats(d).unwrap().proofs as usize,
+                    n,
+                    "core agrees on {d}"
+                );
                 assert_eq!(out.report.per_device[d as usize].partitions, n);
             }
             assert!(out.report.verified);
@@ -64,19 +85,30 @@ fn injected_fault_fails_fast_and_names_partition_and_device() {
     let e = engine(&ctx, Policy::RoundRobin);
     // Partition 5 is owned by device 1 under round-robin.
     ctx.inject_fault(1, Some(5)).unwrap();
-    let err = e.run(job(16, 0), &keys.key, |_| {}).err().expect("the job must fail");
+    let err = e
+        .run(job(16, 0), &keys.key, |_| {})
+        .err()
+        .expect("the job must fail");
     match &err {
-        EngineError::Partition { partition, device, .. } => {
+        EngineError::Partition {
+            partition, device, ..
+        } => {
             assert_eq!((*partition, *device), (5, 1), "{err}");
         }
         other => panic!("unexpected error {other}"),
     }
     assert_eq!(err.code(), Some(ErrorCode::InjectedFault));
     let msg = err.to_string();
-    assert!(msg.contains("partition 5") && msg.contains("device 1"), "{msg}");
+    assert!(
+        msg.contains("partition 5") && msg.contains("device 1"),
+        "{msg}"
+    );
     // Fail-fast: queued partitions were dropped, not proved.
     let proved: u64 = (0..2).map(|d| ctx.device_stats(d).unwrap().proofs).sum();
-    assert!(proved < 16, "cancelled work was not proved ({proved} proofs)");
+    assert!(
+        proved < 16,
+        "cancelled work was not proved ({proved} proofs)"
+    );
     // The engine keeps working.
     let out = e.run(job(6, 50), &keys.key, |_| {}).unwrap();
     assert_eq!(out.proofs.len(), 6);
@@ -88,7 +120,10 @@ fn synthesis_failure_cancels_the_job() {
     #[derive(Clone, Copy)]
     struct MaybeFail(BuiltIn, bool);
     impl Circuit<blstrs::Scalar> for MaybeFail {
-        fn synthesize<CS: ConstraintSystem<blstrs::Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        fn synthesize<CS: ConstraintSystem<blstrs::Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> Result<(), SynthesisError> {
             if self.1 {
                 return Err(SynthesisError::AssignmentMissing);
             }
@@ -100,7 +135,9 @@ fn synthesis_failure_cancels_the_job() {
     let e = engine(&ctx, Policy::LeastLoaded);
     let job = Job {
         name: "fails".into(),
-        partitions: (0..8).map(|k| MaybeFail(builtin(Kind::Bits, 8, k), k == 3)).collect(),
+        partitions: (0..8)
+            .map(|k| MaybeFail(builtin(Kind::Bits, 8, k), k == 3))
+            .collect(),
         blinding: BlindingSource::Seeded(1),
         trim_after: false,
     };
@@ -120,14 +157,25 @@ fn in_flight_partitions_stay_within_two_per_device() {
         }
         let e = Engine::new(
             ctx.clone(),
-            EngineConfig { synthesis_threads: 4, ..Default::default() },
+            EngineConfig {
+                synthesis_threads: 4,
+                ..Default::default()
+            },
         )
         .unwrap();
         let out = e.run(job(12, 7), &keys.key, |_| {}).unwrap();
         let bound = 2 * devices as usize;
         assert_eq!(out.report.in_flight_bound, bound);
-        assert!(out.report.peak_in_flight <= bound, "{} > {bound}", out.report.peak_in_flight);
-        assert!(out.report.peak_in_flight > devices as usize, "queues filled: {}", out.report.peak_in_flight);
+        assert!(
+            out.report.peak_in_flight <= bound,
+            "{} > {bound}",
+            out.report.peak_in_flight
+        );
+        assert!(
+            out.report.peak_in_flight > devices as usize,
+            "queues filled: {}",
+            out.report.peak_in_flight
+        );
     }
 }
 
@@ -139,26 +187,42 @@ fn least_loaded_finishes_no_later_than_round_robin_on_uneven_devices() {
         // Device 1 is four times slower than device 0.
         ctx.set_device_delay(0, Duration::from_millis(20)).unwrap();
         ctx.set_device_delay(1, Duration::from_millis(80)).unwrap();
-        let out = engine(&ctx, policy).run(job(12, 3), &keys.key, |_| {}).unwrap();
-        let busy: Vec<f64> = (0..2).map(|d| ctx.device_stats(d).unwrap().busy_ns as f64 / 1e9).collect();
+        let out = engine(&ctx, policy)
+            .run(job(12, 3), &keys.key, |_| {})
+            .unwrap();
+        let busy: Vec<f64> = (0..2)
+            .map(|d| ctx.device_stats(d).unwrap().busy_ns as f64 / 1e9)
+            .collect();
         let counts: Vec<usize> = out.report.per_device.iter().map(|d| d.partitions).collect();
         (busy.iter().cloned().fold(0.0, f64::max), counts)
     };
     let (rr, rr_counts) = makespan(Policy::RoundRobin);
     let (ll, ll_counts) = makespan(Policy::LeastLoaded);
     assert_eq!(rr_counts, vec![6, 6]);
-    assert!(ll_counts[0] > ll_counts[1], "least-loaded favours the fast device: {ll_counts:?}");
-    assert!(ll <= rr, "least-loaded makespan {ll:.3} s > round-robin {rr:.3} s");
+    assert!(
+        ll_counts[0] > ll_counts[1],
+        "least-loaded favours the fast device: {ll_counts:?}"
+    );
+    assert!(
+        ll <= rr,
+        "least-loaded makespan {ll:.3} s > round-robin {rr:.3} s"
+    );
 }
 
 #[test]
 fn device_selection_is_validated_before_work() {
     let ctx = Arc::new(Context::host(2).unwrap());
     let bad = |sel: DeviceSelection| {
-        Engine::new(ctx.clone(), EngineConfig { devices: sel, ..Default::default() })
-            .err()
-            .expect("must be rejected")
-            .to_string()
+        Engine::new(
+            ctx.clone(),
+            EngineConfig {
+                devices: sel,
+                ..Default::default()
+            },
+        )
+        .err()
+        .expect("must be rejected")
+        .to_string()
     };
     assert!(bad(DeviceSelection::List(vec![0, 5])).contains("device 5"));
     assert!(bad(DeviceSelection::List(vec![1, 1])).contains("device 1 is listed twice"));
@@ -166,7 +230,10 @@ fn device_selection_is_validated_before_work() {
     assert!(bad(DeviceSelection::Count(0)).contains("at least 1"));
     let e = Engine::new(
         ctx.clone(),
-        EngineConfig { devices: DeviceSelection::List(vec![1]), ..Default::default() },
+        EngineConfig {
+            devices: DeviceSelection::List(vec![1]),
+            ..Default::default()
+        },
     )
     .unwrap();
     let keys = builtin_keys(Kind::Bits, 8);
@@ -188,7 +255,9 @@ fn trim_between_jobs_is_reported() {
     assert_eq!(ctx.device_stats(0).unwrap().cache_bytes, 0);
     let prom = out.report.to_prometheus();
     assert!(prom.contains("cuda_prover_device_trim_seconds"));
-    assert!(prom.contains("cuda_prover_device_partitions_total{job=\"test\",policy=\"round-robin\",device=\"1\"} 2"));
+    assert!(prom.contains(
+        "cuda_prover_device_partitions_total{job=\"test\",policy=\"round-robin\",device=\"1\"} 2"
+    ));
     let json: serde_json::Value = serde_json::from_str(&out.report.to_json()).unwrap();
     assert_eq!(json["partitions"], 4);
 }
@@ -202,7 +271,11 @@ fn several_workers_per_device_keep_ownership_and_bound() {
     }
     let e = Engine::new(
         ctx.clone(),
-        EngineConfig { workers_per_device: 2, synthesis_threads: 4, ..Default::default() },
+        EngineConfig {
+            workers_per_device: 2,
+            synthesis_threads: 4,
+            ..Default::default()
+        },
     )
     .unwrap();
     let out = e.run(job(12, 40), &keys.key, |_| {}).unwrap();
@@ -213,9 +286,18 @@ fn several_workers_per_device_keep_ownership_and_bound() {
     }
     // Device parts of one device never overlap: its workers share its mutex.
     for d in 0..2u32 {
-        let parts: Vec<_> = out.report.per_partition.iter().filter(|p| p.device == d).collect();
+        let parts: Vec<_> = out
+            .report
+            .per_partition
+            .iter()
+            .filter(|p| p.device == d)
+            .collect();
         let busy: f64 = parts.iter().map(|p| p.device_ms).sum::<f64>() / 1e3;
-        assert!(busy <= out.report.wall_s * 1.05, "device {d}: {busy} s busy in {} s", out.report.wall_s);
+        assert!(
+            busy <= out.report.wall_s * 1.05,
+            "device {d}: {busy} s busy in {} s",
+            out.report.wall_s
+        );
     }
 }
 
@@ -225,7 +307,10 @@ fn workers_run_on_their_cpu_sets() {
     let ctx = Arc::new(Context::host(2).unwrap());
     let e = Engine::new(
         ctx.clone(),
-        EngineConfig { worker_cpus: Some(vec![vec![0], vec![0]]), ..Default::default() },
+        EngineConfig {
+            worker_cpus: Some(vec![vec![0], vec![0]]),
+            ..Default::default()
+        },
     )
     .unwrap();
     let out = e.run(job(4, 2), &keys.key, |_| {}).unwrap();
@@ -233,10 +318,16 @@ fn workers_run_on_their_cpu_sets() {
     // A set the machine does not have fails the job, naming the device.
     let e = Engine::new(
         ctx,
-        EngineConfig { worker_cpus: Some(vec![vec![0], vec![1000]]), ..Default::default() },
+        EngineConfig {
+            worker_cpus: Some(vec![vec![0], vec![1000]]),
+            ..Default::default()
+        },
     )
     .unwrap();
-    let err = e.run(job(4, 2), &keys.key, |_| {}).err().expect("CPU 1000 does not exist");
+    let err = e
+        .run(job(4, 2), &keys.key, |_| {})
+        .err()
+        .expect("CPU 1000 does not exist");
     assert_eq!(err.device(), Some(1), "{err}");
 }
 
@@ -251,11 +342,21 @@ fn least_loaded_finishes_no_later_than_round_robin_on_uneven_partitions() {
             let ms = if k % 2 == 0 { 100 } else { 10 };
             ctx.set_tag_delay(k, Duration::from_millis(ms)).unwrap();
         }
-        engine(&ctx, policy).run(job(12, 5), &keys.key, |_| {}).unwrap();
-        (0..2).map(|d| ctx.device_stats(d).unwrap().busy_ns as f64 / 1e9).fold(0.0, f64::max)
+        engine(&ctx, policy)
+            .run(job(12, 5), &keys.key, |_| {})
+            .unwrap();
+        (0..2)
+            .map(|d| ctx.device_stats(d).unwrap().busy_ns as f64 / 1e9)
+            .fold(0.0, f64::max)
     };
     let rr = makespan(Policy::RoundRobin);
     let ll = makespan(Policy::LeastLoaded);
-    assert!(rr >= 0.6, "round-robin keeps the six heavy partitions on one device: {rr:.3} s");
-    assert!(ll <= rr, "least-loaded makespan {ll:.3} s > round-robin {rr:.3} s");
+    assert!(
+        rr >= 0.6,
+        "round-robin keeps the six heavy partitions on one device: {rr:.3} s"
+    );
+    assert!(
+        ll <= rr,
+        "least-loaded makespan {ll:.3} s > round-robin {rr:.3} s"
+    );
 }

@@ -50,16 +50,30 @@ fn overlapped_partitions_verify_in_order() {
     assert_eq!(seen, vec![0, 1, 2, 3, 4]);
     for (k, p) in out.iter().enumerate() {
         assert_eq!(p.partition, k);
-        assert!(keys.key.verify(&p.output.proof, &[circuits[k].public_input()]).unwrap());
+        assert!(keys
+            .key
+            .verify(&p.output.proof, &[circuits[k].public_input()])
+            .unwrap());
     }
 }
 
 #[test]
 fn overlapped_stops_at_the_first_failure() {
-    let shape = Broken { steps: 60, bad_step: 60 };
+    let shape = Broken {
+        steps: 60,
+        bad_step: 60,
+    };
     let keys = cuda_prover_tests::keys_for("broken-60", shape);
     let ctx = Context::host(1).unwrap();
-    let circuits = vec![shape, Broken { steps: 60, bad_step: 3 }, shape, shape];
+    let circuits = vec![
+        shape,
+        Broken {
+            steps: 60,
+            bad_step: 3,
+        },
+        shape,
+        shape,
+    ];
     let mut done = 0;
     let err = prove_overlapped(
         &ctx,

@@ -25,7 +25,9 @@ fn blinding(n: usize, seed: u64) -> Vec<Blinding> {
 fn check_builtin(kind: Kind, log: u32, batch: usize) {
     let keys = builtin_keys(kind, log);
     let ctx = Context::host(1).unwrap();
-    let circuits: Vec<_> = (0..batch).map(|i| builtin(kind, log, 100 + i as u64)).collect();
+    let circuits: Vec<_> = (0..batch)
+        .map(|i| builtin(kind, log, 100 + i as u64))
+        .collect();
     let bl = blinding(batch, 7);
     let ours = core_batch(&ctx, circuits.clone(), &keys.key, &bl, 0, None).unwrap();
     let theirs = create_proof_batch(
@@ -37,8 +39,15 @@ fn check_builtin(kind: Kind, log: u32, batch: usize) {
     .unwrap();
     assert_eq!(ours.len(), batch);
     for ((o, t), c) in ours.iter().zip(&theirs).zip(&circuits) {
-        assert!(keys.key.verify(&o.proof, &[c.public_input()]).unwrap(), "{kind:?} 2^{log} verifies");
-        assert_eq!(bytes(&o.proof), bytes(t), "{kind:?} 2^{log}: same bytes as bellperson");
+        assert!(
+            keys.key.verify(&o.proof, &[c.public_input()]).unwrap(),
+            "{kind:?} 2^{log} verifies"
+        );
+        assert_eq!(
+            bytes(&o.proof),
+            bytes(t),
+            "{kind:?} 2^{log}: same bytes as bellperson"
+        );
         assert_eq!(o.device, 0);
     }
 }
@@ -68,7 +77,12 @@ fn several_public_inputs() {
     let shape = MultiInput { inputs: 5, seed: 0 };
     let keys = keys_for("multi-5", shape);
     let ctx = Context::host(1).unwrap();
-    let circuits: Vec<_> = (0..2).map(|s| MultiInput { inputs: 5, seed: s + 1 }).collect();
+    let circuits: Vec<_> = (0..2)
+        .map(|s| MultiInput {
+            inputs: 5,
+            seed: s + 1,
+        })
+        .collect();
     let bl = blinding(2, 9);
     let ours = core_batch(&ctx, circuits.clone(), &keys.key, &bl, 0, None).unwrap();
     let theirs = create_proof_batch(
@@ -120,8 +134,10 @@ fn params_file_gives_the_same_proofs() {
     let c = builtin(Kind::Bits, 8, 5);
     let s = synthesize(c).unwrap();
     let bl = blinding(1, 12);
-    let a = prove_from_assignments(&ctx, &keys.key, std::slice::from_ref(&s), &bl, 0, None).unwrap();
-    let b = prove_from_assignments(&ctx, &from_file, std::slice::from_ref(&s), &bl, 0, None).unwrap();
+    let a =
+        prove_from_assignments(&ctx, &keys.key, std::slice::from_ref(&s), &bl, 0, None).unwrap();
+    let b =
+        prove_from_assignments(&ctx, &from_file, std::slice::from_ref(&s), &bl, 0, None).unwrap();
     assert_eq!(bytes(&a[0].proof), bytes(&b[0].proof));
     assert!(from_file.verify(&b[0].proof, &[c.public_input()]).unwrap());
     std::fs::remove_dir_all(&dir).ok();

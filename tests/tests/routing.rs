@@ -13,17 +13,26 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 
 fn circuits(n: usize) -> Vec<Synthesized> {
-    (0..n).map(|i| synthesize(builtin(Kind::Bits, 8, i as u64)).unwrap()).collect()
+    (0..n)
+        .map(|i| synthesize(builtin(Kind::Bits, 8, i as u64)).unwrap())
+        .collect()
 }
 
 fn blinding(n: usize) -> Vec<Blinding> {
     Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(3), n)
 }
 
-fn verify_all(keys: &cuda_prover_tests::Keys, outs: &[cuda_prover_bellperson::ProofOutput], n: usize) {
+fn verify_all(
+    keys: &cuda_prover_tests::Keys,
+    outs: &[cuda_prover_bellperson::ProofOutput],
+    n: usize,
+) {
     for (i, o) in outs.iter().enumerate().take(n) {
         let public = [builtin(Kind::Bits, 8, i as u64).public_input()];
-        assert!(keys.key.verify(&o.proof, &public).unwrap(), "proof {i} verifies");
+        assert!(
+            keys.key.verify(&o.proof, &public).unwrap(),
+            "proof {i} verifies"
+        );
     }
 }
 
@@ -35,9 +44,11 @@ fn explicit_index_proves_everything_there() {
         assert_eq!(ctx.device_count().unwrap(), devices as usize);
         let cs = circuits(3);
         for k in 0..devices {
-            let before: Vec<u64> =
-                (0..devices).map(|d| ctx.device_stats(d).unwrap().proofs).collect();
-            let pending = prove_start(&ctx, &keys.key, &cs, &blinding(3), &[], k as i32, None).unwrap();
+            let before: Vec<u64> = (0..devices)
+                .map(|d| ctx.device_stats(d).unwrap().proofs)
+                .collect();
+            let pending =
+                prove_start(&ctx, &keys.key, &cs, &blinding(3), &[], k as i32, None).unwrap();
             assert_eq!(pending.devices(), vec![k; 3]);
             let outs = pending.finish().unwrap();
             assert!(outs.iter().all(|o| o.device == k));
@@ -45,7 +56,11 @@ fn explicit_index_proves_everything_there() {
             for d in 0..devices {
                 let after = ctx.device_stats(d).unwrap().proofs;
                 let expect = if d == k { 3 } else { 0 };
-                assert_eq!(after - before[d as usize], expect, "device {d} after gpu_index {k}");
+                assert_eq!(
+                    after - before[d as usize],
+                    expect,
+                    "device {d} after gpu_index {k}"
+                );
             }
         }
     }
@@ -65,7 +80,8 @@ fn automatic_splits_in_contiguous_ranges() {
     for (devices, n, expect) in cases {
         let ctx = Context::host(devices).unwrap();
         let cs = circuits(n);
-        let outs = prove_from_assignments(&ctx, &keys.key, &cs, &blinding(n), GPU_AUTO, None).unwrap();
+        let outs =
+            prove_from_assignments(&ctx, &keys.key, &cs, &blinding(n), GPU_AUTO, None).unwrap();
         let got: Vec<u32> = outs.iter().map(|o| o.device).collect();
         assert_eq!(got, expect, "{devices} devices, {n} circuits");
         verify_all(&keys, &outs, n);
@@ -82,9 +98,17 @@ fn out_of_range_index_is_an_error_not_device_zero() {
     let ctx = Context::host(2).unwrap();
     let cs = circuits(1);
     for bad in [2, 7, -3, i32::MIN] {
-        let err = prove_from_assignments(&ctx, &keys.key, &cs, &blinding(1), bad, None).unwrap_err();
-        assert_eq!(err.code(), Some(ErrorCode::DeviceIndex), "gpu_index {bad}: {err}");
-        assert!(err.to_string().contains(&bad.to_string()), "message names the index: {err}");
+        let err =
+            prove_from_assignments(&ctx, &keys.key, &cs, &blinding(1), bad, None).unwrap_err();
+        assert_eq!(
+            err.code(),
+            Some(ErrorCode::DeviceIndex),
+            "gpu_index {bad}: {err}"
+        );
+        assert!(
+            err.to_string().contains(&bad.to_string()),
+            "message names the index: {err}"
+        );
     }
     assert_eq!(ctx.device_stats(0).unwrap().proofs, 0);
     assert_eq!(ctx.device_stats(1).unwrap().proofs, 0);
@@ -100,7 +124,10 @@ fn unbound_thread_is_refused_and_bound_thread_uses_its_device() {
             let err = prove_from_assignments(&ctx, &keys.key, &cs, &blinding(1), GPU_BOUND, None)
                 .unwrap_err();
             assert_eq!(err.code(), Some(ErrorCode::NoDeviceBound), "{err}");
-            assert_eq!(ctx.current_gpu().unwrap_err().code, ErrorCode::NoDeviceBound);
+            assert_eq!(
+                ctx.current_gpu().unwrap_err().code,
+                ErrorCode::NoDeviceBound
+            );
         });
         s.spawn(|| {
             ctx.select_gpu(Some(1)).unwrap();
@@ -115,7 +142,11 @@ fn unbound_thread_is_refused_and_bound_thread_uses_its_device() {
 
 /// Two threads, one device part each, started together; the device parts
 /// are slowed down so that overlap (or its absence) is unmistakable.
-fn two_threads(ctx: &Context, devices: [u32; 2], shared_mutex: Option<&DeviceMutex>) -> [(u64, u64); 2] {
+fn two_threads(
+    ctx: &Context,
+    devices: [u32; 2],
+    shared_mutex: Option<&DeviceMutex>,
+) -> [(u64, u64); 2] {
     let keys = builtin_keys(Kind::Bits, 8);
     let cs = circuits(1);
     let barrier = Barrier::new(2);
@@ -127,8 +158,15 @@ fn two_threads(ctx: &Context, devices: [u32; 2], shared_mutex: Option<&DeviceMut
                 let (cs, keys, barrier) = (&cs, &keys, &barrier);
                 s.spawn(move || {
                     barrier.wait();
-                    let o = prove_from_assignments(ctx, &keys.key, cs, &blinding(1), d as i32, shared_mutex)
-                        .unwrap();
+                    let o = prove_from_assignments(
+                        ctx,
+                        &keys.key,
+                        cs,
+                        &blinding(1),
+                        d as i32,
+                        shared_mutex,
+                    )
+                    .unwrap();
                     assert_eq!(o[0].device, d);
                     (o[0].timings.wait_ns, o[0].timings.device_ns)
                 })
@@ -163,7 +201,10 @@ fn different_devices_overlap() {
     let r = two_threads(&ctx, [0, 1], None);
     for (wait, part) in r {
         assert!(part >= DELAY.as_nanos() as u64);
-        assert!(wait < DELAY.as_nanos() as u64 / 2, "no waiting on separate devices: {r:?}");
+        assert!(
+            wait < DELAY.as_nanos() as u64 / 2,
+            "no waiting on separate devices: {r:?}"
+        );
     }
 }
 
@@ -207,10 +248,22 @@ fn prepare_allocates_ahead_of_the_first_proof() {
     let s = ctx.device_stats(1).unwrap();
     assert_eq!(s.cache_allocations, 1);
     assert!(s.cache_bytes > 0);
-    assert_eq!(ctx.device_stats(0).unwrap().cache_allocations, 0, "only the named device");
+    assert_eq!(
+        ctx.device_stats(0).unwrap().cache_allocations,
+        0,
+        "only the named device"
+    );
     let cs = circuits(2);
     prove_from_assignments(&ctx, &keys.key, &cs, &blinding(2), 1, None).unwrap();
-    assert_eq!(ctx.device_stats(1).unwrap().cache_allocations, 1, "the proof reused the cache");
-    let err = keys.key.prepare(&ctx, 2).err().expect("device 2 does not exist");
+    assert_eq!(
+        ctx.device_stats(1).unwrap().cache_allocations,
+        1,
+        "the proof reused the cache"
+    );
+    let err = keys
+        .key
+        .prepare(&ctx, 2)
+        .err()
+        .expect("device 2 does not exist");
     assert_eq!(err.code(), Some(ErrorCode::DeviceIndex), "{err}");
 }
