@@ -18,7 +18,7 @@ pub struct Density {
 
 impl Density {
     fn push(&mut self) {
-        if self.len % 64 == 0 {
+        if self.len.is_multiple_of(64) {
             self.words.push(0);
         }
         self.len += 1;

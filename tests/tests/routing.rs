@@ -263,7 +263,6 @@ fn prepare_allocates_ahead_of_the_first_proof() {
     let err = keys
         .key
         .prepare(&ctx, 2)
-        .err()
-        .expect("device 2 does not exist");
+        .expect_err("device 2 does not exist");
     assert_eq!(err.code(), Some(ErrorCode::DeviceIndex), "{err}");
 }
