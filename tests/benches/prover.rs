@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bellperson::groth16::{create_proof_batch, Parameters, Proof};
+use bellperson::groth16::{create_proof_batch, Parameters};
 use blstrs::Bls12;
 use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
 use cuda_prover_bellperson::{
@@ -23,6 +23,7 @@ use cuda_prover_bellperson::{
 };
 use cuda_prover_engine::params::{cache_path, load_or_create};
 use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
+use cuda_prover_tests::proof_bytes;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use serde_json::{json, Value};
@@ -81,12 +82,6 @@ fn parse() -> Args {
         }
     }
     a
-}
-
-fn bytes(p: &Proof<Bls12>) -> Vec<u8> {
-    let mut v = Vec::new();
-    p.write(&mut v).unwrap();
-    v
 }
 
 fn ms(ns: u64) -> f64 {
@@ -256,7 +251,7 @@ fn main() {
                         best = best.min(t.elapsed().as_secs_f64());
                         proof = Some(p[0].clone());
                     }
-                    let b = bytes(&proof.unwrap());
+                    let b = proof_bytes(&proof.unwrap());
                     same &= reference.get_or_insert_with(|| b.clone()) == &b;
                     println!("  bellperson cpu: {best:.3} s per proof (synthesis included)");
                     latency.insert("bellperson".into(), json!({ "end_to_end_s": best }));
@@ -294,7 +289,7 @@ fn main() {
                 }
                 let o = out.unwrap();
                 assert!(key.verify(&o.proof, synth.public_inputs()).unwrap());
-                let b = bytes(&o.proof);
+                let b = proof_bytes(&o.proof);
                 same &= reference.get_or_insert_with(|| b.clone()) == &b;
                 let t = &o.timings;
                 println!(

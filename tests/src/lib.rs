@@ -168,3 +168,26 @@ pub fn cached_builtin_keys(kind: Kind, log: u32) -> Arc<Keys> {
     CACHE.lock().insert(name, k.clone());
     k
 }
+
+/// A proof's serialized bytes (bellperson's `Proof::write`), for byte-for-byte
+/// comparisons.
+pub fn proof_bytes(p: &bellperson::groth16::Proof<Bls12>) -> Vec<u8> {
+    let mut v = Vec::new();
+    p.write(&mut v).expect("writing to a Vec cannot fail");
+    v
+}
+
+/// bellperson 0.27's native proofs of `circuits` with the given blinding.
+pub fn native_proofs<C: Circuit<Scalar> + Send>(
+    circuits: Vec<C>,
+    params: &Parameters<Bls12>,
+    blinding: &[cuda_prover_bellperson::Blinding],
+) -> Vec<bellperson::groth16::Proof<Bls12>> {
+    bellperson::groth16::create_proof_batch(
+        circuits,
+        params,
+        blinding.iter().map(|b| b.r).collect(),
+        blinding.iter().map(|b| b.s).collect(),
+    )
+    .expect("bellperson proves")
+}

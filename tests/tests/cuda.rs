@@ -10,15 +10,13 @@
 
 use std::sync::Arc;
 
-use bellperson::groth16::{create_proof_batch, Proof};
-use blstrs::Bls12;
 use cuda_prover_bellperson::circuits::Kind;
 use cuda_prover_bellperson::{
     prove_from_assignments, synthesize, Backend, Blinding, Context, ContextOptions, ErrorCode,
     ProvingKey, GPU_AUTO,
 };
 use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
-use cuda_prover_tests::{builtin, cached_builtin_keys, Keys};
+use cuda_prover_tests::{builtin, cached_builtin_keys, native_proofs, proof_bytes, Keys};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 
@@ -37,12 +35,6 @@ fn gpu() -> Option<Context> {
             None
         }
     }
-}
-
-fn bytes(p: &Proof<Bls12>) -> Vec<u8> {
-    let mut v = Vec::new();
-    p.write(&mut v).unwrap();
-    v
 }
 
 fn max_log() -> u32 {
@@ -88,17 +80,11 @@ fn cuda_equals_host_and_bellperson() {
                 let mut compared = Vec::new();
                 if log <= 18 || batch == 1 {
                     compared.push("bellperson");
-                    let theirs = create_proof_batch(
-                        circuits.clone(),
-                        &keys.params,
-                        bl.iter().map(|b| b.r).collect(),
-                        bl.iter().map(|b| b.s).collect(),
-                    )
-                    .unwrap();
+                    let theirs = native_proofs(circuits.clone(), &keys.params, &bl);
                     for (o, t) in cuda.iter().zip(&theirs) {
                         assert_eq!(
-                            bytes(&o.proof),
-                            bytes(t),
+                            proof_bytes(&o.proof),
+                            proof_bytes(t),
                             "{kind:?} 2^{log} x{batch}: cuda == bellperson"
                         );
                     }
@@ -107,8 +93,8 @@ fn cuda_equals_host_and_bellperson() {
                     let h = prove_from_assignments(&host, &keys.key, &synth, &bl, 0, None).unwrap();
                     for (o, t) in cuda.iter().zip(&h) {
                         assert_eq!(
-                            bytes(&o.proof),
-                            bytes(&t.proof),
+                            proof_bytes(&o.proof),
+                            proof_bytes(&t.proof),
                             "{kind:?} 2^{log} x{batch}: cuda == host"
                         );
                     }

@@ -1,22 +1,17 @@
 //! Proofs from the core verify with bellperson's verifier and equal
 //! bellperson 0.27's native proofs byte for byte for the same r, s.
 
-use bellperson::groth16::{create_proof_batch, Proof};
-use blstrs::{Bls12, Scalar};
+use blstrs::Scalar;
 use cuda_prover_bellperson::circuits::Kind;
 use cuda_prover_bellperson::{
     create_proof_batch as core_batch, prove_from_assignments, synthesize, Blinding, Context,
     GPU_AUTO,
 };
-use cuda_prover_tests::{builtin, builtin_keys, keys_for, COnly, MultiInput};
+use cuda_prover_tests::{
+    builtin, builtin_keys, keys_for, native_proofs, proof_bytes, COnly, MultiInput,
+};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
-
-fn bytes(p: &Proof<Bls12>) -> Vec<u8> {
-    let mut v = Vec::new();
-    p.write(&mut v).unwrap();
-    v
-}
 
 fn blinding(n: usize, seed: u64) -> Vec<Blinding> {
     Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(seed), n)
@@ -30,13 +25,7 @@ fn check_builtin(kind: Kind, log: u32, batch: usize) {
         .collect();
     let bl = blinding(batch, 7);
     let ours = core_batch(&ctx, circuits.clone(), &keys.key, &bl, 0, None).unwrap();
-    let theirs = create_proof_batch(
-        circuits.clone(),
-        &keys.params,
-        bl.iter().map(|b| b.r).collect(),
-        bl.iter().map(|b| b.s).collect(),
-    )
-    .unwrap();
+    let theirs = native_proofs(circuits.clone(), &keys.params, &bl);
     assert_eq!(ours.len(), batch);
     for ((o, t), c) in ours.iter().zip(&theirs).zip(&circuits) {
         assert!(
@@ -44,8 +33,8 @@ fn check_builtin(kind: Kind, log: u32, batch: usize) {
             "{kind:?} 2^{log} verifies"
         );
         assert_eq!(
-            bytes(&o.proof),
-            bytes(t),
+            proof_bytes(&o.proof),
+            proof_bytes(t),
             "{kind:?} 2^{log}: same bytes as bellperson"
         );
         assert_eq!(o.device, 0);
@@ -85,16 +74,10 @@ fn several_public_inputs() {
         .collect();
     let bl = blinding(2, 9);
     let ours = core_batch(&ctx, circuits.clone(), &keys.key, &bl, 0, None).unwrap();
-    let theirs = create_proof_batch(
-        circuits.clone(),
-        &keys.params,
-        bl.iter().map(|b| b.r).collect(),
-        bl.iter().map(|b| b.s).collect(),
-    )
-    .unwrap();
+    let theirs = native_proofs(circuits.clone(), &keys.params, &bl);
     for ((o, t), c) in ours.iter().zip(&theirs).zip(&circuits) {
         assert!(keys.key.verify(&o.proof, &c.public_inputs()).unwrap());
-        assert_eq!(bytes(&o.proof), bytes(t));
+        assert_eq!(proof_bytes(&o.proof), proof_bytes(t));
         // Wrong public inputs must not verify.
         let mut wrong = c.public_inputs();
         wrong[2] += Scalar::from(1u64);
@@ -114,9 +97,9 @@ fn aux_used_only_in_c() {
     let c = COnly { n: 40, seed: 3 };
     let bl = blinding(1, 11);
     let ours = core_batch(&ctx, vec![c], &keys.key, &bl, 0, None).unwrap();
-    let theirs = create_proof_batch(vec![c], &keys.params, vec![bl[0].r], vec![bl[0].s]).unwrap();
+    let theirs = native_proofs(vec![c], &keys.params, &bl);
     assert!(keys.key.verify(&ours[0].proof, &c.public_inputs()).unwrap());
-    assert_eq!(bytes(&ours[0].proof), bytes(&theirs[0]));
+    assert_eq!(proof_bytes(&ours[0].proof), proof_bytes(&theirs[0]));
 }
 
 #[test]
@@ -138,7 +121,7 @@ fn params_file_gives_the_same_proofs() {
         prove_from_assignments(&ctx, &keys.key, std::slice::from_ref(&s), &bl, 0, None).unwrap();
     let b =
         prove_from_assignments(&ctx, &from_file, std::slice::from_ref(&s), &bl, 0, None).unwrap();
-    assert_eq!(bytes(&a[0].proof), bytes(&b[0].proof));
+    assert_eq!(proof_bytes(&a[0].proof), proof_bytes(&b[0].proof));
     assert!(from_file.verify(&b[0].proof, &[c.public_input()]).unwrap());
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -158,7 +141,7 @@ fn random_blinding_differs_and_verifies() {
         None,
     )
     .unwrap();
-    assert_ne!(bytes(&p[0].proof), bytes(&p[1].proof));
+    assert_ne!(proof_bytes(&p[0].proof), proof_bytes(&p[1].proof));
     for o in &p {
         assert!(keys.key.verify(&o.proof, &[c.public_input()]).unwrap());
     }
