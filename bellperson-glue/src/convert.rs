@@ -16,6 +16,13 @@ pub(crate) fn fr_slice(s: &[Scalar]) -> &[sys::Fr] {
     unsafe { std::slice::from_raw_parts(s.as_ptr() as *const sys::Fr, s.len()) }
 }
 
+/// The Montgomery limbs of a scalar (equal scalars have equal limbs).
+#[inline]
+pub(crate) fn limbs(s: &Scalar) -> &[u64; 4] {
+    // SAFETY: Scalar is repr(transparent) over blst_fr { l: [u64; 4] }.
+    unsafe { &*(s as *const Scalar as *const [u64; 4]) }
+}
+
 pub(crate) fn fr(s: &Scalar) -> sys::Fr {
     fr_slice(std::slice::from_ref(s))[0]
 }

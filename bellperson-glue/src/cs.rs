@@ -9,6 +9,8 @@ use bellpepper_core::{
 use blstrs::Scalar;
 use ff::Field;
 
+use crate::convert::limbs;
+
 /// A bitmap with one bit per variable: bit i of word i / 64.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Density {
@@ -122,6 +124,27 @@ impl Synthesized {
     }
 }
 
+/// Montgomery form of 1 (R mod r).
+pub(crate) const ONE_LIMBS: [u64; 4] = [
+    0x00000001fffffffe,
+    0x5884b7fa00034802,
+    0x998c4fefecbc4ff5,
+    0x1824b159acc5056f,
+];
+
+// Coefficients are circuit constants, not secrets: plain limb comparisons
+// instead of the constant-time ones, which cost several percent of
+// synthesis.
+#[inline]
+fn is_zero(c: &Scalar) -> bool {
+    *limbs(c) == [0; 4]
+}
+
+#[inline]
+fn is_one(c: &Scalar) -> bool {
+    *limbs(c) == ONE_LIMBS
+}
+
 #[inline]
 fn eval(
     lc: &LinearCombination<Scalar>,
@@ -132,10 +155,10 @@ fn eval(
 ) -> Scalar {
     let mut acc = Scalar::ZERO;
     for (&i, coeff) in lc.iter_inputs() {
-        if bool::from(coeff.is_zero()) {
+        if is_zero(coeff) {
             continue;
         }
-        acc += if *coeff == Scalar::ONE {
+        acc += if is_one(coeff) {
             inputs[i]
         } else {
             inputs[i] * coeff
@@ -145,10 +168,10 @@ fn eval(
         }
     }
     for (&i, coeff) in lc.iter_aux() {
-        if bool::from(coeff.is_zero()) {
+        if is_zero(coeff) {
             continue;
         }
-        acc += if *coeff == Scalar::ONE {
+        acc += if is_one(coeff) {
             aux[i]
         } else {
             aux[i] * coeff
