@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use bellpepper_core::Circuit;
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use cuda_prover_pipeline::{
-    gpu_prove_start, synthesize_sized, Blinding, Context, DeviceInfo, DeviceMutex,
+    gpu_prove_start, panic_message, synthesize_sized, Blinding, Context, DeviceInfo, DeviceMutex,
     Error as ProveError, PartitionProof, ProvingKey, Scalar, SizeHint, Synthesized, SynthesizedJob,
 };
 use parking_lot::Mutex;
@@ -601,12 +601,27 @@ fn synthesizer<C: Circuit<Scalar> + Send>(
             .take()
             .expect("each partition is taken once");
         let t = Instant::now();
-        let synth = match synthesize_sized(circuit, hint) {
-            Ok(s) => s,
-            Err(e) => {
+        // A circuit is the caller's code: a panic in it fails the job like
+        // a synthesis error instead of tearing down the engine.
+        let outcome =
+            std::panic::catch_unwind(AssertUnwindSafe(|| synthesize_sized(circuit, hint)));
+        let synth = match outcome {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => {
                 shared.fail(EngineError::Synthesis {
                     partition: k,
                     source: ProveError::from(e),
+                });
+                shared.leave();
+                return;
+            }
+            Err(panic) => {
+                shared.fail(EngineError::Synthesis {
+                    partition: k,
+                    source: ProveError::Invalid(format!(
+                        "the circuit panicked: {}",
+                        panic_message(&*panic)
+                    )),
                 });
                 shared.leave();
                 return;
@@ -719,14 +734,9 @@ fn worker(
                 source: e,
             }),
             Err(panic) => {
-                let message = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "panic".into());
                 shared.fail(EngineError::WorkerDied {
                     device: ordinal,
-                    message,
+                    message: panic_message(&*panic),
                 });
             }
         }

@@ -18,6 +18,15 @@ pub use glue::{
     ProofOutput, ProvingKey, Result, Scalar, SizeHint, Synthesized, Timings, GPU_AUTO, GPU_BOUND,
 };
 
+/// The text of a caught panic (a circuit's synthesize is the caller's code).
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic".into())
+}
+
 /// Synthesized partitions ready for the device.
 pub struct SynthesizedJob {
     pub partitions: Vec<Synthesized>,
@@ -126,7 +135,17 @@ where
         s.spawn(move || {
             for (k, c) in circuits.into_iter().enumerate() {
                 let t = Instant::now();
-                let r = synthesize_sized(c, hint).map_err(Error::from);
+                // A panic in the caller's circuit becomes this partition's
+                // error rather than a panic of the whole pipeline.
+                let r = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    synthesize_sized(c, hint)
+                })) {
+                    Ok(r) => r.map_err(Error::from),
+                    Err(p) => Err(Error::Invalid(format!(
+                        "the circuit panicked: {}",
+                        panic_message(&*p)
+                    ))),
+                };
                 let failed = r.is_err();
                 if tx.send((k, r, t.elapsed())).is_err() || failed {
                     return;

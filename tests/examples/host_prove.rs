@@ -7,10 +7,16 @@ use rand_core::SeedableRng;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let kind = args.next().unwrap_or_else(|| "chain".into()).parse().unwrap();
+    let kind = args
+        .next()
+        .unwrap_or_else(|| "chain".into())
+        .parse()
+        .unwrap();
     let log: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(14);
     let shape = BuiltIn::new(kind, log, 0).unwrap();
-    let params = shape.generate_params(&mut ChaCha8Rng::seed_from_u64(1)).unwrap();
+    let params = shape
+        .generate_params(&mut ChaCha8Rng::seed_from_u64(1))
+        .unwrap();
     let key = ProvingKey::from_params(&params).unwrap();
     let s = vec![synthesize(BuiltIn::new(kind, log, 3).unwrap()).unwrap()];
     let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(2), 1);

@@ -360,3 +360,39 @@ fn least_loaded_finishes_no_later_than_round_robin_on_uneven_partitions() {
         "least-loaded makespan {ll:.3} s > round-robin {rr:.3} s"
     );
 }
+
+#[test]
+fn a_panicking_circuit_fails_the_job_not_the_engine() {
+    use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+    #[derive(Clone, Copy)]
+    struct Panics(BuiltIn, bool);
+    impl Circuit<blstrs::Scalar> for Panics {
+        fn synthesize<CS: ConstraintSystem<blstrs::Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> Result<(), SynthesisError> {
+            if self.1 {
+                panic!("witness generator bug");
+            }
+            self.0.synthesize(cs)
+        }
+    }
+    let keys = builtin_keys(Kind::Bits, 8);
+    let ctx = Arc::new(Context::host(2).unwrap());
+    let e = engine(&ctx, Policy::RoundRobin);
+    let job = |bad: Option<u64>| Job {
+        name: "panics".into(),
+        partitions: (0..6)
+            .map(|k| Panics(builtin(Kind::Bits, 8, k), Some(k) == bad))
+            .collect(),
+        blinding: BlindingSource::Seeded(1),
+        trim_after: false,
+    };
+    let err = e
+        .run(job(Some(2)), &keys.key, |_| {})
+        .err()
+        .expect("must fail");
+    assert_eq!(err.partition(), Some(2), "{err}");
+    assert!(err.to_string().contains("witness generator bug"), "{err}");
+    assert_eq!(e.run(job(None), &keys.key, |_| {}).unwrap().proofs.len(), 6);
+}

@@ -88,3 +88,30 @@ fn overlapped_stops_at_the_first_failure() {
     assert_eq!(done, 1, "partition 0 finished, then the pipeline stopped");
     assert!(err.to_string().contains("not satisfied"), "{err}");
 }
+
+#[test]
+fn overlapped_turns_a_circuit_panic_into_an_error() {
+    use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+    struct Panics;
+    impl Circuit<blstrs::Scalar> for Panics {
+        fn synthesize<CS: ConstraintSystem<blstrs::Scalar>>(
+            self,
+            _: &mut CS,
+        ) -> Result<(), SynthesisError> {
+            panic!("bad witness code")
+        }
+    }
+    let keys = builtin_keys(Kind::Bits, 9);
+    let ctx = Context::host(1).unwrap();
+    let err = prove_overlapped(
+        &ctx,
+        &keys.key,
+        vec![Panics],
+        |_| Blinding::random(&mut ChaCha8Rng::seed_from_u64(1)),
+        0,
+        None,
+        |_| {},
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("bad witness code"), "{err}");
+}
