@@ -58,17 +58,40 @@ inline void cuda_check(cudaError_t e, const std::string &what) {
     fail(code, "CUDA device " + std::to_string(cuda_id) + ": " + e.what());
 }
 
-// Scoped cudaSetDevice that restores the previous device.
+// The device the calling thread was set to, as far as the core can tell.
+// cudaGetDevice answers 0 for a thread that never chose a device, and
+// cudaSetDevice(0) creates a context on GPU 0, so "restoring" that 0 would
+// put a context (and its memory) on a GPU the thread never used. Device 0
+// is restored only when this thread set it through the core.
+thread_local int t_device = -1;
+
+int previous_device() {
+    if (t_device >= 0)
+        return t_device;
+    int d = -1;
+    if (cudaGetDevice(&d) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return d > 0 ? d : -1;
+}
+
+void set_device(int id) {
+    cuda_check(cudaSetDevice(id), "cudaSetDevice(" + std::to_string(id) + ")");
+    t_device = id;
+}
+
+// Scoped cudaSetDevice that restores the previous device (see above).
 class device_scope {
     int prev_ = -1;
 public:
-    explicit device_scope(int id) {
-        (void)cudaGetDevice(&prev_);
-        cuda_check(cudaSetDevice(id), "cudaSetDevice(" + std::to_string(id) + ")");
+    explicit device_scope(int id) : prev_(previous_device()) {
+        if (prev_ != id)
+            set_device(id);
     }
     ~device_scope() {
-        if (prev_ >= 0)
-            (void)cudaSetDevice(prev_);
+        if (prev_ >= 0 && prev_ != t_device && cudaSetDevice(prev_) == cudaSuccess)
+            t_device = prev_;
     }
 };
 
@@ -98,12 +121,14 @@ struct srs_copy final : srs_device_copy {
 
     ~srs_copy() override {
         if (base) {
-            int prev = -1;
-            (void)cudaGetDevice(&prev);
-            (void)cudaSetDevice(cuda_id);
-            (void)cudaFree(base);
-            if (prev >= 0)
-                (void)cudaSetDevice(prev);
+            // No throwing here: device_scope reports a failed switch.
+            const int prev = previous_device();
+            if (cudaSetDevice(cuda_id) == cudaSuccess) {
+                t_device = cuda_id;
+                (void)cudaFree(base);
+                if (prev >= 0 && prev != cuda_id && cudaSetDevice(prev) == cudaSuccess)
+                    t_device = prev;
+            }
         }
     }
     uint64_t bytes() const override { return total; }
@@ -220,9 +245,9 @@ public:
         : ordinal_(ordinal), cuda_id_(gpu->cid()), gpu_(gpu) {}
 
     ~cuda_device() override {
-        int prev = -1;
-        (void)cudaGetDevice(&prev);
-        (void)cudaSetDevice(cuda_id_);
+        const int prev = previous_device();
+        if (cudaSetDevice(cuda_id_) == cudaSuccess)
+            t_device = cuda_id_;
         if (cache_)
             (void)cudaFree(cache_);
         free_staging();
@@ -231,13 +256,11 @@ public:
         for (cudaEvent_t e : {ev_abc_, ev_rest_})
             if (e)
                 (void)cudaEventDestroy(e);
-        if (prev >= 0)
-            (void)cudaSetDevice(prev);
+        if (prev >= 0 && prev != cuda_id_ && cudaSetDevice(prev) == cudaSuccess)
+            t_device = prev;
     }
 
-    void bind_thread() override {
-        cuda_check(cudaSetDevice(cuda_id_), "cudaSetDevice(" + std::to_string(cuda_id_) + ")");
-    }
+    void bind_thread() override { set_device(cuda_id_); }
 
     cp_device_info info() const override {
         cp_device_info inf;
