@@ -91,12 +91,18 @@ impl ProvingKey {
         Ok(self.srs.shape()?)
     }
 
+    /// The evaluation domain of the key's circuit (the H query has one
+    /// point fewer): an upper bound on its constraint count.
+    pub fn domain_size(&self) -> Result<u64> {
+        Ok(self.shape()?.h_len + 1)
+    }
+
     /// The sizes a synthesis for this key will reach: the domain bounds the
     /// constraints, the L query has one point per aux variable.
     pub fn size_hint(&self) -> Result<crate::SizeHint> {
         let s = self.shape()?;
         Ok(crate::SizeHint {
-            constraints: (s.h_len + 1) as usize,
+            constraints: self.domain_size()? as usize,
             inputs: s.ic_len as usize,
             aux: s.l_len as usize,
         })
@@ -105,8 +111,7 @@ impl ProvingKey {
     /// Uploads this key to `ordinal` and allocates the working cache for
     /// its full domain, so the first proof there pays neither.
     pub fn prepare(&self, ctx: &sys::Context, ordinal: u32) -> Result<()> {
-        let s = self.shape()?;
-        Ok(ctx.prepare(ordinal, &self.srs, s.h_len + 1)?)
+        Ok(ctx.prepare(ordinal, &self.srs, self.domain_size()?)?)
     }
 
     /// Device memory one proof of `num_constraints` constraints needs.

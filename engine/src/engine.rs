@@ -279,8 +279,9 @@ impl Engine {
     /// Checks that every device has room for the key and one proof's
     /// working set; the error names the device.
     pub fn check_memory(&self, key: &ProvingKey) -> Result<(), EngineError> {
-        let shape = key.shape().map_err(|e| EngineError::Setup(e.to_string()))?;
-        let n = shape.h_len + 1;
+        let n = key
+            .domain_size()
+            .map_err(|e| EngineError::Setup(e.to_string()))?;
         let est = key
             .memory_estimate(n)
             .map_err(|e| EngineError::Setup(e.to_string()))?;
