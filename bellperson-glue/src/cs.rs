@@ -10,6 +10,7 @@ use blstrs::Scalar;
 use ff::Field;
 
 use crate::convert::limbs;
+use crate::shape::{ShapeData, ShapeRecorder};
 
 /// A bitmap with one bit per variable: bit i of word i / 64.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -183,6 +184,32 @@ fn eval(
     acc
 }
 
+impl Synthesized {
+    /// Evaluates one constraint and marks the densities.
+    #[inline]
+    fn push_constraint(
+        &mut self,
+        a: &LinearCombination<Scalar>,
+        b: &LinearCombination<Scalar>,
+        c: &LinearCombination<Scalar>,
+    ) {
+        // Inputs have full density in A (the input_i * 0 = 0 constraints), so
+        // only aux density is tracked for A; C has no query of its own.
+        let av = eval(a, &self.inputs, &self.aux, None, Some(&mut self.a_aux_density));
+        let bv = eval(
+            b,
+            &self.inputs,
+            &self.aux,
+            Some(&mut self.b_input_density),
+            Some(&mut self.b_aux_density),
+        );
+        let cv = eval(c, &self.inputs, &self.aux, None, None);
+        self.a.push(av);
+        self.b.push(bv);
+        self.c.push(cv);
+    }
+}
+
 impl ConstraintSystem<Scalar> for Synthesized {
     type Root = Self;
 
@@ -224,26 +251,7 @@ impl ConstraintSystem<Scalar> for Synthesized {
         let a = a(LinearCombination::zero());
         let b = b(LinearCombination::zero());
         let c = c(LinearCombination::zero());
-        // Inputs have full density in A (the input_i * 0 = 0 constraints), so
-        // only aux density is tracked for A; C has no query of its own.
-        let av = eval(
-            &a,
-            &self.inputs,
-            &self.aux,
-            None,
-            Some(&mut self.a_aux_density),
-        );
-        let bv = eval(
-            &b,
-            &self.inputs,
-            &self.aux,
-            Some(&mut self.b_input_density),
-            Some(&mut self.b_aux_density),
-        );
-        let cv = eval(&c, &self.inputs, &self.aux, None, None);
-        self.a.push(av);
-        self.b.push(bv);
-        self.c.push(cv);
+        self.push_constraint(&a, &b, &c);
     }
 
     fn push_namespace<NR, N>(&mut self, _: N)
@@ -260,6 +268,102 @@ impl ConstraintSystem<Scalar> for Synthesized {
     }
 }
 
+/// A full synthesis that also records the constraints (for a first proof of
+/// a circuit whose shape is not known yet).
+struct Recording {
+    synth: Synthesized,
+    recorder: ShapeRecorder,
+}
+
+impl ConstraintSystem<Scalar> for Recording {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, name: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.synth.alloc(name, f)
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, name: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.synth.alloc_input(name, f)
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        let a = a(LinearCombination::zero());
+        let b = b(LinearCombination::zero());
+        let c = c(LinearCombination::zero());
+        self.recorder.constraint(&a, &b, &c);
+        self.synth.push_constraint(&a, &b, &c);
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// bellperson's framing of a synthesis: input ONE first, then the circuit,
+/// then one `input_i * 0 = 0` constraint per input.
+pub(crate) fn frame<CS, C>(
+    cs: &mut CS,
+    circuit: C,
+    num_inputs: fn(&CS) -> usize,
+) -> Result<(), SynthesisError>
+where
+    CS: ConstraintSystem<Scalar>,
+    C: Circuit<Scalar>,
+{
+    cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+    circuit.synthesize(cs)?;
+    for i in 0..num_inputs(cs) {
+        cs.enforce(
+            || "input constraint",
+            |lc| lc + Variable::new_unchecked(Index::Input(i)),
+            |lc| lc,
+            |lc| lc,
+        );
+    }
+    Ok(())
+}
+
+/// [`synthesize_sized`] that also records the circuit's shape.
+pub fn synthesize_recording<C: Circuit<Scalar>>(
+    circuit: C,
+    hint: SizeHint,
+) -> crate::Result<(Synthesized, ShapeData)> {
+    let mut cs = Recording {
+        synth: Synthesized::with_capacity(hint),
+        recorder: ShapeRecorder::default(),
+    };
+    frame(&mut cs, circuit, |cs| cs.synth.inputs.len())?;
+    let (inputs, aux) = (cs.synth.inputs.len(), cs.synth.aux.len());
+    let shape = cs.recorder.finish(inputs, aux)?;
+    Ok((cs.synth, shape))
+}
+
 /// Synthesizes `circuit` the way bellperson's prover does.
 pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Synthesized, SynthesisError> {
     synthesize_sized(circuit, SizeHint::default())
@@ -272,15 +376,6 @@ pub fn synthesize_sized<C: Circuit<Scalar>>(
     hint: SizeHint,
 ) -> Result<Synthesized, SynthesisError> {
     let mut cs = Synthesized::with_capacity(hint);
-    cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
-    circuit.synthesize(&mut cs)?;
-    for i in 0..cs.inputs.len() {
-        cs.enforce(
-            || "input constraint",
-            |lc| lc + Variable::new_unchecked(Index::Input(i)),
-            |lc| lc,
-            |lc| lc,
-        );
-    }
+    frame(&mut cs, circuit, |cs| cs.inputs.len())?;
     Ok(cs)
 }

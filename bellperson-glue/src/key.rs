@@ -7,15 +7,29 @@ use bellperson::groth16::{
 };
 use blstrs::{Bls12, Scalar};
 use cuda_prover_sys as sys;
+use sha2::{Digest, Sha256};
 
 use crate::convert::{g1, g1_slice, g2, g2_slice, to_g1, to_g2};
 use crate::error::{Error, Result};
+use crate::shape::Shape;
+
+fn fingerprint(vk: &VerifyingKey<Bls12>) -> [u8; 32] {
+    let mut h = Sha256::new();
+    for p in [&vk.alpha_g1, &vk.beta_g1, &vk.delta_g1].into_iter().chain(&vk.ic) {
+        h.update(p.to_compressed());
+    }
+    for p in [&vk.beta_g2, &vk.gamma_g2, &vk.delta_g2] {
+        h.update(p.to_compressed());
+    }
+    h.finalize().into()
+}
 
 /// A proving key loaded into the core, with the verifying key beside it.
 pub struct ProvingKey {
     srs: sys::Srs,
     vk: VerifyingKey<Bls12>,
     pvk: PreparedVerifyingKey<Bls12>,
+    fingerprint: [u8; 32],
 }
 
 impl ProvingKey {
@@ -71,7 +85,18 @@ impl ProvingKey {
 
     fn with_vk(srs: sys::Srs, vk: VerifyingKey<Bls12>) -> Self {
         let pvk = prepare_verifying_key(&vk);
-        Self { srs, vk, pvk }
+        let fingerprint = fingerprint(&vk);
+        Self {
+            srs,
+            vk,
+            pvk,
+            fingerprint,
+        }
+    }
+
+    /// SHA-256 of the verifying key's points: what a shape file is tied to.
+    pub fn fingerprint(&self) -> [u8; 32] {
+        self.fingerprint
     }
 
     pub fn vk(&self) -> &VerifyingKey<Bls12> {
@@ -112,6 +137,18 @@ impl ProvingKey {
     /// its full domain, so the first proof there pays neither.
     pub fn prepare(&self, ctx: &sys::Context, ordinal: u32) -> Result<()> {
         Ok(ctx.prepare(ordinal, &self.srs, self.domain_size()?)?)
+    }
+
+    /// [`ProvingKey::prepare`] for proofs from `shape`: the shape's
+    /// matrices are placed on the device too.
+    pub fn prepare_shape(&self, ctx: &sys::Context, ordinal: u32, shape: &Shape) -> Result<()> {
+        Ok(ctx.prepare_shape(ordinal, &self.srs, shape.core())?)
+    }
+
+    /// Whether `shape` belongs to this key (query lengths and densities);
+    /// the error names the first disagreement.
+    pub fn check_shape(&self, shape: &Shape) -> Result<()> {
+        Ok(self.srs.check_shape(shape.core())?)
     }
 
     /// Device memory one proof of `num_constraints` constraints needs.

@@ -4,7 +4,9 @@
 //! `bellpepper_core::Circuit<blstrs::Scalar>` into the evaluations, assignments
 //! and density bitmaps the core needs (with bellperson 0.27's conventions),
 //! turning `bellperson::groth16::Parameters` and params files into proving
-//! keys, and bellperson's proof type out. It calls only `cuda-prover-sys`.
+//! keys, and bellperson's proof type out. The fast path records a circuit's
+//! constraints once as a `Shape` and then synthesizes only witnesses
+//! (`synthesize_witness`); the core evaluates a, b, c from them. It calls only `cuda-prover-sys`.
 
 pub mod circuits;
 mod convert;
@@ -12,14 +14,19 @@ mod cs;
 mod error;
 mod key;
 mod prove;
+mod shape;
+pub mod shape_file;
+mod witness;
 
-pub use cs::{synthesize, synthesize_sized, Density, SizeHint, Synthesized};
+pub use cs::{synthesize, synthesize_recording, synthesize_sized, Density, SizeHint, Synthesized};
 pub use error::{Error, Result};
 pub use key::ProvingKey;
 pub use prove::{
-    create_proof_batch, create_random_proof_batch, prove_from_assignments, prove_start, Blinding,
-    PendingProofs, ProofOutput,
+    create_proof_batch, create_random_proof_batch, prove_from_assignments, prove_from_witnesses,
+    prove_start, prove_start_witness, Blinding, PendingProofs, ProofOutput,
 };
+pub use shape::{Matrix, Shape, ShapeData, ShapeEntry, ShapeInfo};
+pub use witness::{synthesize_witness, Witness};
 
 /// The core's device-level types, for the layers above.
 pub use cuda_prover_sys::{

@@ -13,6 +13,8 @@ use crate::convert::{fr, fr_slice, to_g1, to_g2};
 use crate::cs::{synthesize, Synthesized};
 use crate::error::{Error, Result};
 use crate::key::ProvingKey;
+use crate::shape::Shape;
+use crate::witness::Witness;
 
 /// Groth16 blinding factors of one proof.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +84,18 @@ impl PendingProofs {
     }
 }
 
+fn check_lengths(circuits: usize, blinding: usize, tags: usize) -> Result<()> {
+    if circuits != blinding {
+        return Err(Error::Invalid(format!(
+            "{circuits} circuits but {blinding} blinding pairs"
+        )));
+    }
+    if tags != 0 && tags != circuits {
+        return Err(Error::Invalid(format!("{circuits} circuits but {tags} tags")));
+    }
+    Ok(())
+}
+
 /// Runs the device part of every synthesized circuit and returns once it is
 /// done. `tags` label circuits (partition numbers) for errors and routing;
 /// pass an empty slice for none.
@@ -94,20 +108,7 @@ pub fn prove_start(
     gpu_index: i32,
     mutex: Option<&sys::DeviceMutex>,
 ) -> Result<PendingProofs> {
-    if circuits.len() != blinding.len() {
-        return Err(Error::Invalid(format!(
-            "{} circuits but {} blinding pairs",
-            circuits.len(),
-            blinding.len()
-        )));
-    }
-    if !tags.is_empty() && tags.len() != circuits.len() {
-        return Err(Error::Invalid(format!(
-            "{} circuits but {} tags",
-            circuits.len(),
-            tags.len()
-        )));
-    }
+    check_lengths(circuits.len(), blinding.len(), tags.len())?;
     let raw = circuits
         .iter()
         .zip(blinding)
@@ -130,6 +131,52 @@ pub fn prove_start(
         .collect::<sys::Result<Vec<_>>>()?;
     let inner = ctx.prove_start(key.srs(), &raw, gpu_index, mutex)?;
     Ok(PendingProofs { inner })
+}
+
+/// Runs the device part of every witness against `shape`: the core
+/// evaluates a, b, c from the witness, checks every row (an unsatisfied
+/// witness fails with the row), then proves. `tags` as in [`prove_start`].
+#[allow(clippy::too_many_arguments)]
+pub fn prove_start_witness(
+    ctx: &sys::Context,
+    key: &ProvingKey,
+    shape: &Shape,
+    witnesses: &[Witness],
+    blinding: &[Blinding],
+    tags: &[i64],
+    gpu_index: i32,
+    mutex: Option<&sys::DeviceMutex>,
+) -> Result<PendingProofs> {
+    check_lengths(witnesses.len(), blinding.len(), tags.len())?;
+    let raw: Vec<sys::Witness<'_>> = witnesses
+        .iter()
+        .zip(blinding)
+        .enumerate()
+        .map(|(i, (w, bl))| {
+            sys::Witness::new(
+                fr_slice(&w.inputs),
+                fr_slice(&w.aux),
+                fr(&bl.r),
+                fr(&bl.s),
+                tags.get(i).copied(),
+            )
+        })
+        .collect();
+    let inner = ctx.prove_start_witness(key.srs(), shape.core(), &raw, gpu_index, mutex)?;
+    Ok(PendingProofs { inner })
+}
+
+/// Device part and epilogue for witnesses of a shape.
+pub fn prove_from_witnesses(
+    ctx: &sys::Context,
+    key: &ProvingKey,
+    shape: &Shape,
+    witnesses: &[Witness],
+    blinding: &[Blinding],
+    gpu_index: i32,
+    mutex: Option<&sys::DeviceMutex>,
+) -> Result<Vec<ProofOutput>> {
+    prove_start_witness(ctx, key, shape, witnesses, blinding, &[], gpu_index, mutex)?.finish()
 }
 
 /// Device part and epilogue for already synthesized circuits.

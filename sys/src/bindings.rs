@@ -5,6 +5,8 @@
 
 pub const CP_GPU_AUTO: i32 = -1;
 pub const CP_GPU_BOUND: i32 = -2;
+pub const CP_COEFF_ONE: u32 = 0;
+pub const CP_COEFF_MINUS_ONE: u32 = 1;
 pub const CP_OK: cp_code = 0;
 pub const CP_ERR_INVALID_ARGUMENT: cp_code = 1;
 pub const CP_ERR_DEVICE_INDEX: cp_code = 2;
@@ -464,13 +466,14 @@ pub struct cp_timings {
     pub msm_b_g1_ns: u64,
     pub msm_b_g2_ns: u64,
     pub batch_add_ns: u64,
+    pub eval_ns: u64,
     pub device_ns: u64,
     pub epilogue_ns: u64,
     pub peak_device_bytes: u64,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_timings"][::std::mem::size_of::<cp_timings>() - 96usize];
+    ["Size of cp_timings"][::std::mem::size_of::<cp_timings>() - 104usize];
     ["Alignment of cp_timings"][::std::mem::align_of::<cp_timings>() - 8usize];
     ["Offset of field: cp_timings::wait_ns"][::std::mem::offset_of!(cp_timings, wait_ns) - 0usize];
     ["Offset of field: cp_timings::upload_ns"]
@@ -488,12 +491,13 @@ const _: () = {
         [::std::mem::offset_of!(cp_timings, msm_b_g2_ns) - 56usize];
     ["Offset of field: cp_timings::batch_add_ns"]
         [::std::mem::offset_of!(cp_timings, batch_add_ns) - 64usize];
+    ["Offset of field: cp_timings::eval_ns"][::std::mem::offset_of!(cp_timings, eval_ns) - 72usize];
     ["Offset of field: cp_timings::device_ns"]
-        [::std::mem::offset_of!(cp_timings, device_ns) - 72usize];
+        [::std::mem::offset_of!(cp_timings, device_ns) - 80usize];
     ["Offset of field: cp_timings::epilogue_ns"]
-        [::std::mem::offset_of!(cp_timings, epilogue_ns) - 80usize];
+        [::std::mem::offset_of!(cp_timings, epilogue_ns) - 88usize];
     ["Offset of field: cp_timings::peak_device_bytes"]
-        [::std::mem::offset_of!(cp_timings, peak_device_bytes) - 88usize];
+        [::std::mem::offset_of!(cp_timings, peak_device_bytes) - 96usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
@@ -506,7 +510,7 @@ pub struct cp_proof {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_proof"][::std::mem::size_of::<cp_proof>() - 488usize];
+    ["Size of cp_proof"][::std::mem::size_of::<cp_proof>() - 496usize];
     ["Alignment of cp_proof"][::std::mem::align_of::<cp_proof>() - 8usize];
     ["Offset of field: cp_proof::a"][::std::mem::offset_of!(cp_proof, a) - 0usize];
     ["Offset of field: cp_proof::b"][::std::mem::offset_of!(cp_proof, b) - 96usize];
@@ -551,6 +555,198 @@ unsafe extern "C" {
         gpu_index: i32,
         mutex: *mut cp_mutex,
         proofs_out: *mut cp_proof,
+    ) -> cp_status;
+}
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
+pub struct cp_shape_entry {
+    pub col: u32,
+    pub coeff: u32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of cp_shape_entry"][::std::mem::size_of::<cp_shape_entry>() - 8usize];
+    ["Alignment of cp_shape_entry"][::std::mem::align_of::<cp_shape_entry>() - 4usize];
+    ["Offset of field: cp_shape_entry::col"][::std::mem::offset_of!(cp_shape_entry, col) - 0usize];
+    ["Offset of field: cp_shape_entry::coeff"]
+        [::std::mem::offset_of!(cp_shape_entry, coeff) - 4usize];
+};
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct cp_shape_matrix {
+    pub row_ptr: *const u64,
+    pub entries: *const cp_shape_entry,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of cp_shape_matrix"][::std::mem::size_of::<cp_shape_matrix>() - 16usize];
+    ["Alignment of cp_shape_matrix"][::std::mem::align_of::<cp_shape_matrix>() - 8usize];
+    ["Offset of field: cp_shape_matrix::row_ptr"]
+        [::std::mem::offset_of!(cp_shape_matrix, row_ptr) - 0usize];
+    ["Offset of field: cp_shape_matrix::entries"]
+        [::std::mem::offset_of!(cp_shape_matrix, entries) - 8usize];
+};
+impl Default for cp_shape_matrix {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct cp_shape_parts {
+    pub num_constraints: u64,
+    pub num_inputs: u64,
+    pub num_aux: u64,
+    pub a: cp_shape_matrix,
+    pub b: cp_shape_matrix,
+    pub c: cp_shape_matrix,
+    pub coeffs: *const cp_fr,
+    pub num_coeffs: usize,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of cp_shape_parts"][::std::mem::size_of::<cp_shape_parts>() - 88usize];
+    ["Alignment of cp_shape_parts"][::std::mem::align_of::<cp_shape_parts>() - 8usize];
+    ["Offset of field: cp_shape_parts::num_constraints"]
+        [::std::mem::offset_of!(cp_shape_parts, num_constraints) - 0usize];
+    ["Offset of field: cp_shape_parts::num_inputs"]
+        [::std::mem::offset_of!(cp_shape_parts, num_inputs) - 8usize];
+    ["Offset of field: cp_shape_parts::num_aux"]
+        [::std::mem::offset_of!(cp_shape_parts, num_aux) - 16usize];
+    ["Offset of field: cp_shape_parts::a"][::std::mem::offset_of!(cp_shape_parts, a) - 24usize];
+    ["Offset of field: cp_shape_parts::b"][::std::mem::offset_of!(cp_shape_parts, b) - 40usize];
+    ["Offset of field: cp_shape_parts::c"][::std::mem::offset_of!(cp_shape_parts, c) - 56usize];
+    ["Offset of field: cp_shape_parts::coeffs"]
+        [::std::mem::offset_of!(cp_shape_parts, coeffs) - 72usize];
+    ["Offset of field: cp_shape_parts::num_coeffs"]
+        [::std::mem::offset_of!(cp_shape_parts, num_coeffs) - 80usize];
+};
+impl Default for cp_shape_parts {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cp_shape {
+    _unused: [u8; 0],
+}
+unsafe extern "C" {
+    pub fn cp_shape_new(parts: *const cp_shape_parts, out: *mut *mut cp_shape) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_shape_free(shape: *mut cp_shape);
+}
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
+pub struct cp_shape_info {
+    pub num_constraints: u64,
+    pub num_inputs: u64,
+    pub num_aux: u64,
+    pub nonzeros: u64,
+    pub a_aux_count: u64,
+    pub b_input_count: u64,
+    pub b_aux_count: u64,
+    pub device_bytes: u64,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of cp_shape_info"][::std::mem::size_of::<cp_shape_info>() - 64usize];
+    ["Alignment of cp_shape_info"][::std::mem::align_of::<cp_shape_info>() - 8usize];
+    ["Offset of field: cp_shape_info::num_constraints"]
+        [::std::mem::offset_of!(cp_shape_info, num_constraints) - 0usize];
+    ["Offset of field: cp_shape_info::num_inputs"]
+        [::std::mem::offset_of!(cp_shape_info, num_inputs) - 8usize];
+    ["Offset of field: cp_shape_info::num_aux"]
+        [::std::mem::offset_of!(cp_shape_info, num_aux) - 16usize];
+    ["Offset of field: cp_shape_info::nonzeros"]
+        [::std::mem::offset_of!(cp_shape_info, nonzeros) - 24usize];
+    ["Offset of field: cp_shape_info::a_aux_count"]
+        [::std::mem::offset_of!(cp_shape_info, a_aux_count) - 32usize];
+    ["Offset of field: cp_shape_info::b_input_count"]
+        [::std::mem::offset_of!(cp_shape_info, b_input_count) - 40usize];
+    ["Offset of field: cp_shape_info::b_aux_count"]
+        [::std::mem::offset_of!(cp_shape_info, b_aux_count) - 48usize];
+    ["Offset of field: cp_shape_info::device_bytes"]
+        [::std::mem::offset_of!(cp_shape_info, device_bytes) - 56usize];
+};
+unsafe extern "C" {
+    pub fn cp_shape_info_get(shape: *const cp_shape, out: *mut cp_shape_info) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_groth16_shape_check(srs: *const cp_srs, shape: *const cp_shape) -> cp_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct cp_witness {
+    pub inputs: *const cp_fr,
+    pub num_inputs: usize,
+    pub aux: *const cp_fr,
+    pub num_aux: usize,
+    pub r: cp_fr,
+    pub s: cp_fr,
+    pub tag: i64,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of cp_witness"][::std::mem::size_of::<cp_witness>() - 104usize];
+    ["Alignment of cp_witness"][::std::mem::align_of::<cp_witness>() - 8usize];
+    ["Offset of field: cp_witness::inputs"][::std::mem::offset_of!(cp_witness, inputs) - 0usize];
+    ["Offset of field: cp_witness::num_inputs"]
+        [::std::mem::offset_of!(cp_witness, num_inputs) - 8usize];
+    ["Offset of field: cp_witness::aux"][::std::mem::offset_of!(cp_witness, aux) - 16usize];
+    ["Offset of field: cp_witness::num_aux"][::std::mem::offset_of!(cp_witness, num_aux) - 24usize];
+    ["Offset of field: cp_witness::r"][::std::mem::offset_of!(cp_witness, r) - 32usize];
+    ["Offset of field: cp_witness::s"][::std::mem::offset_of!(cp_witness, s) - 64usize];
+    ["Offset of field: cp_witness::tag"][::std::mem::offset_of!(cp_witness, tag) - 96usize];
+};
+impl Default for cp_witness {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+unsafe extern "C" {
+    pub fn cp_groth16_prove_start_witness(
+        ctx: *mut cp_context,
+        srs: *const cp_srs,
+        shape: *const cp_shape,
+        witnesses: *const cp_witness,
+        num_witnesses: usize,
+        gpu_index: i32,
+        mutex: *mut cp_mutex,
+        out: *mut *mut cp_pending,
+    ) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_groth16_prove_witness(
+        ctx: *mut cp_context,
+        srs: *const cp_srs,
+        shape: *const cp_shape,
+        witnesses: *const cp_witness,
+        num_witnesses: usize,
+        gpu_index: i32,
+        mutex: *mut cp_mutex,
+        proofs_out: *mut cp_proof,
+    ) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_device_prepare_shape(
+        ctx: *mut cp_context,
+        ordinal: i32,
+        srs: *const cp_srs,
+        shape: *const cp_shape,
     ) -> cp_status;
 }
 unsafe extern "C" {

@@ -2,7 +2,7 @@
 //!
 //! This layer owns the FFI: the generated bindings (`ffi`), the conversion of
 //! the core's status codes into a typed [`Error`], and RAII types for what the
-//! core allocates (context, proving key, device mutex, pending proof). It calls
+//! core allocates (context, proving key, shape, device mutex, pending proof). It calls
 //! only the core's C ABI and knows nothing of bellperson: points and scalars are
 //! the core's `cp_*` types, which have blst's memory layout.
 
@@ -21,9 +21,13 @@ pub mod ffi {
 
 mod error;
 mod safe;
+mod shape;
 
 pub use error::{Error, ErrorCode, Result};
 pub use safe::*;
+pub use shape::{
+    MatrixParts, Shape, ShapeEntry, ShapeInfo, ShapeParts, Witness, COEFF_MINUS_ONE, COEFF_ONE,
+};
 
 // The core calls blst's C functions; the blst crate builds and links them.
 use blst as _;

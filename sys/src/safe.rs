@@ -74,7 +74,7 @@ pub struct DeviceInfo {
 
 /// The core's per-device state: devices, their mutexes, caches and counters.
 pub struct Context {
-    raw: *mut ffi::cp_context,
+    pub(crate) raw: *mut ffi::cp_context,
 }
 
 // SAFETY: the core's context is internally synchronized (per-device mutexes);
@@ -260,7 +260,7 @@ impl Drop for Context {
 /// A mutex for one device, allocated by the caller and passed to every call
 /// it routes to that device.
 pub struct DeviceMutex {
-    raw: *mut ffi::cp_mutex,
+    pub(crate) raw: *mut ffi::cp_mutex,
 }
 
 unsafe impl Send for DeviceMutex {}
@@ -310,7 +310,7 @@ pub struct SrsVk {
 
 /// A proving key held by the core (host copy; devices get theirs on use).
 pub struct Srs {
-    raw: *mut ffi::cp_srs,
+    pub(crate) raw: *mut ffi::cp_srs,
 }
 
 unsafe impl Send for Srs {}
@@ -485,7 +485,7 @@ pub struct RawProof {
 /// Proofs whose device part is done; [`Pending::finish`] runs the host
 /// epilogue.
 pub struct Pending {
-    raw: *mut ffi::cp_pending,
+    pub(crate) raw: *mut ffi::cp_pending,
 }
 
 unsafe impl Send for Pending {}

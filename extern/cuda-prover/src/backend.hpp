@@ -58,13 +58,47 @@ struct device_partials {
     blst_p2 b_g2;     // same over B in G2
 };
 
-// The circuit with the facts the orchestration derived and checked.
+// A circuit's constraints (cp_shape): A, B, C in CSR form over the columns
+// [inputs..., aux...], with the densities that follow from them.
+struct shape_matrix {
+    std::vector<uint64_t> row_ptr;        // num_constraints + 1
+    std::vector<cp_shape_entry> entries;  // row_ptr.back()
+};
+
+struct shape {
+    uint64_t id = 0;  // unique per shape in the process: keys device copies
+    uint64_t num_constraints = 0, num_inputs = 0, num_aux = 0;
+    shape_matrix a, b, c;
+    std::vector<blst_fr> coeffs;  // entry coeff k >= 2 is coeffs[k - 2]
+    // Density bitmaps (bit i of word i / 64) and their set bits.
+    std::vector<uint64_t> a_aux_density, b_input_density, b_aux_density;
+    uint64_t a_aux_count = 0, b_input_count = 0, b_aux_count = 0;
+
+    uint64_t nonzeros() const { return a.entries.size() + b.entries.size() + c.entries.size(); }
+    // Bytes of a device copy: offsets, entries, coefficients, bitmaps.
+    uint64_t device_bytes() const;
+};
+
+// One circuit's proof input with the facts the orchestration derived and
+// checked. Either `a`, `b`, `c` hold the evaluations (cp_prove_start) or
+// `sh` is set and the backend evaluates them from the witness
+// (cp_groth16_prove_start_witness).
 struct circuit_job {
-    const cp_circuit *c;
-    uint32_t lg_domain;          // domain size 2^lg_domain >= num_constraints
-    size_t a_aux_count;          // set bits in a_aux_density
-    size_t b_input_count;        // set bits in b_input_density
-    size_t b_aux_count;          // set bits in b_aux_density
+    const blst_fr *a = nullptr, *b = nullptr, *c = nullptr;
+    const shape *sh = nullptr;
+    size_t num_constraints = 0;
+    const blst_fr *inputs = nullptr;  // inputs[0] is ONE
+    size_t num_inputs = 0;
+    const blst_fr *aux = nullptr;
+    size_t num_aux = 0;
+    const uint64_t *a_aux_density = nullptr;    // num_aux bits
+    const uint64_t *b_input_density = nullptr;  // num_inputs bits
+    const uint64_t *b_aux_density = nullptr;    // num_aux bits
+    uint32_t lg_domain = 0;      // domain size 2^lg_domain >= num_constraints
+    size_t a_aux_count = 0;      // set bits in a_aux_density
+    size_t b_input_count = 0;    // set bits in b_input_density
+    size_t b_aux_count = 0;      // set bits in b_aux_density
+    int64_t tag = -1;
 };
 
 // One device of a context. The orchestration serializes device_part calls
@@ -83,18 +117,21 @@ public:
 
     virtual cp_device_info info() const = 0;
 
-    // Runs H and the five MSMs of one circuit. Called with the thread bound
-    // and the device's mutex held. Fills the phase fields of `t` it measures.
+    // Runs H and the five MSMs of one circuit (first a, b, c from the shape
+    // and the a*b = c check, when the job has a shape: CP_ERR_UNSATISFIED
+    // names the first failing row). Called with the thread bound and the
+    // device's mutex held. Fills the phase fields of `t` it measures.
     virtual void device_part(const srs &key, const circuit_job &job,
                              device_partials &out, cp_timings &t) = 0;
 
     // Readies the device for proofs of `num_constraints` constraints with
     // `key`: places the key's per-device copy (when the backend keeps one)
-    // and allocates the working cache, as the first such proof would.
-    // Called with the thread bound and the device's own mutex held.
-    virtual void prepare(const srs &key, uint64_t num_constraints) = 0;
+    // and allocates the working cache, as the first such proof would; with
+    // a shape, places its device copy too. Called with the thread bound and
+    // the device's own mutex held.
+    virtual void prepare(const srs &key, uint64_t num_constraints, const shape *sh) = 0;
 
-    // Frees the working cache; returns the bytes released.
+    // Frees the working cache and any shape copy; returns the bytes released.
     virtual uint64_t trim() = 0;
 
     virtual uint64_t cache_bytes() const = 0;

@@ -256,7 +256,7 @@ cp_status cp_device_prepare(cp_context *ctx, int32_t ordinal, const cp_srs *srs,
         device_slot &s = ctx->slot(ordinal);
         std::lock_guard<std::mutex> lk(s.own);
         bind_scope scope(*ctx, ordinal);
-        s.dev->prepare(srs->key, num_constraints);
+        s.dev->prepare(srs->key, num_constraints, nullptr);
     });
 }
 

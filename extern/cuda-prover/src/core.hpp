@@ -1,5 +1,5 @@
 // Owns: the definitions of the opaque ABI handles (cp_context, cp_srs,
-// cp_mutex, cp_pending) and the per-thread device binding, shared by
+// cp_mutex, cp_shape, cp_pending) and the per-thread device binding, shared by
 // context.cpp, srs.cpp and prove.cpp.
 #pragma once
 
@@ -67,6 +67,10 @@ struct cp_mutex {
 
 struct cp_srs {
     cp::srs key;
+};
+
+struct cp_shape {
+    cp::shape sh;
 };
 
 struct cp_pending {

@@ -5,6 +5,9 @@
 // pinned staging buffers on a copy stream that overlaps the NTTs; the MSM
 // scalars are gathered on the device. h and l are one MSM (they enter the
 // proof only as h + l): its time is reported in msm_h_ns, out.l is zero.
+// A circuit given by a shape sends only its witness: the shape's matrices
+// stay on the device (one resident shape per device, freed by trim) and a, b,
+// c are evaluated and checked there.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -143,9 +146,10 @@ struct srs_copy final : srs_device_copy {
 //         filtered by b_aux_density
 //   bits  the three density bitmaps (64-bit words)
 //   pre   per bitmap word, the set bits in the words before it (uint32)
+//   bad   the first unsatisfied row of a shape's evaluation
 struct cache_layout {
     size_t m, n_hl, ni, na, n_a, n_b, w_in, w_aux;
-    size_t abc, hl, in, sa, sb, bits, pre, total;
+    size_t abc, hl, in, sa, sb, bits, pre, bad, total;
 };
 
 cache_layout layout_for(const srs &key, size_t m) {
@@ -171,6 +175,7 @@ cache_layout layout_for(const srs &key, size_t m) {
     L.sb = take(L.n_b * sizeof(fr_raw));
     L.bits = take((2 * L.w_aux + L.w_in) * sizeof(uint64_t));
     L.pre = take((2 * L.w_aux + L.w_in) * sizeof(uint32_t));
+    L.bad = take(sizeof(uint64_t));
     L.total = std::max<size_t>(off, 256);
     return L;
 }
@@ -215,6 +220,41 @@ void word_prefix(uint32_t *pre, const uint64_t *bits, size_t n) {
     }
 }
 
+// A shape's device copy in one allocation: the CSR offsets and entries of A,
+// B and C, the general coefficients, then the density bitmaps and their word
+// prefixes in the working cache's order (A aux, B inputs, B aux).
+struct shape_copy {
+    uint64_t id = 0;  // shape::id; 0 when none is resident
+    void *base = nullptr;
+    uint64_t bytes = 0;
+    const uint64_t *row_ptr[3] = {};
+    const shape_entry_raw *entries[3] = {};
+    const fr_raw *coeffs = nullptr;
+    const uint64_t *bits = nullptr;
+    const uint32_t *pre = nullptr;
+};
+
+struct shape_sizes {
+    size_t row_ptr, entries[3], coeffs, bits, pre, total;
+};
+
+shape_sizes shape_layout(const shape &sh) {
+    shape_sizes z;
+    z.row_ptr = align256((sh.num_constraints + 1) * sizeof(uint64_t));
+    const shape_matrix *ms[3] = {&sh.a, &sh.b, &sh.c};
+    z.total = 3 * z.row_ptr;
+    for (int i = 0; i < 3; i++) {
+        z.entries[i] = align256(ms[i]->entries.size() * sizeof(shape_entry_raw));
+        z.total += z.entries[i];
+    }
+    const size_t words = 2 * ((sh.num_aux + 63) / 64) + (sh.num_inputs + 63) / 64;
+    z.coeffs = align256(sh.coeffs.size() * sizeof(fr_raw));
+    z.bits = align256(words * sizeof(uint64_t));
+    z.pre = align256(words * sizeof(uint32_t));
+    z.total += z.coeffs + z.bits + z.pre;
+    return z;
+}
+
 // 1 / (g^m - 1) for g = 7, m = 2^lg.
 fr_raw z_inverse(uint32_t lg) {
     blst_fr g, one, z;
@@ -250,6 +290,8 @@ public:
             t_device = cuda_id_;
         if (cache_)
             (void)cudaFree(cache_);
+        if (shape_.base)
+            (void)cudaFree(shape_.base);
         free_staging();
         if (copy_)
             (void)cudaStreamDestroy(copy_);
@@ -279,7 +321,7 @@ public:
         return inf;
     }
 
-    void prepare(const srs &key, uint64_t num_constraints) override {
+    void prepare(const srs &key, uint64_t num_constraints, const shape *sh) override {
         bind_thread();
         try {
             size_t m = 1;
@@ -287,12 +329,14 @@ public:
                 m <<= 1;
             const cache_layout L = layout_for(key, m);
             const size_t temp = temp_bytes(L, gpu_->sm_count());
-            const bool have_cache = cache_bytes_.load() >= L.total;
+            const size_t cache_need = cache_bytes_.load() >= L.total ? 0 : L.total;
             cp_timings t;
             std::memset(&t, 0, sizeof(t));
-            ensure_srs(key, temp + (have_cache ? 0 : L.total), t);
+            ensure_srs(key, temp + cache_need + shape_need(sh), t);
+            if (sh)
+                ensure_shape(*sh, temp + cache_need);
             ensure_cache(L.total, temp);
-            warm_up(key, m);
+            warm_up(key, m, sh);
         } catch (const cuda_error &e) {
             rethrow_sppark(e, cuda_id_);
         }
@@ -303,14 +347,14 @@ public:
     // variables), so that every kernel is loaded and the memory pool holds
     // the MSM temporaries before the first real proof. The result is
     // discarded; nothing about the witness matters but its shape.
-    void warm_up(const srs &key, size_t m) {
+    void warm_up(const srs &key, size_t m, const shape *sh) {
         const size_t ni = key.ic.size(), na = key.l.size();
         if (ni == 0 || key.a.size() < ni || key.h.size() != m - 1) return;
         const size_t a_aux = key.a.size() - ni;
         const size_t b_in = std::min(ni, key.b_g1.size());
         const size_t b_aux = key.b_g1.size() - b_in;
         if (a_aux > na || b_aux > na || key.b_g2.size() != key.b_g1.size()) return;
-        if (m <= warmed_m_) return;
+        if (m <= warmed_m_ && (!sh || sh->id == warmed_shape_)) return;
         // Distinct pseudo-random general scalars: equal ones would all land
         // in one Pippenger bucket and make the warm-up slow.
         uint64_t state = 0x9e3779b97f4a7c15ULL;
@@ -350,28 +394,36 @@ public:
         first_bits(da, na, a_aux);
         first_bits(dbi, ni, b_in);
         first_bits(dba, na, b_aux);
-        cp_circuit c;
-        std::memset(&c, 0, sizeof c);
-        c.a = reinterpret_cast<const cp_fr *>(abc.data());
-        c.b = c.a + m;
-        c.c = c.b + m;
-        c.num_constraints = m;
-        c.inputs = reinterpret_cast<const cp_fr *>(in.data());
-        c.num_inputs = ni;
-        c.aux = reinterpret_cast<const cp_fr *>(aux.data());
-        c.num_aux = na;
-        c.a_aux_density = da.data();
-        c.b_input_density = dbi.data();
-        c.b_aux_density = dba.data();
-        c.tag = -1;
         uint32_t lg = 0;
         while ((size_t(1) << lg) < m) lg++;
-        circuit_job job{&c, lg, a_aux, b_in, b_aux};
+        circuit_job job;
+        job.a = abc.data();
+        job.b = job.a + m;
+        job.c = job.b + m;
+        job.num_constraints = m;
+        job.inputs = in.data();
+        job.num_inputs = ni;
+        job.aux = aux.data();
+        job.num_aux = na;
+        job.a_aux_density = da.data();
+        job.b_input_density = dbi.data();
+        job.b_aux_density = dba.data();
+        job.lg_domain = lg;
+        job.a_aux_count = a_aux;
+        job.b_input_count = b_in;
+        job.b_aux_count = b_aux;
         device_partials out;
         cp_timings t;
         std::memset(&t, 0, sizeof t);
         run(key, job, out, t);
-        warmed_m_ = m;
+        warmed_m_ = std::max(warmed_m_, m);
+        // The evaluation kernels on the synthetic witness run() left on the
+        // device: loaded, result discarded (it satisfies nothing).
+        if (sh && sh->num_inputs == ni && sh->num_aux == na) {
+            evaluate(*sh, layout_for(key, m));
+            gpu_sync_default(*gpu_);
+            warmed_shape_ = sh->id;
+        }
     }
 
     void device_part(const srs &key, const circuit_job &job, device_partials &out,
@@ -395,10 +447,16 @@ public:
         if (copy_)
             cuda_check(cudaStreamSynchronize(copy_), "cudaStreamSynchronize");
         warmed_m_ = 0;
+        warmed_shape_ = 0;
+        if (shape_.base) {
+            cuda_check(cudaFree(shape_.base), "cudaFree");
+            freed += shape_.bytes;
+            shape_ = shape_copy{};
+        }
         if (cache_) {
             cuda_check(cudaFree(cache_), "cudaFree");
             cache_ = nullptr;
-            freed = cache_bytes_.exchange(0);
+            freed += cache_bytes_.exchange(0);
         }
         free_staging();
         cudaMemPool_t pool;
@@ -428,6 +486,8 @@ private:
     const gpu_t *gpu_;
     void *cache_ = nullptr;
     size_t warmed_m_ = 0;  // largest domain warm_up ran for since the last trim
+    uint64_t warmed_shape_ = 0;  // shape whose evaluation warm_up ran
+    shape_copy shape_;           // the resident shape (device mutex held)
     std::atomic<uint64_t> cache_bytes_{0};
     std::atomic<uint64_t> cache_allocs_{0};
     std::atomic<uint64_t> srs_uploads_{0};
@@ -581,6 +641,93 @@ private:
         return *c;
     }
 
+    // Device bytes that placing `sh` would add.
+    size_t shape_need(const shape *sh) const {
+        return sh && shape_.id != sh->id ? shape_layout(*sh).total : 0;
+    }
+
+    // Makes `sh` the resident shape, replacing another; `extra_needed` is
+    // what the caller still has to allocate after it.
+    void ensure_shape(const shape &sh, size_t extra_needed) {
+        if (shape_.id == sh.id)
+            return;
+        if (shape_.base) {
+            cuda_check(cudaFree(shape_.base), "cudaFree");
+            shape_ = shape_copy{};
+        }
+        const shape_sizes z = shape_layout(sh);
+        const size_t free_b = free_bytes();
+        if (z.total + extra_needed > free_b)
+            oom(z.total + extra_needed, free_b);
+        void *p = nullptr;
+        cudaError_t e = cudaMalloc(&p, z.total);
+        if (e == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();
+            oom(z.total + extra_needed, free_bytes());
+        }
+        cuda_check(e, "cudaMalloc(shape)");
+        shape_copy c;
+        c.base = p;
+        c.bytes = z.total;
+        char *at = (char *)p;
+        const shape_matrix *ms[3] = {&sh.a, &sh.b, &sh.c};
+        const cudaStream_t zs = stream();
+        auto put = [&](const void *src, size_t bytes, size_t slot) {
+            char *dst = at;
+            if (bytes)
+                cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, zs),
+                           "upload of the shape");
+            at += slot;
+            return dst;
+        };
+        try {
+            for (int i = 0; i < 3; i++)
+                c.row_ptr[i] = (const uint64_t *)put(ms[i]->row_ptr.data(),
+                                                     ms[i]->row_ptr.size() * sizeof(uint64_t),
+                                                     z.row_ptr);
+            for (int i = 0; i < 3; i++)
+                c.entries[i] = (const shape_entry_raw *)put(
+                    ms[i]->entries.data(), ms[i]->entries.size() * sizeof(shape_entry_raw),
+                    z.entries[i]);
+            c.coeffs = (const fr_raw *)put(sh.coeffs.data(), sh.coeffs.size() * sizeof(fr_raw),
+                                           z.coeffs);
+            const size_t w_in = (sh.num_inputs + 63) / 64, w_aux = (sh.num_aux + 63) / 64;
+            std::vector<uint64_t> bits;
+            bits.reserve(2 * w_aux + w_in);
+            bits.insert(bits.end(), sh.a_aux_density.begin(), sh.a_aux_density.end());
+            bits.insert(bits.end(), sh.b_input_density.begin(), sh.b_input_density.end());
+            bits.insert(bits.end(), sh.b_aux_density.begin(), sh.b_aux_density.end());
+            std::vector<uint32_t> pre(bits.size());
+            word_prefix(pre.data(), sh.a_aux_density.data(), sh.num_aux);
+            word_prefix(pre.data() + w_aux, sh.b_input_density.data(), sh.num_inputs);
+            word_prefix(pre.data() + w_aux + w_in, sh.b_aux_density.data(), sh.num_aux);
+            c.bits = (const uint64_t *)put(bits.data(), bits.size() * sizeof(uint64_t), z.bits);
+            c.pre = (const uint32_t *)put(pre.data(), pre.size() * sizeof(uint32_t), z.pre);
+            cuda_check(cudaStreamSynchronize(zs), "upload of the shape");
+        } catch (...) {
+            (void)cudaFree(p);
+            throw;
+        }
+        c.id = sh.id;
+        shape_ = c;
+    }
+
+    // a, b, c of the resident shape from the witness already on the device
+    // (inputs and aux at their cache places), then the row check into bad.
+    // Asynchronous on the compute stream.
+    void evaluate(const shape &sh, const cache_layout &L) {
+        char *base = (char *)cache_;
+        fr_raw *d_a = (fr_raw *)(base + L.abc);
+        fr_raw *d_in = (fr_raw *)(base + L.in);
+        fr_raw *d_aux = (fr_raw *)(base + L.hl) + (L.m - 1);
+        const size_t rows = sh.num_constraints;
+        for (int i = 0; i < 3; i++)
+            eval_rows_async(*gpu_, d_a + i * L.m, shape_.row_ptr[i], shape_.entries[i],
+                            shape_.coeffs, d_in, (uint32_t)sh.num_inputs, d_aux, rows);
+        check_rows_async(*gpu_, d_a, d_a + L.m, d_a + 2 * L.m, rows,
+                         (uint64_t *)(base + L.bad));
+    }
+
     void ensure_cache(size_t working, size_t temp) {
         const size_t held = cache_bytes_.load();
         const size_t free_b = free_bytes();
@@ -619,19 +766,21 @@ private:
 
     void run(const srs &key, const circuit_job &job, device_partials &out, cp_timings &t) {
         const uint64_t t_start = now_ns();
-        const cp_circuit &c = *job.c;
         const size_t m = size_t(1) << job.lg_domain;
         const cache_layout L = layout_for(key, m);
         const size_t temp = temp_bytes(L, gpu_->sm_count());
-        if (c.num_inputs != L.ni || c.num_aux != L.na ||
+        if (job.num_inputs != L.ni || job.num_aux != L.na ||
             L.ni + job.a_aux_count != L.n_a || job.b_input_count + job.b_aux_count != L.n_b ||
             key.h.size() != m - 1 || key.b_g2.size() != L.n_b)
             fail(CP_ERR_INTERNAL, "circuit and proving key shapes disagree");
 
-        // A first upload of the key falls in upload_ns through t_start.
-        const bool have_cache = cache_bytes_.load() >= L.total;
+        // A first upload of the key or the shape falls in upload_ns through
+        // t_start.
+        const size_t cache_need = cache_bytes_.load() >= L.total ? 0 : L.total;
         cp_timings key_t{};
-        const srs_copy &dk = ensure_srs(key, temp + (have_cache ? 0 : L.total), key_t);
+        const srs_copy &dk = ensure_srs(key, temp + cache_need + shape_need(job.sh), key_t);
+        if (job.sh)
+            ensure_shape(*job.sh, temp + cache_need);
         ensure_cache(L.total, temp);
 
         char *base = (char *)cache_;
@@ -643,46 +792,85 @@ private:
         fr_raw *d_in = (fr_raw *)(base + L.in);
         fr_raw *d_sa = (fr_raw *)(base + L.sa);
         fr_raw *d_sb = (fr_raw *)(base + L.sb);
-        uint64_t *d_bits_a = (uint64_t *)(base + L.bits);
-        uint64_t *d_bits_bi = d_bits_a + L.w_aux;
-        uint64_t *d_bits_ba = d_bits_bi + L.w_in;
-        uint32_t *d_pre = (uint32_t *)(base + L.pre);
+        const uint64_t *d_bits_a, *d_bits_bi, *d_bits_ba;
+        const uint32_t *d_pre;
         const cudaStream_t zs = stream();
+        const size_t nc = std::min(job.num_constraints, m);
+        uint64_t t_h;
 
-        // a, b, c, zero-padded to the domain, then H on the compute stream
-        // while the rest of the witness is copied.
-        const size_t nc = std::min(c.num_constraints, m);
-        const cp_fr *src[3] = {c.a, c.b, c.c};
-        fr_raw *dst[3] = {d_a, d_b, d_c};
-        for (int i = 0; i < 3; i++) {
-            stage(dst[i], src[i], nc * sizeof(fr_raw));
-            if (m > nc)
-                cuda_check(cudaMemsetAsync(dst[i] + nc, 0, (m - nc) * sizeof(fr_raw), copy_),
-                           "cudaMemsetAsync");
-        }
-        cuda_check(cudaEventRecord(ev_abc_, copy_), "cudaEventRecord");
-        cuda_check(cudaStreamWaitEvent(zs, ev_abc_, 0), "cudaStreamWaitEvent");
-        compute_h_async(*gpu_, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
+        if (job.sh) {
+            // Only the witness goes up; a, b, c are evaluated from the
+            // resident shape and checked before H.
+            stage(d_aux, job.aux, L.na * sizeof(fr_raw));
+            stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
+            cuda_check(cudaEventRecord(ev_rest_, copy_), "cudaEventRecord");
+            cuda_check(cudaStreamSynchronize(copy_), "upload of the witness");
+            const uint64_t t_up = now_ns();
+            t.upload_ns += t_up - t_start;
+            cuda_check(cudaStreamWaitEvent(zs, ev_rest_, 0), "cudaStreamWaitEvent");
+            evaluate(*job.sh, L);
+            uint64_t bad = 0;
+            cuda_check(cudaMemcpyAsync(&bad, base + L.bad, sizeof bad, cudaMemcpyDeviceToHost, zs),
+                       "read of the row check");
+            cuda_check(cudaStreamSynchronize(zs), "evaluation of the shape");
+            if (bad != UINT64_MAX)
+                fail(CP_ERR_UNSATISFIED, "constraint " + std::to_string(bad) +
+                                             " is not satisfied by the witness (a*b != c)");
+            for (fr_raw *p : {d_a, d_b, d_c})
+                if (m > nc)
+                    cuda_check(cudaMemsetAsync(p + nc, 0, (m - nc) * sizeof(fr_raw), zs),
+                               "cudaMemsetAsync");
+            t_h = now_ns();
+            t.eval_ns += t_h - t_up;
+            compute_h_async(*gpu_, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
+            d_bits_a = shape_.bits;
+            d_bits_bi = d_bits_a + L.w_aux;
+            d_bits_ba = d_bits_bi + L.w_in;
+            d_pre = shape_.pre;
+        } else {
+            uint64_t *bits_a = (uint64_t *)(base + L.bits);
+            uint64_t *bits_bi = bits_a + L.w_aux;
+            uint64_t *bits_ba = bits_bi + L.w_in;
+            uint32_t *pre = (uint32_t *)(base + L.pre);
+            // a, b, c, zero-padded to the domain, then H on the compute
+            // stream while the rest of the witness is copied.
+            const blst_fr *src[3] = {job.a, job.b, job.c};
+            fr_raw *dst[3] = {d_a, d_b, d_c};
+            for (int i = 0; i < 3; i++) {
+                stage(dst[i], src[i], nc * sizeof(fr_raw));
+                if (m > nc)
+                    cuda_check(cudaMemsetAsync(dst[i] + nc, 0, (m - nc) * sizeof(fr_raw), copy_),
+                               "cudaMemsetAsync");
+            }
+            cuda_check(cudaEventRecord(ev_abc_, copy_), "cudaEventRecord");
+            cuda_check(cudaStreamWaitEvent(zs, ev_abc_, 0), "cudaStreamWaitEvent");
+            compute_h_async(*gpu_, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
 
-        stage(d_aux, c.aux, L.na * sizeof(fr_raw));
-        stage(d_in, c.inputs, L.ni * sizeof(fr_raw));
-        stage(d_bits_a, c.a_aux_density, L.w_aux * sizeof(uint64_t));
-        stage(d_bits_bi, c.b_input_density, L.w_in * sizeof(uint64_t));
-        stage(d_bits_ba, c.b_aux_density, L.w_aux * sizeof(uint64_t));
-        pre_host_.resize(2 * L.w_aux + L.w_in);
-        uint32_t *pre_a = pre_host_.data();
-        uint32_t *pre_bi = pre_a + L.w_aux;
-        uint32_t *pre_ba = pre_bi + L.w_in;
-        if (L.na) {
-            word_prefix(pre_a, c.a_aux_density, L.na);
-            word_prefix(pre_ba, c.b_aux_density, L.na);
+            stage(d_aux, job.aux, L.na * sizeof(fr_raw));
+            stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
+            stage(bits_a, job.a_aux_density, L.w_aux * sizeof(uint64_t));
+            stage(bits_bi, job.b_input_density, L.w_in * sizeof(uint64_t));
+            stage(bits_ba, job.b_aux_density, L.w_aux * sizeof(uint64_t));
+            pre_host_.resize(2 * L.w_aux + L.w_in);
+            uint32_t *pre_a = pre_host_.data();
+            uint32_t *pre_bi = pre_a + L.w_aux;
+            uint32_t *pre_ba = pre_bi + L.w_in;
+            if (L.na) {
+                word_prefix(pre_a, job.a_aux_density, L.na);
+                word_prefix(pre_ba, job.b_aux_density, L.na);
+            }
+            word_prefix(pre_bi, job.b_input_density, L.ni);
+            stage(pre, pre_host_.data(), pre_host_.size() * sizeof(uint32_t));
+            cuda_check(cudaEventRecord(ev_rest_, copy_), "cudaEventRecord");
+            cuda_check(cudaStreamSynchronize(copy_), "upload of the witness");
+            t_h = now_ns();
+            t.upload_ns += t_h - t_start;
+            cuda_check(cudaStreamWaitEvent(zs, ev_rest_, 0), "cudaStreamWaitEvent");
+            d_bits_a = bits_a;
+            d_bits_bi = bits_bi;
+            d_bits_ba = bits_ba;
+            d_pre = pre;
         }
-        word_prefix(pre_bi, c.b_input_density, L.ni);
-        stage(d_pre, pre_host_.data(), pre_host_.size() * sizeof(uint32_t));
-        cuda_check(cudaEventRecord(ev_rest_, copy_), "cudaEventRecord");
-        cuda_check(cudaStreamSynchronize(copy_), "upload of the witness");
-        const uint64_t t_up = now_ns();
-        t.upload_ns += t_up - t_start;
 
         // H's coefficients before aux, and the scalars of A and B gathered
         // by their densities.
@@ -701,7 +889,7 @@ private:
                        d_pre + L.w_aux + L.w_in, L.na);
         gpu_sync_default(*gpu_);
         uint64_t t0 = now_ns();
-        t.ntt_ns += t0 - t_up;
+        t.ntt_ns += t0 - t_h;
 
         // h + l as one MSM over the adjacent H and L points.
         g1_proj_raw r1;

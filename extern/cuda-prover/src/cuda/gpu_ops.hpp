@@ -17,6 +17,7 @@ struct g1_affine_raw { uint64_t l[12]; };   // blst_p1_affine
 struct g2_affine_raw { uint64_t l[24]; };   // blst_p2_affine
 struct g1_proj_raw { uint64_t l[18]; };     // blst_p1 (Jacobian X, Y, Z)
 struct g2_proj_raw { uint64_t l[36]; };     // blst_p2
+struct shape_entry_raw { uint32_t col, coeff; };  // cp_shape_entry
 
 // How one MSM's scalars are split. Scalars equal to 0 are skipped, those
 // equal to 1 are summed with a batch addition over `ones_bitmap`, the rest
@@ -76,5 +77,19 @@ void msm_g2_plan(const gpu_t &gpu, g2_proj_raw &out, const void *d_points,
 void compute_h_async(const gpu_t &gpu, void *d_a, void *d_b, void *d_c, uint32_t lg,
                      const fr_raw &z_inv);
 void gpu_sync_default(const gpu_t &gpu);
+
+// d_out[i] = sum of coeff * w[col] over row i of a CSR matrix, for rows
+// [0, rows), where w is d_inputs (columns < num_inputs) followed by d_aux;
+// entry coeff 0 is +1, 1 is -1, k >= 2 is d_coeffs[k - 2]. Asynchronous on
+// the gpu's default stream.
+void eval_rows_async(const gpu_t &gpu, fr_raw *d_out, const uint64_t *d_row_ptr,
+                     const shape_entry_raw *d_entries, const fr_raw *d_coeffs,
+                     const fr_raw *d_inputs, uint32_t num_inputs, const fr_raw *d_aux,
+                     size_t rows);
+
+// *d_bad = the first row i < rows with a[i] * b[i] != c[i], or UINT64_MAX.
+// Asynchronous on the gpu's default stream.
+void check_rows_async(const gpu_t &gpu, const fr_raw *d_a, const fr_raw *d_b, const fr_raw *d_c,
+                      size_t rows, uint64_t *d_bad);
 
 }  // namespace cp_cuda

@@ -1,5 +1,6 @@
 // Owns: the HOST backend (cp::host_devices): simulated devices that run the
-// device part of a proof on CPU threads. Each device keeps a working cache
+// device part of a proof on CPU threads (with a shape: a, b, c evaluated
+// from the witness and checked first). Each device keeps a working cache
 // (the three polynomial buffers and the domain twiddles) that is reused
 // between proofs, grown when needed and freed by trim(). The host backend
 // never copies the proving key, so srs_uploads stays 0.
@@ -17,6 +18,7 @@
 #include "host/host_device.hpp"
 #include "host/msm.hpp"
 #include "host/ntt.hpp"
+#include "r1cs.hpp"
 
 namespace cp {
 namespace host {
@@ -95,13 +97,14 @@ struct working_cache {
     }
 };
 
-void copy_padded(blst_fr *dst, const cp_fr *src, size_t n, size_t m) {
-    static_assert(sizeof(cp_fr) == sizeof(blst_fr), "cp_fr is blst_fr");
+void copy_padded(blst_fr *dst, const blst_fr *src, size_t n, size_t m) {
     if (n) std::memcpy(dst, src, n * sizeof(blst_fr));
     if (m > n) std::memset(dst + n, 0, (m - n) * sizeof(blst_fr));
 }
 
-const blst_fr *as_fr(const cp_fr *p) { return reinterpret_cast<const blst_fr *>(p); }
+void pad_zero(blst_fr *dst, size_t n, size_t m) {
+    if (m > n) std::memset(dst + n, 0, (m - n) * sizeof(blst_fr));
+}
 
 class host_device final : public device {
 public:
@@ -124,7 +127,7 @@ public:
         return d;
     }
 
-    void prepare(const srs &key, uint64_t num_constraints) override {
+    void prepare(const srs &key, uint64_t num_constraints, const shape *) override {
         uint32_t lg = 0;
         while ((uint64_t(1) << lg) < num_constraints) lg++;
         check_memory(key, num_constraints);
@@ -133,19 +136,36 @@ public:
 
     void device_part(const srs &key, const circuit_job &job, device_partials &out,
                      cp_timings &t) override {
-        const cp_circuit &c = *job.c;
         const uint32_t lg = job.lg_domain;
         const size_t m = size_t(1) << lg;
-        check_memory(key, c.num_constraints);
+        const size_t n = job.num_constraints;
+        check_memory(key, n);
+        cache_.ensure(lg, threads_);
+        blst_fr *a = cache_.a.get(), *b = cache_.b.get(), *c = cache_.c.get();
+
+        // a, b, c: given, or evaluated from the shape and checked.
+        auto t0 = std::chrono::steady_clock::now();
+        if (job.sh) {
+            eval_rows(*job.sh, job.sh->a, job.inputs, job.aux, a, threads_);
+            eval_rows(*job.sh, job.sh->b, job.inputs, job.aux, b, threads_);
+            eval_rows(*job.sh, job.sh->c, job.inputs, job.aux, c, threads_);
+            const size_t bad = first_unsatisfied(a, b, c, n, threads_);
+            if (bad != SIZE_MAX)
+                fail(CP_ERR_UNSATISFIED, "constraint " + std::to_string(bad) +
+                                             " is not satisfied by the witness (a*b != c)");
+            pad_zero(a, n, m);
+            pad_zero(b, n, m);
+            pad_zero(c, n, m);
+            t.eval_ns = elapsed_ns(t0);
+        } else {
+            copy_padded(a, job.a, n, m);
+            copy_padded(b, job.b, n, m);
+            copy_padded(c, job.c, n, m);
+        }
 
         // H.
-        auto t0 = std::chrono::steady_clock::now();
-        cache_.ensure(lg, threads_);
-        copy_padded(cache_.a.get(), c.a, c.num_constraints, m);
-        copy_padded(cache_.b.get(), c.b, c.num_constraints, m);
-        copy_padded(cache_.c.get(), c.c, c.num_constraints, m);
-        compute_h(cache_.a.get(), cache_.b.get(), cache_.c.get(), lg, cache_.fwd.get(),
-                  cache_.inv.get(), threads_);
+        t0 = std::chrono::steady_clock::now();
+        compute_h(a, b, c, lg, cache_.fwd.get(), cache_.inv.get(), threads_);
         t.ntt_ns = elapsed_ns(t0);
         t.upload_ns = 0;
 
@@ -154,9 +174,9 @@ public:
         out.h = msm_g1(key.h.data(), cache_.a.get(), m - 1, nullptr, threads_, &add_ns);
         t.msm_h_ns = elapsed_ns(t0);
 
-        const blst_fr *inputs = as_fr(c.inputs);
-        const blst_fr *aux = as_fr(c.aux);
-        const size_t ni = c.num_inputs, na = c.num_aux;
+        const blst_fr *inputs = job.inputs;
+        const blst_fr *aux = job.aux;
+        const size_t ni = job.num_inputs, na = job.num_aux;
 
         t0 = std::chrono::steady_clock::now();
         out.l = msm_g1(key.l.data(), aux, na, nullptr, threads_, &add_ns);
@@ -165,7 +185,7 @@ public:
         t0 = std::chrono::steady_clock::now();
         {
             blst_p1 in = msm_g1(key.a.data(), inputs, ni, nullptr, threads_, &add_ns);
-            blst_p1 ax = msm_g1(key.a.data() + ni, aux, na, c.a_aux_density, threads_, &add_ns);
+            blst_p1 ax = msm_g1(key.a.data() + ni, aux, na, job.a_aux_density, threads_, &add_ns);
             blst_p1_add_or_double(&out.a, &in, &ax);
         }
         t.msm_a_ns = elapsed_ns(t0);
@@ -173,16 +193,16 @@ public:
         const size_t bi = job.b_input_count;
         t0 = std::chrono::steady_clock::now();
         {
-            blst_p1 in = msm_g1(key.b_g1.data(), inputs, ni, c.b_input_density, threads_, &add_ns);
-            blst_p1 ax = msm_g1(key.b_g1.data() + bi, aux, na, c.b_aux_density, threads_, &add_ns);
+            blst_p1 in = msm_g1(key.b_g1.data(), inputs, ni, job.b_input_density, threads_, &add_ns);
+            blst_p1 ax = msm_g1(key.b_g1.data() + bi, aux, na, job.b_aux_density, threads_, &add_ns);
             blst_p1_add_or_double(&out.b_g1, &in, &ax);
         }
         t.msm_b_g1_ns = elapsed_ns(t0);
 
         t0 = std::chrono::steady_clock::now();
         {
-            blst_p2 in = msm_g2(key.b_g2.data(), inputs, ni, c.b_input_density, threads_, &add_ns);
-            blst_p2 ax = msm_g2(key.b_g2.data() + bi, aux, na, c.b_aux_density, threads_, &add_ns);
+            blst_p2 in = msm_g2(key.b_g2.data(), inputs, ni, job.b_input_density, threads_, &add_ns);
+            blst_p2 ax = msm_g2(key.b_g2.data() + bi, aux, na, job.b_aux_density, threads_, &add_ns);
             blst_p2_add_or_double(&out.b_g2, &in, &ax);
         }
         t.msm_b_g2_ns = elapsed_ns(t0);

@@ -1,0 +1,315 @@
+//! Shapes: a circuit's A, B and C, recorded once and held by the core, so
+//! that a proof needs only a witness (see `witness.rs`): the core evaluates
+//! a, b, c from it on the device and checks every row.
+//!
+//! A shape is recorded from a structure-only synthesis ([`ShapeData::record`],
+//! which needs no witness values, as at params generation) or alongside a
+//! full synthesis ([`crate::synthesize_recording`]). Rows are laid out as
+//! bellperson lays out its constraints: the circuit's, then one
+//! `input_i * 0 = 0` per input.
+
+use std::collections::HashMap;
+
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
+use blstrs::Scalar;
+use cuda_prover_sys as sys;
+use ff::Field;
+
+use crate::convert::{fr_slice, limbs};
+use crate::cs::{frame, ONE_LIMBS};
+use crate::error::{Error, Result};
+
+pub use sys::{ShapeEntry, ShapeInfo};
+
+/// One matrix in CSR form over the columns [inputs..., aux...].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Matrix {
+    /// One offset per row, plus one.
+    pub row_ptr: Vec<u64>,
+    pub entries: Vec<ShapeEntry>,
+}
+
+impl Matrix {
+    fn new(rows: usize) -> Self {
+        let mut row_ptr = Vec::with_capacity(rows + 1);
+        row_ptr.push(0);
+        Self {
+            row_ptr,
+            entries: Vec::new(),
+        }
+    }
+
+    fn parts(&self) -> sys::MatrixParts<'_> {
+        sys::MatrixParts {
+            row_ptr: &self.row_ptr,
+            entries: &self.entries,
+        }
+    }
+}
+
+/// A circuit's constraints in host memory: what a shape file holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShapeData {
+    pub num_inputs: u64,
+    pub num_aux: u64,
+    pub a: Matrix,
+    pub b: Matrix,
+    pub c: Matrix,
+    /// Coefficients other than +1 and -1: entry code k >= 2 is `coeffs[k - 2]`.
+    pub coeffs: Vec<Scalar>,
+}
+
+impl ShapeData {
+    pub fn num_constraints(&self) -> usize {
+        self.a.row_ptr.len().saturating_sub(1)
+    }
+
+    /// Records `circuit`'s constraints without its witness (value closures
+    /// are never called), in bellperson's layout.
+    pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<Self> {
+        let mut cs = ShapeCs::default();
+        frame(&mut cs, circuit, |cs| cs.inputs)?;
+        cs.recorder.finish(cs.inputs, cs.aux)
+    }
+}
+
+/// A shape held by the core, ready to prove from witnesses.
+pub struct Shape {
+    core: sys::Shape,
+    info: ShapeInfo,
+}
+
+impl Shape {
+    /// Hands `data` to the core, which copies and validates it.
+    pub fn new(data: &ShapeData) -> Result<Self> {
+        let core = sys::Shape::new(&sys::ShapeParts {
+            num_inputs: data.num_inputs,
+            num_aux: data.num_aux,
+            a: data.a.parts(),
+            b: data.b.parts(),
+            c: data.c.parts(),
+            coeffs: fr_slice(&data.coeffs),
+        })?;
+        let info = core.info()?;
+        Ok(Self { core, info })
+    }
+
+    /// Sizes, nonzeros, densities and the device footprint.
+    pub fn info(&self) -> &ShapeInfo {
+        &self.info
+    }
+
+    pub fn num_constraints(&self) -> usize {
+        self.info.num_constraints as usize
+    }
+
+    pub fn num_inputs(&self) -> usize {
+        self.info.num_inputs as usize
+    }
+
+    pub fn num_aux(&self) -> usize {
+        self.info.num_aux as usize
+    }
+
+    pub(crate) fn core(&self) -> &sys::Shape {
+        &self.core
+    }
+}
+
+impl std::fmt::Debug for Shape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shape").field("info", &self.info).finish()
+    }
+}
+
+/// The coefficients other than 0, +1 and -1, each given a code once.
+#[derive(Debug)]
+struct CoeffTable {
+    coeffs: Vec<Scalar>,
+    codes: HashMap<[u64; 4], u32>,
+    minus_one: [u64; 4],
+}
+
+impl CoeffTable {
+    fn new() -> Self {
+        Self {
+            coeffs: Vec::new(),
+            codes: HashMap::new(),
+            minus_one: *limbs(&-Scalar::ONE),
+        }
+    }
+
+    /// The entry code of `coeff`; `None` for zero (left out).
+    fn code(&mut self, coeff: &Scalar) -> Option<u32> {
+        let l = limbs(coeff);
+        if *l == [0; 4] {
+            return None;
+        }
+        if *l == ONE_LIMBS {
+            return Some(sys::COEFF_ONE);
+        }
+        if *l == self.minus_one {
+            return Some(sys::COEFF_MINUS_ONE);
+        }
+        let next = self.coeffs.len() as u32 + 2;
+        let code = *self.codes.entry(*l).or_insert(next);
+        if code == next {
+            self.coeffs.push(*coeff);
+        }
+        Some(code)
+    }
+}
+
+/// Input columns are marked with this bit while the input count is still
+/// open; `finish` moves them to the front.
+const INPUT_BIT: u32 = 1 << 31;
+
+/// Builds the three matrices one constraint at a time.
+#[derive(Debug)]
+pub(crate) struct ShapeRecorder {
+    a: Matrix,
+    b: Matrix,
+    c: Matrix,
+    table: CoeffTable,
+    too_wide: bool,
+}
+
+impl Default for ShapeRecorder {
+    fn default() -> Self {
+        Self {
+            a: Matrix::new(0),
+            b: Matrix::new(0),
+            c: Matrix::new(0),
+            table: CoeffTable::new(),
+            too_wide: false,
+        }
+    }
+}
+
+fn push_row(
+    m: &mut Matrix,
+    table: &mut CoeffTable,
+    too_wide: &mut bool,
+    lc: &LinearCombination<Scalar>,
+) {
+    let vars = lc
+        .iter_inputs()
+        .map(|(&i, c)| (i, INPUT_BIT, c))
+        .chain(lc.iter_aux().map(|(&i, c)| (i, 0, c)));
+    for (i, mark, coeff) in vars {
+        if let Some(code) = table.code(coeff) {
+            *too_wide |= i >= INPUT_BIT as usize;
+            m.entries.push(ShapeEntry {
+                col: i as u32 | mark,
+                coeff: code,
+            });
+        }
+    }
+    m.row_ptr.push(m.entries.len() as u64);
+}
+
+impl ShapeRecorder {
+    pub(crate) fn constraint(
+        &mut self,
+        a: &LinearCombination<Scalar>,
+        b: &LinearCombination<Scalar>,
+        c: &LinearCombination<Scalar>,
+    ) {
+        push_row(&mut self.a, &mut self.table, &mut self.too_wide, a);
+        push_row(&mut self.b, &mut self.table, &mut self.too_wide, b);
+        push_row(&mut self.c, &mut self.table, &mut self.too_wide, c);
+    }
+
+    /// The matrices over [inputs..., aux...] once the counts are known.
+    pub(crate) fn finish(self, inputs: usize, aux: usize) -> Result<ShapeData> {
+        if self.too_wide || inputs + aux >= INPUT_BIT as usize {
+            return Err(Error::Invalid(format!(
+                "{inputs} inputs and {aux} aux variables: a shape holds fewer than 2^31"
+            )));
+        }
+        let ni = inputs as u32;
+        let fix = |mut m: Matrix| {
+            for e in &mut m.entries {
+                e.col = if e.col & INPUT_BIT != 0 {
+                    e.col & !INPUT_BIT
+                } else {
+                    e.col + ni
+                };
+            }
+            m
+        };
+        Ok(ShapeData {
+            num_inputs: inputs as u64,
+            num_aux: aux as u64,
+            a: fix(self.a),
+            b: fix(self.b),
+            c: fix(self.c),
+            coeffs: self.table.coeffs,
+        })
+    }
+}
+
+/// Structure-only synthesis: counts variables, records constraints.
+#[derive(Default)]
+struct ShapeCs {
+    inputs: usize,
+    aux: usize,
+    recorder: ShapeRecorder,
+}
+
+impl ConstraintSystem<Scalar> for ShapeCs {
+    type Root = Self;
+
+    fn new() -> Self {
+        Self::default()
+    }
+
+    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux += 1;
+        Ok(Variable::new_unchecked(Index::Aux(self.aux - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs += 1;
+        Ok(Variable::new_unchecked(Index::Input(self.inputs - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        let a = a(LinearCombination::zero());
+        let b = b(LinearCombination::zero());
+        let c = c(LinearCombination::zero());
+        self.recorder.constraint(&a, &b, &c);
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}

@@ -1,0 +1,210 @@
+//! Shape files: a [`ShapeData`] on disk, next to the params it belongs to.
+//!
+//! Layout (little-endian): the magic `CPSHAPE\0`, a format version (u32),
+//! the fingerprint of the proving key the shape was checked against (32
+//! bytes), the counts (constraints, inputs, aux, coefficients, entries of A,
+//! B and C: u64 each), the row offsets of A, B, C (u64), their entries
+//! (column u32, coefficient code u32), the coefficients (32 bytes each,
+//! canonical), and a SHA-256 of everything before it. A file whose checksum,
+//! version, sizes or key do not match is refused with a message that says
+//! which.
+
+use std::io::Write;
+use std::path::Path;
+
+use blstrs::Scalar;
+use ff::PrimeField;
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+use crate::key::ProvingKey;
+use crate::shape::{Matrix, ShapeData, ShapeEntry};
+
+const MAGIC: &[u8; 8] = b"CPSHAPE\0";
+const VERSION: u32 = 1;
+const HEADER: usize = 8 + 4 + 32 + 7 * 8;
+const CHECKSUM: usize = 32;
+
+fn put_u64s(out: &mut Vec<u8>, v: &[u64]) {
+    out.reserve(v.len() * 8);
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+}
+
+fn put_entries(out: &mut Vec<u8>, v: &[ShapeEntry]) {
+    out.reserve(v.len() * 8);
+    for e in v {
+        out.extend_from_slice(&e.col.to_le_bytes());
+        out.extend_from_slice(&e.coeff.to_le_bytes());
+    }
+}
+
+/// The file's bytes for `data` checked against `key`.
+pub fn encode(data: &ShapeData, key: &ProvingKey) -> Result<Vec<u8>> {
+    let fp = key.fingerprint();
+    let mats = [&data.a, &data.b, &data.c];
+    let rows = data.num_constraints() as u64;
+    let mut out = Vec::new();
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&fp);
+    put_u64s(
+        &mut out,
+        &[
+            rows,
+            data.num_inputs,
+            data.num_aux,
+            data.coeffs.len() as u64,
+            data.a.entries.len() as u64,
+            data.b.entries.len() as u64,
+            data.c.entries.len() as u64,
+        ],
+    );
+    for m in mats {
+        if m.row_ptr.len() as u64 != rows + 1 {
+            return Err(Error::Invalid(
+                "the shape's matrices have different row counts".into(),
+            ));
+        }
+        put_u64s(&mut out, &m.row_ptr);
+    }
+    for m in mats {
+        put_entries(&mut out, &m.entries);
+    }
+    for c in &data.coeffs {
+        out.extend_from_slice(c.to_repr().as_ref());
+    }
+    let sum = Sha256::digest(&out);
+    out.extend_from_slice(&sum);
+    Ok(out)
+}
+
+/// Writes `data` to `path` (through a temporary file and a rename, so a
+/// reader never sees half a file).
+pub fn save(data: &ShapeData, key: &ProvingKey, path: &Path) -> Result<()> {
+    let bytes = encode(data, key)?;
+    let tmp = path.with_extension(format!("shape-tmp{}", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::Invalid(format!("cannot write shape file {}: {e}", path.display()))
+    })
+}
+
+/// Reads a shape file and checks it against `key`.
+pub fn load(path: &Path, key: &ProvingKey) -> Result<ShapeData> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        Error::Invalid(format!("shape file {}: {e}", path.display()))
+    })?;
+    if !meta.is_file() {
+        return Err(Error::Invalid(format!(
+            "shape file {}: not a regular file",
+            path.display()
+        )));
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| Error::Invalid(format!("shape file {}: {e}", path.display())))?;
+    decode(&bytes, key).map_err(|e| Error::Invalid(format!("shape file {}: {e}", path.display())))
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> &'a [u8] {
+        let s = &self.b[self.at..self.at + n];
+        self.at += n;
+        s
+    }
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.take(4).try_into().expect("4 bytes"))
+    }
+    fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.take(8).try_into().expect("8 bytes"))
+    }
+}
+
+/// Parses the bytes of a shape file and checks them against `key`.
+pub fn decode(bytes: &[u8], key: &ProvingKey) -> std::result::Result<ShapeData, String> {
+    if bytes.len() < HEADER + CHECKSUM || &bytes[..8] != MAGIC {
+        return Err("not a shape file (bad magic or too short)".into());
+    }
+    let body = bytes.len() - CHECKSUM;
+    if Sha256::digest(&bytes[..body]).as_slice() != &bytes[body..] {
+        return Err("checksum mismatch: the file is corrupt".into());
+    }
+    let mut r = Reader { b: bytes, at: 8 };
+    let version = r.u32();
+    if version != VERSION {
+        return Err(format!(
+            "format version {version}, this build reads version {VERSION}"
+        ));
+    }
+    let fp: [u8; 32] = r.take(32).try_into().expect("32 bytes");
+    if fp != key.fingerprint() {
+        return Err("made for another proving key (fingerprint mismatch)".into());
+    }
+    let counts: Vec<u64> = (0..7).map(|_| r.u64()).collect();
+    let (rows, ni, na, nc) = (counts[0], counts[1], counts[2], counts[3]);
+    let nnz = [counts[4], counts[5], counts[6]];
+    // The sizes must add up to the file's length exactly, before anything
+    // is allocated from them.
+    let expected = (|| {
+        let offsets = rows.checked_add(1)?.checked_mul(8 * 3)?;
+        let entries = nnz.iter().try_fold(0u64, |a, &n| a.checked_add(n.checked_mul(8)?))?;
+        let coeffs = nc.checked_mul(32)?;
+        (HEADER as u64 + CHECKSUM as u64)
+            .checked_add(offsets)?
+            .checked_add(entries)?
+            .checked_add(coeffs)
+    })();
+    if expected != Some(bytes.len() as u64) {
+        return Err(format!(
+            "sizes in the header ({rows} rows, {} entries, {nc} coefficients) do not match the file's {} bytes",
+            nnz.iter().sum::<u64>(),
+            bytes.len()
+        ));
+    }
+    let mut mats = [Matrix::default(), Matrix::default(), Matrix::default()];
+    for m in &mut mats {
+        m.row_ptr = r
+            .take((rows as usize + 1) * 8)
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+    }
+    for (m, &n) in mats.iter_mut().zip(&nnz) {
+        m.entries = r
+            .take(n as usize * 8)
+            .chunks_exact(8)
+            .map(|c| ShapeEntry {
+                col: u32::from_le_bytes(c[..4].try_into().expect("4 bytes")),
+                coeff: u32::from_le_bytes(c[4..].try_into().expect("4 bytes")),
+            })
+            .collect();
+    }
+    let mut coeffs = Vec::with_capacity(nc as usize);
+    for i in 0..nc {
+        let mut repr = <Scalar as PrimeField>::Repr::default();
+        repr.as_mut().copy_from_slice(r.take(32));
+        let c: Option<Scalar> = Scalar::from_repr(repr).into();
+        coeffs.push(c.ok_or_else(|| format!("coefficient {i} is not a field element"))?);
+    }
+    let [a, b, c] = mats;
+    Ok(ShapeData {
+        num_inputs: ni,
+        num_aux: na,
+        a,
+        b,
+        c,
+        coeffs,
+    })
+}

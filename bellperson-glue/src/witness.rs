@@ -1,0 +1,139 @@
+//! Witness-only synthesis: a ConstraintSystem that computes the assignment
+//! and nothing else. `enforce` calls none of its closures, namespaces cost
+//! nothing, and it reports itself as a witness generator, so gadgets with a
+//! witness fast path (neptune's Poseidon among them) take it.
+
+use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use blstrs::Scalar;
+use ff::Field;
+
+use crate::cs::SizeHint;
+
+/// One proof's assignment, as bellperson orders it: `inputs[0]` is ONE.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Witness {
+    pub inputs: Vec<Scalar>,
+    pub aux: Vec<Scalar>,
+}
+
+impl Witness {
+    /// An empty assignment with room for `hint`.
+    pub fn with_capacity(hint: SizeHint) -> Self {
+        Self {
+            inputs: Vec::with_capacity(hint.inputs),
+            aux: Vec::with_capacity(hint.aux),
+        }
+    }
+
+    /// The public inputs a verifier takes (without ONE).
+    pub fn public_inputs(&self) -> &[Scalar] {
+        self.inputs.get(1..).unwrap_or(&[])
+    }
+
+    /// Host bytes held by this assignment (32 per variable).
+    pub fn bytes(&self) -> usize {
+        32 * (self.inputs.len() + self.aux.len())
+    }
+}
+
+fn grow(v: &mut Vec<Scalar>, n: usize) -> &mut [Scalar] {
+    let at = v.len();
+    v.resize(at + n, Scalar::ZERO);
+    &mut v[at..]
+}
+
+impl ConstraintSystem<Scalar> for Witness {
+    type Root = Self;
+
+    fn new() -> Self {
+        Self::default()
+    }
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux.push(f()?);
+        Ok(Variable::new_unchecked(Index::Aux(self.aux.len() - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs.push(f()?);
+        Ok(Variable::new_unchecked(Index::Input(self.inputs.len() - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+
+    fn is_witness_generator(&self) -> bool {
+        true
+    }
+
+    fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
+        self.inputs.extend_from_slice(new_inputs);
+    }
+
+    fn extend_aux(&mut self, new_aux: &[Scalar]) {
+        self.aux.extend_from_slice(new_aux);
+    }
+
+    fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Scalar], &mut [Scalar]) {
+        (grow(&mut self.aux, aux_n), grow(&mut self.inputs, inputs_n))
+    }
+
+    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Scalar] {
+        grow(&mut self.inputs, n)
+    }
+
+    fn allocate_empty_aux(&mut self, n: usize) -> &mut [Scalar] {
+        grow(&mut self.aux, n)
+    }
+
+    fn inputs_slice(&self) -> &[Scalar] {
+        &self.inputs
+    }
+
+    fn aux_slice(&self) -> &[Scalar] {
+        &self.aux
+    }
+}
+
+/// The assignment of `circuit` without its constraints, sized by `hint`
+/// (see `ProvingKey::size_hint`). Equal to the assignment a full synthesis
+/// computes.
+pub fn synthesize_witness<C: Circuit<Scalar>>(
+    circuit: C,
+    hint: SizeHint,
+) -> Result<Witness, SynthesisError> {
+    let mut cs = Witness::with_capacity(hint);
+    cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+    circuit.synthesize(&mut cs)?;
+    Ok(cs)
+}

@@ -1,0 +1,159 @@
+#include "dispatch.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+namespace cp {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+uint64_t ns_between(clock_type::time_point a, clock_type::time_point b) {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
+}
+
+// One item on device `ordinal`, the thread already bound.
+void run_item(cp_context &ctx, size_t k, const dispatch_item &item, int ordinal, cp_mutex *caller_mu,
+              const std::function<void(size_t, int, device &)> &work, item_times &t) {
+    device_slot &s = ctx.slot(ordinal);
+    const auto t0 = clock_type::now();
+    std::unique_lock<std::mutex> outer;
+    if (caller_mu) outer = std::unique_lock<std::mutex>(caller_mu->m);
+    std::unique_lock<std::mutex> own(s.own);
+    const auto t1 = clock_type::now();
+    t.wait_ns = ns_between(t0, t1);
+
+    uint64_t delay = 0;
+    {
+        std::lock_guard<std::mutex> lk(s.state);
+        for (size_t i = 0; i < s.faults.size(); i++) {
+            if (s.faults[i] == -1 || s.faults[i] == item.tag) {
+                s.faults.erase(s.faults.begin() + static_cast<long>(i));
+                fail(CP_ERR_INJECTED_FAULT, "injected fault on device " + std::to_string(ordinal) +
+                                                " at tag " + std::to_string(item.tag));
+            }
+        }
+        delay = s.delay_ns;
+    }
+    {
+        std::lock_guard<std::mutex> lk(ctx.tag_delay_mu);
+        auto it = ctx.tag_delay_ns.find(item.tag);
+        if (it != ctx.tag_delay_ns.end()) delay += it->second;
+    }
+    try {
+        work(k, ordinal, *s.dev);
+    } catch (error &err) {
+        err.message = item.name + " on device " + std::to_string(ordinal) + ": " + err.message;
+        throw;
+    }
+    if (delay) std::this_thread::sleep_for(std::chrono::nanoseconds(delay));
+    t.device_ns = ns_between(t1, clock_type::now());
+    std::lock_guard<std::mutex> lk(s.state);
+    s.proofs++;
+    s.busy_ns += t.device_ns;
+}
+
+}  // namespace
+
+bind_scope::bind_scope(cp_context &c, int ordinal) : ctx(c), prev(bound_device(c.id)) {
+    ctx.slot(ordinal).dev->bind_thread();
+    set_bound_device(ctx.id, ordinal);
+}
+
+bind_scope::~bind_scope() {
+    set_bound_device(ctx.id, prev);
+    if (prev >= 0) {
+        try {
+            ctx.slot(prev).dev->bind_thread();
+        } catch (...) {
+        }
+    }
+}
+
+route resolve_route(const cp_context &ctx, int32_t gpu_index, size_t n, const cp_mutex *mutex,
+                    const char *where) {
+    const int count = ctx.count();
+    route r;
+    if (gpu_index >= 0 && gpu_index < count) {
+        r.base = gpu_index;
+    } else if (gpu_index == CP_GPU_AUTO) {
+        r.n_gpus = static_cast<int>(std::min<size_t>(static_cast<size_t>(count), n));
+    } else if (gpu_index == CP_GPU_BOUND) {
+        r.base = bound_device(ctx.id);
+        if (r.base < 0)
+            fail(CP_ERR_NO_DEVICE_BOUND, std::string(where) +
+                                             ": gpu_index CP_GPU_BOUND: this thread has no device "
+                                             "bound; call cp_select_gpu");
+    } else {
+        fail(CP_ERR_DEVICE_INDEX, std::string(where) + ": gpu_index " + std::to_string(gpu_index) +
+                                      " is out of range: this context has " + std::to_string(count) +
+                                      " devices (valid: -1 for automatic, -2 for the bound device, 0.." +
+                                      std::to_string(count - 1) + ")");
+    }
+    if (r.n_gpus < 1) fail(CP_ERR_DEVICE, std::string(where) + ": the context has no devices");
+    if (mutex && r.n_gpus > 1)
+        fail(CP_ERR_INVALID_ARGUMENT,
+             std::string(where) + ": a cp_mutex belongs to one device, but gpu_index -1 spreads these " +
+                 std::to_string(n) + " items over " + std::to_string(r.n_gpus) +
+                 " devices; pass NULL or route to one device");
+    return r;
+}
+
+void dispatch(cp_context &ctx, const route &r, const std::vector<dispatch_item> &items,
+              cp_mutex *mutex, const std::function<void(size_t, int, device &)> &work,
+              std::vector<item_times> &times) {
+    const size_t n = items.size();
+    times.assign(n, item_times{});
+    if (r.n_gpus == 1) {
+        bind_scope scope(ctx, r.base);
+        for (size_t k = 0; k < n; k++) run_item(ctx, k, items[k], r.base, mutex, work, times[k]);
+        return;
+    }
+    std::mutex err_mu;
+    size_t err_index = SIZE_MAX;
+    std::exception_ptr err;
+    std::atomic<bool> abort{false};
+    auto record = [&](size_t k) {
+        std::lock_guard<std::mutex> lk(err_mu);
+        if (k < err_index) {
+            err_index = k;
+            err = std::current_exception();
+        }
+        abort = true;
+    };
+    auto worker = [&](int tid, size_t lo, size_t hi) {
+        const int ord = r.base + tid;
+        size_t k = lo;
+        try {
+            ctx.slot(ord).dev->bind_thread();
+            set_bound_device(ctx.id, ord);
+            for (; k < hi && !abort.load(); k++) run_item(ctx, k, items[k], ord, mutex, work, times[k]);
+        } catch (...) {
+            record(k);
+        }
+        set_bound_device(ctx.id, -1);
+    };
+    std::vector<std::thread> threads;
+    threads.reserve(static_cast<size_t>(r.n_gpus));
+    try {
+        const size_t q = n / static_cast<size_t>(r.n_gpus), rem = n % static_cast<size_t>(r.n_gpus);
+        size_t lo = 0;
+        for (int tid = 0; tid < r.n_gpus; tid++) {
+            size_t len = q + (static_cast<size_t>(tid) < rem ? 1 : 0);
+            threads.emplace_back(worker, tid, lo, lo + len);
+            lo += len;
+        }
+    } catch (...) {
+        abort = true;
+        for (auto &t : threads) t.join();
+        throw;
+    }
+    for (auto &t : threads) t.join();
+    if (err) std::rethrow_exception(err);
+}
+
+}  // namespace cp

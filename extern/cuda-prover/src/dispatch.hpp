@@ -1,0 +1,66 @@
+// Owns: the dispatcher every proof system's entry points share: gpu_index
+// routing, binding worker threads to their devices, the caller's and the
+// device's own mutex around each item's device work, fault injection and
+// delays by tag, per-device statistics, and the first error by item order.
+// It runs a per-item callable and knows nothing about what the item proves.
+//
+// Locking: each item runs with the caller's cp_mutex (when given) and then
+// the device's own mutex held, always in that order. Taking the own mutex too
+// keeps cp_device_trim (which takes only the own mutex) from freeing a
+// working cache in use, and serializes two contexts' callers that share a
+// cp_mutex.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core.hpp"
+
+namespace cp {
+
+// Where the items of one call run: devices [base, base + n_gpus).
+struct route {
+    int base = 0;
+    int n_gpus = 1;
+};
+
+// Resolves gpu_index (an ordinal, CP_GPU_AUTO or CP_GPU_BOUND) for n items;
+// `where` names the entry point in errors.
+route resolve_route(const cp_context &ctx, int32_t gpu_index, size_t n, const cp_mutex *mutex,
+                    const char *where);
+
+// Binds the calling thread to `ordinal` for its lifetime, then restores the
+// previous binding.
+struct bind_scope {
+    cp_context &ctx;
+    int prev;
+    bind_scope(cp_context &c, int ordinal);
+    ~bind_scope();
+    bind_scope(const bind_scope &) = delete;
+    bind_scope &operator=(const bind_scope &) = delete;
+};
+
+// What the dispatcher measured around one item.
+struct item_times {
+    uint64_t wait_ns = 0;    // waiting for the mutexes
+    uint64_t device_ns = 0;  // the item's device work, mutexes held
+};
+
+struct dispatch_item {
+    int64_t tag = -1;   // the caller's label: faults and delays match it
+    std::string name;   // for errors, e.g. "circuit 3 (tag 7)"
+};
+
+// Runs work(k, ordinal, device) for every item k in [0, n) on its routed
+// device: one device runs them in order on the calling thread; several run
+// contiguous ranges (earlier ranges take the extra item) on one thread each,
+// and a failure stops the others at their next item. The error of the
+// lowest failing item is rethrown, its message prefixed with the item's
+// name and device. times[k] receives item k's times.
+void dispatch(cp_context &ctx, const route &r, const std::vector<dispatch_item> &items,
+              cp_mutex *mutex, const std::function<void(size_t, int, device &)> &work,
+              std::vector<item_times> &times);
+
+}  // namespace cp
