@@ -195,7 +195,13 @@ impl Synthesized {
     ) {
         // Inputs have full density in A (the input_i * 0 = 0 constraints), so
         // only aux density is tracked for A; C has no query of its own.
-        let av = eval(a, &self.inputs, &self.aux, None, Some(&mut self.a_aux_density));
+        let av = eval(
+            a,
+            &self.inputs,
+            &self.aux,
+            None,
+            Some(&mut self.a_aux_density),
+        );
         let bv = eval(
             b,
             &self.inputs,

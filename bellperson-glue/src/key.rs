@@ -15,7 +15,10 @@ use crate::shape::Shape;
 
 fn fingerprint(vk: &VerifyingKey<Bls12>) -> [u8; 32] {
     let mut h = Sha256::new();
-    for p in [&vk.alpha_g1, &vk.beta_g1, &vk.delta_g1].into_iter().chain(&vk.ic) {
+    for p in [&vk.alpha_g1, &vk.beta_g1, &vk.delta_g1]
+        .into_iter()
+        .chain(&vk.ic)
+    {
         h.update(p.to_compressed());
     }
     for p in [&vk.beta_g2, &vk.gamma_g2, &vk.delta_g2] {

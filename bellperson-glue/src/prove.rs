@@ -1,6 +1,8 @@
 //! Proving entry points: each takes the device (`gpu_index`), an optional
 //! device mutex, and the blinding factors (given or drawn from an RNG).
 
+use std::borrow::Borrow;
+
 use bellpepper_core::Circuit;
 use bellperson::groth16::Proof;
 use blstrs::{Bls12, Scalar};
@@ -91,7 +93,9 @@ fn check_lengths(circuits: usize, blinding: usize, tags: usize) -> Result<()> {
         )));
     }
     if tags != 0 && tags != circuits {
-        return Err(Error::Invalid(format!("{circuits} circuits but {tags} tags")));
+        return Err(Error::Invalid(format!(
+            "{circuits} circuits but {tags} tags"
+        )));
     }
     Ok(())
 }
@@ -99,10 +103,10 @@ fn check_lengths(circuits: usize, blinding: usize, tags: usize) -> Result<()> {
 /// Runs the device part of every synthesized circuit and returns once it is
 /// done. `tags` label circuits (partition numbers) for errors and routing;
 /// pass an empty slice for none.
-pub fn prove_start(
+pub fn prove_start<S: Borrow<Synthesized>>(
     ctx: &sys::Context,
     key: &ProvingKey,
-    circuits: &[Synthesized],
+    circuits: &[S],
     blinding: &[Blinding],
     tags: &[i64],
     gpu_index: i32,
@@ -114,6 +118,7 @@ pub fn prove_start(
         .zip(blinding)
         .enumerate()
         .map(|(i, (c, bl))| {
+            let c = c.borrow();
             sys::Circuit::new(sys::CircuitParts {
                 a: fr_slice(&c.a),
                 b: fr_slice(&c.b),
@@ -137,11 +142,11 @@ pub fn prove_start(
 /// evaluates a, b, c from the witness, checks every row (an unsatisfied
 /// witness fails with the row), then proves. `tags` as in [`prove_start`].
 #[allow(clippy::too_many_arguments)]
-pub fn prove_start_witness(
+pub fn prove_start_witness<W: Borrow<Witness>>(
     ctx: &sys::Context,
     key: &ProvingKey,
     shape: &Shape,
-    witnesses: &[Witness],
+    witnesses: &[W],
     blinding: &[Blinding],
     tags: &[i64],
     gpu_index: i32,
@@ -153,6 +158,7 @@ pub fn prove_start_witness(
         .zip(blinding)
         .enumerate()
         .map(|(i, (w, bl))| {
+            let w = w.borrow();
             sys::Witness::new(
                 fr_slice(&w.inputs),
                 fr_slice(&w.aux),

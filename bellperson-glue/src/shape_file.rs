@@ -99,9 +99,8 @@ pub fn save(data: &ShapeData, key: &ProvingKey, path: &Path) -> Result<()> {
 
 /// Reads a shape file and checks it against `key`.
 pub fn load(path: &Path, key: &ProvingKey) -> Result<ShapeData> {
-    let meta = std::fs::metadata(path).map_err(|e| {
-        Error::Invalid(format!("shape file {}: {e}", path.display()))
-    })?;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| Error::Invalid(format!("shape file {}: {e}", path.display())))?;
     if !meta.is_file() {
         return Err(Error::Invalid(format!(
             "shape file {}: not a regular file",
@@ -159,7 +158,9 @@ pub fn decode(bytes: &[u8], key: &ProvingKey) -> std::result::Result<ShapeData, 
     // is allocated from them.
     let expected = (|| {
         let offsets = rows.checked_add(1)?.checked_mul(8 * 3)?;
-        let entries = nnz.iter().try_fold(0u64, |a, &n| a.checked_add(n.checked_mul(8)?))?;
+        let entries = nnz
+            .iter()
+            .try_fold(0u64, |a, &n| a.checked_add(n.checked_mul(8)?))?;
         let coeffs = nc.checked_mul(32)?;
         (HEADER as u64 + CHECKSUM as u64)
             .checked_add(offsets)?

@@ -3,7 +3,9 @@
 //! nothing, and it reports itself as a witness generator, so gadgets with a
 //! witness fast path (neptune's Poseidon among them) take it.
 
-use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
 use blstrs::Scalar;
 use ff::Field;
 

@@ -4,14 +4,15 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use bellpepper_core::Circuit;
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use cuda_prover_pipeline::{
-    gpu_prove_start, panic_message, synthesize_sized, Blinding, Context, DeviceInfo, DeviceMutex,
-    Error as ProveError, PartitionProof, ProvingKey, Scalar, SizeHint, Synthesized, SynthesizedJob,
+    catch_circuit_panic, gpu_prove_start, panic_message, prepare, synthesize_recording, Blinding,
+    Context, DeviceInfo, DeviceMutex, Error as ProveError, PartitionProof, Prepared, ProvingKey,
+    Scalar, Shape, ShapeData, SizeHint, SynthesisMode, SynthesizedJob,
 };
 use parking_lot::Mutex;
 use rand_chacha::ChaCha20Rng;
@@ -111,12 +112,37 @@ pub struct Job<C> {
     pub blinding: BlindingSource,
     /// Trim every device's cache after the job (a memory handoff).
     pub trim_after: bool,
+    /// Full synthesis or the witness path (see [`SynthesisMode`]).
+    pub synthesis: SynthesisMode,
+    /// The circuit's shape, when known (checked against the key before
+    /// work starts). Without one, `Auto` records it from the first full
+    /// synthesis and proves the later partitions from witnesses.
+    pub shape: Option<Arc<Shape>>,
+}
+
+impl<C> Job<C> {
+    /// A job with random blinding, automatic synthesis and no shape yet.
+    pub fn new(name: impl Into<String>, partitions: Vec<C>) -> Self {
+        Self {
+            name: name.into(),
+            partitions,
+            blinding: BlindingSource::Random,
+            trim_after: false,
+            synthesis: SynthesisMode::Auto,
+            shape: None,
+        }
+    }
 }
 
 /// A job's proofs in partition order, and its report.
 pub struct JobOutput {
     pub proofs: Vec<PartitionProof>,
     pub report: JobReport,
+    /// The shape the job proved witnesses with (given or recorded).
+    pub shape: Option<Arc<Shape>>,
+    /// The constraints recorded during this job, when it had no shape:
+    /// worth saving next to the params (see `shape_file`).
+    pub recorded_shape: Option<ShapeData>,
 }
 
 /// What the progress callback sees after each partition.
@@ -140,7 +166,7 @@ pub struct Engine {
 
 struct Queued {
     partition: usize,
-    synth: Synthesized,
+    prepared: Prepared,
     synthesis: Duration,
     blinding: Blinding,
     enqueued: Instant,
@@ -184,6 +210,12 @@ struct Shared {
     owner: Vec<AtomicI64>,
     outstanding: Vec<AtomicUsize>,
     avg_device_ns: Vec<AtomicU64>,
+    mode: SynthesisMode,
+    /// The shape witnesses are proved with, once known.
+    shape: OnceLock<Arc<Shape>>,
+    /// Set by the synthesizer that records the shape (Auto without one).
+    recording: AtomicBool,
+    recorded: Mutex<Option<ShapeData>>,
 }
 
 impl Shared {
@@ -279,13 +311,23 @@ impl Engine {
     /// Checks that every device has room for the key and one proof's
     /// working set; the error names the device.
     pub fn check_memory(&self, key: &ProvingKey) -> Result<(), EngineError> {
+        self.check_memory_with(key, None)
+    }
+
+    /// [`Engine::check_memory`] with a shape's device copy on top.
+    pub fn check_memory_with(
+        &self,
+        key: &ProvingKey,
+        shape: Option<&Shape>,
+    ) -> Result<(), EngineError> {
         let n = key
             .domain_size()
             .map_err(|e| EngineError::Setup(e.to_string()))?;
         let est = key
             .memory_estimate(n)
             .map_err(|e| EngineError::Setup(e.to_string()))?;
-        let need = est.working_bytes + est.srs_bytes;
+        let shape_bytes = shape.map(|s| s.info().device_bytes).unwrap_or(0);
+        let need = est.working_bytes + est.srs_bytes + shape_bytes;
         for d in &self.devices {
             let info = self
                 .ctx
@@ -293,13 +335,14 @@ impl Engine {
                 .map_err(|e| EngineError::Setup(e.to_string()))?;
             if info.free_bytes < need {
                 return Err(EngineError::Setup(format!(
-                    "device {} ({}) has {} MiB free but the job needs {} MiB (key {} MiB + working set {} MiB)",
+                    "device {} ({}) has {} MiB free but the job needs {} MiB (key {} MiB + working set {} MiB + shape {} MiB)",
                     d.ordinal,
                     info.name,
                     info.free_bytes >> 20,
                     need >> 20,
                     est.srs_bytes >> 20,
-                    est.working_bytes >> 20
+                    est.working_bytes >> 20,
+                    shape_bytes >> 20
                 )));
             }
         }
@@ -336,7 +379,16 @@ impl Engine {
         C: Circuit<Scalar> + Send,
         P: FnMut(&Progress),
     {
-        self.check_memory(key)?;
+        if let Some(shape) = &job.shape {
+            key.check_shape(shape).map_err(|e| {
+                EngineError::Setup(format!("the job's shape does not fit its key: {e}"))
+            })?;
+        } else if job.synthesis == SynthesisMode::Witness {
+            return Err(EngineError::Setup(
+                "witness synthesis needs the circuit's shape: give one, or use auto (which records it from the first partition)".into(),
+            ));
+        }
+        self.check_memory_with(key, job.shape.as_deref())?;
         let n = self.devices.len();
         let total = job.partitions.len();
         if total == 0 {
@@ -356,7 +408,15 @@ impl Engine {
             owner: (0..total).map(|_| AtomicI64::new(-1)).collect(),
             outstanding: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
             avg_device_ns: (0..workers).map(|_| AtomicU64::new(0)).collect(),
+            mode: job.synthesis,
+            shape: OnceLock::new(),
+            recording: AtomicBool::new(false),
+            recorded: Mutex::new(None),
         };
+        let given_shape = job.synthesis != SynthesisMode::Full;
+        if let (true, Some(shape)) = (given_shape, job.shape.clone()) {
+            let _ = shared.shape.set(shape);
+        }
         let slots: Vec<Mutex<Option<C>>> = job
             .partitions
             .into_iter()
@@ -407,7 +467,7 @@ impl Engine {
                 let (shared, slots, next, ordinals) = (&shared, &slots, &next, &ordinals);
                 s.spawn(move || {
                     synthesizer(
-                        shared, slots, next, &queue_txs, ordinals, policy, blinding, hint,
+                        shared, slots, next, &queue_txs, ordinals, policy, blinding, hint, key,
                     );
                 });
             }
@@ -442,7 +502,7 @@ impl Engine {
         if let Some(e) = shared.first_error.lock().take() {
             return Err(e);
         }
-        self.collect(
+        let mut out = self.collect(
             job.name,
             policy,
             results,
@@ -452,7 +512,10 @@ impl Engine {
             wall,
             bound,
             job.trim_after,
-        )
+        )?;
+        out.shape = shared.shape.get().cloned();
+        out.recorded_shape = shared.recorded.lock().take();
+        Ok(out)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -498,7 +561,10 @@ impl Engine {
             per_partition.push(PartitionReport {
                 partition: k,
                 device: d.worker_device,
-                synthesis_ms: ms(d.proof.synthesis),
+                synthesis_ms: (!d.proof.witness_only).then(|| ms(d.proof.synthesis)),
+                witness_ms: d.proof.witness_only.then(|| ms(d.proof.synthesis)),
+                evaluation_ms: ns_ms(t.eval_ns),
+                host_bytes: d.proof.host_bytes,
                 queue_wait_ms: ms(d.queue_wait),
                 lock_wait_ms: ns_ms(t.wait_ns),
                 device_ms: ns_ms(t.device_ns),
@@ -531,7 +597,11 @@ impl Engine {
                     partitions: mine.len(),
                     busy_s,
                     busy_fraction: if wall_s > 0.0 { busy_s / wall_s } else { 0.0 },
-                    synthesis_s: mine.iter().map(|p| p.synthesis_ms).sum::<f64>() / 1e3,
+                    synthesis_s: mine
+                        .iter()
+                        .map(|p| p.synthesis_ms.or(p.witness_ms).unwrap_or(0.0))
+                        .sum::<f64>()
+                        / 1e3,
                     queue_wait_s: mine.iter().map(|p| p.queue_wait_ms).sum::<f64>() / 1e3,
                     epilogue_s: mine.iter().map(|p| p.epilogue_ms).sum::<f64>() / 1e3,
                 }
@@ -568,8 +638,45 @@ impl Engine {
             per_partition,
             trims,
         };
-        Ok(JobOutput { proofs, report })
+        Ok(JobOutput {
+            proofs,
+            report,
+            shape: None,
+            recorded_shape: None,
+        })
     }
+}
+
+/// One partition for the device, by the job's synthesis mode: the witness
+/// alone once the shape is known; in Auto without a shape, the first
+/// synthesizer to get here records it during its full synthesis and the
+/// others synthesize in full until it is there. A panic in the circuit (the
+/// caller's code) is an error, not a torn-down engine.
+fn synthesize_partition<C: Circuit<Scalar>>(
+    shared: &Shared,
+    circuit: C,
+    hint: SizeHint,
+    key: &ProvingKey,
+) -> Result<Prepared, ProveError> {
+    if shared.mode == SynthesisMode::Full {
+        return prepare(circuit, hint, None);
+    }
+    if let Some(shape) = shared.shape.get() {
+        return prepare(circuit, hint, Some(shape));
+    }
+    if shared.recording.swap(true, Ordering::SeqCst) {
+        return prepare(circuit, hint, None);
+    }
+    let (synth, data) = catch_circuit_panic(|| synthesize_recording(circuit, hint))?;
+    // A shape that does not fit the key is left unused: this partition's
+    // full proof reports the mismatch.
+    if let Ok(shape) = Shape::new(&data) {
+        if key.check_shape(&shape).is_ok() {
+            let _ = shared.shape.set(Arc::new(shape));
+            *shared.recorded.lock() = Some(data);
+        }
+    }
+    Ok(Prepared::Full(synth))
 }
 
 /// Synthesis thread: takes the next partition, synthesizes it, hands it to
@@ -584,6 +691,7 @@ fn synthesizer<C: Circuit<Scalar> + Send>(
     policy: Policy,
     blinding: BlindingSource,
     hint: SizeHint,
+    key: &ProvingKey,
 ) {
     let n = queues.len();
     loop {
@@ -602,27 +710,12 @@ fn synthesizer<C: Circuit<Scalar> + Send>(
             .take()
             .expect("each partition is taken once");
         let t = Instant::now();
-        // A circuit is the caller's code: a panic in it fails the job like
-        // a synthesis error instead of tearing down the engine.
-        let outcome =
-            std::panic::catch_unwind(AssertUnwindSafe(|| synthesize_sized(circuit, hint)));
-        let synth = match outcome {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => {
+        let synth = match synthesize_partition(shared, circuit, hint, key) {
+            Ok(p) => p,
+            Err(source) => {
                 shared.fail(EngineError::Synthesis {
                     partition: k,
-                    source: ProveError::from(e),
-                });
-                shared.leave();
-                return;
-            }
-            Err(panic) => {
-                shared.fail(EngineError::Synthesis {
-                    partition: k,
-                    source: ProveError::Invalid(format!(
-                        "the circuit panicked: {}",
-                        panic_message(&*panic)
-                    )),
+                    source,
                 });
                 shared.leave();
                 return;
@@ -630,7 +723,7 @@ fn synthesizer<C: Circuit<Scalar> + Send>(
         };
         let item = Queued {
             partition: k,
-            synth,
+            prepared: synth,
             synthesis: t.elapsed(),
             blinding: blinding.for_partition(k),
             enqueued: Instant::now(),
@@ -678,7 +771,10 @@ fn worker(
             device: ordinal,
             message,
         });
-    } else if let Err(source) = key.prepare(ctx, ordinal) {
+    } else if let Err(source) = match shared.shape.get() {
+        Some(shape) => key.prepare_shape(ctx, ordinal, shape),
+        None => key.prepare(ctx, ordinal),
+    } {
         // Key upload and cache allocation overlap the first synthesis.
         shared.fail(EngineError::Device {
             device: ordinal,
@@ -696,8 +792,9 @@ fn worker(
         let k = item.partition;
         let queue_wait = item.enqueued.elapsed();
         let t = Instant::now();
+        let (witness_only, host_bytes) = (item.prepared.is_witness(), item.prepared.host_bytes());
         let job = SynthesizedJob {
-            partitions: vec![item.synth],
+            partitions: vec![item.prepared],
             blinding: vec![item.blinding],
             tags: vec![k as i64],
         };
@@ -718,6 +815,8 @@ fn worker(
                     output,
                     public_inputs,
                     synthesis: item.synthesis,
+                    witness_only,
+                    host_bytes,
                 };
                 let _ = results.send(Done {
                     proof,

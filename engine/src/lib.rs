@@ -13,6 +13,7 @@ mod engine;
 mod error;
 pub mod params;
 pub mod report;
+pub mod shape_cache;
 
 pub use devices::{open_context, resolve, BackendChoice, DeviceSelection};
 pub use engine::{BlindingSource, Engine, EngineConfig, Job, JobOutput, Policy, Progress};

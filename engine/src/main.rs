@@ -10,11 +10,13 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 use cuda_prover_engine::cpus::parse_cpu_sets;
 use cuda_prover_engine::params::load_or_create;
+use cuda_prover_engine::shape_cache::load_or_record;
 use cuda_prover_engine::{
     open_context, resolve, BackendChoice, BlindingSource, DeviceSelection, Engine, EngineConfig,
     EngineError, Job, Policy,
 };
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
+use cuda_prover_pipeline::{PartitionProof, SynthesisMode};
 
 // Synthesis allocates three small vectors per constraint; mimalloc makes
 // that about 10% faster than the system allocator.
@@ -95,6 +97,15 @@ enum Command {
         /// Free every device's cache after the job.
         #[arg(long)]
         trim_after: bool,
+        /// auto: witness-only synthesis with the circuit's shape (cached
+        /// next to the params); full: a, b, c evaluated on the CPU;
+        /// witness: the shape path, required.
+        #[arg(long, default_value = "auto")]
+        synthesis: SynthesisMode,
+        /// Write each partition's proof (bellperson's 192-byte encoding) to
+        /// DIR/partition-K.proof.
+        #[arg(long)]
+        proofs_out: Option<PathBuf>,
         #[command(flatten)]
         dev: DeviceArgs,
     },
@@ -160,6 +171,8 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             metrics,
             seed,
             trim_after,
+            synthesis,
+            proofs_out,
             dev,
         } => {
             if partitions == 0 {
@@ -198,6 +211,10 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             }
             let say = |s: &str| eprintln!("{s}");
             let key = load_or_create(&params_dir, &shape, &say)?;
+            let circuit_shape = match synthesis {
+                SynthesisMode::Full => None,
+                _ => Some(load_or_record(&params_dir, &shape, &key, &say)?),
+            };
             let base = seed.unwrap_or_else(|| {
                 std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
@@ -215,6 +232,8 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                     .map(BlindingSource::Seeded)
                     .unwrap_or(BlindingSource::Random),
                 trim_after,
+                synthesis,
+                shape: circuit_shape,
             };
             let out = engine.run(job, &key, |p| {
                 let per: Vec<String> = engine
@@ -237,6 +256,10 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                 "all {} proofs verified with bellperson's verifier",
                 out.proofs.len()
             );
+            if let Some(dir) = proofs_out {
+                write_proofs(&dir, &out.proofs)?;
+                println!("wrote {} proofs to {}", out.proofs.len(), dir.display());
+            }
             if let Some(path) = report {
                 std::fs::write(&path, out.report.to_json()).map_err(|e| {
                     EngineError::Setup(format!("cannot write {}: {e}", path.display()))
@@ -250,4 +273,19 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             Ok(())
         }
     }
+}
+
+/// DIR/partition-K.proof for every proof, in bellperson's encoding.
+fn write_proofs(dir: &std::path::Path, proofs: &[PartitionProof]) -> Result<(), EngineError> {
+    let fail = |e: std::io::Error| {
+        EngineError::Setup(format!("cannot write proofs to {}: {e}", dir.display()))
+    };
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    for p in proofs {
+        let mut bytes = Vec::with_capacity(192);
+        p.output.proof.write(&mut bytes).map_err(fail)?;
+        std::fs::write(dir.join(format!("partition-{}.proof", p.partition)), bytes)
+            .map_err(fail)?;
+    }
+    Ok(())
 }

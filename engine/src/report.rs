@@ -9,7 +9,16 @@ use serde::Serialize;
 pub struct PartitionReport {
     pub partition: usize,
     pub device: u32,
-    pub synthesis_ms: f64,
+    /// Full synthesis (a, b, c on the CPU); absent on the witness path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synthesis_ms: Option<f64>,
+    /// Witness-only synthesis; absent on the full path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub witness_ms: Option<f64>,
+    /// a, b, c evaluated and checked by the core (witness path).
+    pub evaluation_ms: f64,
+    /// Host bytes the partition held on its way to the device.
+    pub host_bytes: usize,
     pub queue_wait_ms: f64,
     pub lock_wait_ms: f64,
     pub device_ms: f64,
@@ -187,11 +196,17 @@ impl JobReport {
             );
         }
         for p in &self.per_partition {
+            let synthesis = match (p.witness_ms, p.synthesis_ms) {
+                (Some(w), _) => format!("witness {w:.1} ms, evaluation {:.1} ms", p.evaluation_ms),
+                (None, Some(f)) => format!("synthesis {f:.1} ms"),
+                (None, None) => "synthesis -".to_string(),
+            };
             let _ = writeln!(
                 s,
-                "  partition {:>3} -> device {}: synthesis {:.1} ms, queue {:.1} ms, device {:.1} ms (ntt {:.1}, msm h {:.1} l {:.1} a {:.1} b1 {:.1} b2 {:.1}), epilogue {:.1} ms",
-                p.partition, p.device, p.synthesis_ms, p.queue_wait_ms, p.device_ms, p.ntt_ms,
-                p.msm_h_ms, p.msm_l_ms, p.msm_a_ms, p.msm_b_g1_ms, p.msm_b_g2_ms, p.epilogue_ms
+                "  partition {:>3} -> device {}: {synthesis}, queue {:.1} ms, device {:.1} ms (ntt {:.1}, msm h {:.1} l {:.1} a {:.1} b1 {:.1} b2 {:.1}), epilogue {:.1} ms, host {:.1} MiB",
+                p.partition, p.device, p.queue_wait_ms, p.device_ms, p.ntt_ms,
+                p.msm_h_ms, p.msm_l_ms, p.msm_a_ms, p.msm_b_g1_ms, p.msm_b_g2_ms, p.epilogue_ms,
+                p.host_bytes as f64 / (1 << 20) as f64
             );
         }
         s

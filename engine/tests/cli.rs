@@ -147,3 +147,91 @@ fn corrupt_cached_params_are_reported() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn synthesis_modes_write_identical_proofs() {
+    let dir = std::env::temp_dir().join(format!("cp-cli-synth-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |mode: &str| {
+        let proofs = dir.join(format!("proofs-{mode}"));
+        let report = dir.join(format!("{mode}.json"));
+        let out = cli()
+            .args(["prove", "--backend", "host", "--host-devices", "2"])
+            .args([
+                "--circuit",
+                "chain",
+                "--log-constraints",
+                "8",
+                "--partitions",
+                "3",
+            ])
+            .args(["--seed", "9", "--synthesis", mode])
+            .arg("--params-dir")
+            .arg(&dir)
+            .arg("--proofs-out")
+            .arg(&proofs)
+            .arg("--report")
+            .arg(&report)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{mode}: {stdout}\n{stderr}");
+        let r: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+        let files: Vec<Vec<u8>> = (0..3)
+            .map(|k| std::fs::read(proofs.join(format!("partition-{k}.proof"))).unwrap())
+            .collect();
+        (files, r, stderr)
+    };
+    let (full, rf, _) = run("full");
+    let (witness, rw, stderr) = run("witness");
+    assert!(
+        stderr.contains("shape"),
+        "the shape is recorded or loaded: {stderr}"
+    );
+    let (auto, _, stderr_auto) = run("auto");
+    assert!(
+        stderr_auto.contains("loaded shape"),
+        "the shape file is reused: {stderr_auto}"
+    );
+    for k in 0..3 {
+        assert_eq!(full[k].len(), 192);
+        assert_eq!(full[k], witness[k], "partition {k}");
+        assert_eq!(full[k], auto[k], "partition {k}");
+    }
+    let pf = &rf["per_partition"][0];
+    let pw = &rw["per_partition"][0];
+    assert!(
+        pf["synthesis_ms"].is_number() && pf.get("witness_ms").is_none(),
+        "{pf}"
+    );
+    assert!(
+        pw["witness_ms"].is_number() && pw.get("synthesis_ms").is_none(),
+        "{pw}"
+    );
+    assert!(pw["evaluation_ms"].as_f64().unwrap() > 0.0, "{pw}");
+    assert!(pw["host_bytes"].as_u64().unwrap() < pf["host_bytes"].as_u64().unwrap());
+
+    // A corrupted shape file is not used: it is recorded again.
+    let shape = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "shape"))
+        .expect("a shape file next to the params");
+    let mut bytes = std::fs::read(&shape).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 1;
+    std::fs::write(&shape, bytes).unwrap();
+    let (again, _, stderr) = run("auto");
+    assert!(stderr.contains("checksum"), "{stderr}");
+    assert_eq!(again, full);
+
+    let out = cli()
+        .args(["prove", "--backend", "host", "--synthesis", "sometimes"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown synthesis mode"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -189,8 +189,6 @@ impl Context {
     /// shape's device copy.
     pub fn prepare_shape(&self, ordinal: u32, srs: &Srs, shape: &Shape) -> Result<()> {
         // SAFETY: the handles are live for the call.
-        check(unsafe {
-            ffi::cp_device_prepare_shape(self.raw, ordinal as i32, srs.raw, shape.raw)
-        })
+        check(unsafe { ffi::cp_device_prepare_shape(self.raw, ordinal as i32, srs.raw, shape.raw) })
     }
 }

@@ -9,6 +9,7 @@ use cuda_prover_bellperson::{Context, ErrorCode};
 use cuda_prover_engine::{
     BlindingSource, DeviceSelection, Engine, EngineConfig, EngineError, Job, Policy,
 };
+use cuda_prover_pipeline::SynthesisMode;
 use cuda_prover_tests::{builtin, builtin_keys};
 
 fn job(n: usize, seed: u64) -> Job<BuiltIn> {
@@ -19,6 +20,8 @@ fn job(n: usize, seed: u64) -> Job<BuiltIn> {
             .collect(),
         blinding: BlindingSource::Seeded(seed),
         trim_after: false,
+        synthesis: SynthesisMode::Auto,
+        shape: None,
     }
 }
 
@@ -140,6 +143,8 @@ fn synthesis_failure_cancels_the_job() {
             .collect(),
         blinding: BlindingSource::Seeded(1),
         trim_after: false,
+        synthesis: SynthesisMode::Auto,
+        shape: None,
     };
     let err = e.run(job, &keys.key, |_| {}).err().expect("must fail");
     assert_eq!(err.partition(), Some(3), "{err}");
@@ -387,6 +392,8 @@ fn a_panicking_circuit_fails_the_job_not_the_engine() {
             .collect(),
         blinding: BlindingSource::Seeded(1),
         trim_after: false,
+        synthesis: SynthesisMode::Auto,
+        shape: None,
     };
     let err = e
         .run(job(Some(2)), &keys.key, |_| {})

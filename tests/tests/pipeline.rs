@@ -15,7 +15,10 @@ fn start_then_finish_keeps_order_and_devices() {
     let ctx = Context::host(2).unwrap();
     let circuits: Vec<_> = (0..4).map(|k| builtin(Kind::Chain, 8, k)).collect();
     let job = SynthesizedJob {
-        partitions: circuits.iter().map(|c| synthesize(*c).unwrap()).collect(),
+        partitions: circuits
+            .iter()
+            .map(|c| synthesize(*c).unwrap().into())
+            .collect(),
         blinding: Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(1), 4),
         tags: vec![10, 11, 12, 13],
     };
@@ -40,6 +43,7 @@ fn overlapped_partitions_verify_in_order() {
     let out = prove_overlapped(
         &ctx,
         &keys.key,
+        None,
         circuits.clone(),
         |k| Blinding::random(&mut ChaCha8Rng::seed_from_u64(k as u64)),
         0,
@@ -78,6 +82,7 @@ fn overlapped_stops_at_the_first_failure() {
     let err = prove_overlapped(
         &ctx,
         &keys.key,
+        None,
         circuits,
         |_| Blinding::random(&mut ChaCha8Rng::seed_from_u64(1)),
         0,
@@ -106,6 +111,7 @@ fn overlapped_turns_a_circuit_panic_into_an_error() {
     let err = prove_overlapped(
         &ctx,
         &keys.key,
+        None,
         vec![Panics],
         |_| Blinding::random(&mut ChaCha8Rng::seed_from_u64(1)),
         0,
