@@ -4,10 +4,12 @@
 //!       --logs 16,18,20 --circuits chain,bits --backends cuda,host,bellperson \
 //!       --partitions 16 --throughput-backends cuda --json bench.json
 //!
-//! For each circuit and size: synthesis time, single-proof latency per
-//! backend with the core's per-phase times, throughput of `--partitions`
-//! partitions through the engine (core backends), the ratios, and a check
-//! that every backend produced the same proof bytes for the same r, s.
+//! For each circuit and size: full and witness-only synthesis times,
+//! single-proof latency per backend on both paths (a, b, c from the CPU, or
+//! the witness alone with a, b, c evaluated by the core) with the core's
+//! per-phase times, throughput of `--partitions` partitions through the
+//! engine on both paths (core backends), the ratios, and a check that every
+//! backend and path produced the same proof bytes for the same r, s.
 //! Proving keys are cached in `--params-dir` (default params-cache/).
 
 use std::path::PathBuf;
@@ -18,11 +20,13 @@ use bellperson::groth16::{create_proof_batch, Parameters};
 use blstrs::Bls12;
 use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
 use cuda_prover_bellperson::{
-    prove_from_assignments, synthesize_sized, Backend, Blinding, Context, ContextOptions,
-    ProofOutput,
+    prove_from_assignments, prove_from_witnesses, synthesize_sized, synthesize_witness, Backend,
+    Blinding, Context, ContextOptions, ProofOutput,
 };
 use cuda_prover_engine::params::{cache_path, load_or_create};
+use cuda_prover_engine::shape_cache::load_or_record;
 use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
+use cuda_prover_pipeline::SynthesisMode;
 use cuda_prover_tests::proof_bytes;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
@@ -94,7 +98,7 @@ fn phases(o: &ProofOutput) -> Value {
         "lock_wait_ms": ms(t.wait_ns), "upload_ms": ms(t.upload_ns), "ntt_ms": ms(t.ntt_ns),
         "msm_h_ms": ms(t.msm_h_ns), "msm_l_ms": ms(t.msm_l_ns), "msm_a_ms": ms(t.msm_a_ns),
         "msm_b_g1_ms": ms(t.msm_b_g1_ns), "msm_b_g2_ms": ms(t.msm_b_g2_ns),
-        "batch_add_ms": ms(t.batch_add_ns), "device_ms": ms(t.device_ns),
+        "batch_add_ms": ms(t.batch_add_ns), "eval_ms": ms(t.eval_ns), "device_ms": ms(t.device_ns),
         "epilogue_ms": ms(t.epilogue_ns), "peak_device_bytes": t.peak_device_bytes,
     })
 }
@@ -224,9 +228,28 @@ fn main() {
                 synthesis_s,
                 synth.num_constraints()
             );
+            let t = Instant::now();
+            let circuit_shape = load_or_record(&args.params_dir, &shape, &key, &say).unwrap();
+            let shape_s = t.elapsed().as_secs_f64();
+            let mut witness_s = f64::MAX;
+            let mut witness = None;
+            for _ in 0..2 {
+                let t = Instant::now();
+                witness = Some(synthesize_witness(circuit, key.size_hint().unwrap()).unwrap());
+                witness_s = witness_s.min(t.elapsed().as_secs_f64());
+            }
+            let witness = witness.unwrap();
+            println!(
+                "  witness-only synthesis: {witness_s:.3} s ({:.2}x faster); shape ready in {shape_s:.2} s, {} nonzeros, {} MiB on a device",
+                synthesis_s / witness_s,
+                circuit_shape.info().nonzeros,
+                circuit_shape.info().device_bytes >> 20
+            );
             let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(log as u64), 1);
             let mut row = json!({
                 "circuit": kind.name(), "log": log, "synthesis_s": synthesis_s,
+                "witness_s": witness_s, "shape_s": shape_s,
+                "shape_nonzeros": circuit_shape.info().nonzeros,
                 "constraints": synth.num_constraints(),
             });
             let mut reference: Option<Vec<u8>> = None;
@@ -304,6 +327,34 @@ fn main() {
                     "prover_s": best, "first_prover_s": first, "end_to_end_s": best + synthesis_s,
                     "phases": phases(&o),
                 });
+                // The witness path: the same proof from the witness alone.
+                let mut wbest = f64::MAX;
+                let mut wout = None;
+                for _ in 0..repeats.max(1) {
+                    let t = Instant::now();
+                    let o = prove_from_witnesses(
+                        &ctx,
+                        &key,
+                        &circuit_shape,
+                        std::slice::from_ref(&witness),
+                        &bl,
+                        0,
+                        None,
+                    )
+                    .unwrap();
+                    wbest = wbest.min(t.elapsed().as_secs_f64());
+                    wout = Some(o.into_iter().next().unwrap());
+                }
+                let wo = wout.unwrap();
+                same &= proof_bytes(&wo.proof) == b;
+                let wt = &wo.timings;
+                println!(
+                    "  {backend} witness path: prover {wbest:.3} s (evaluation {:.1} ms, upload {:.1} ms, device {:.1} ms), end to end {:.3} s",
+                    ms(wt.eval_ns), ms(wt.upload_ns), ms(wt.device_ns), wbest + witness_s
+                );
+                entry["witness_path"] = json!({
+                    "prover_s": wbest, "end_to_end_s": wbest + witness_s, "phases": phases(&wo),
+                });
                 if backend == "cuda" {
                     for prepare in [false, true] {
                         if let Some(c) = cold_child(kind, log, backend, prepare, &args.params_dir) {
@@ -341,27 +392,47 @@ fn main() {
                         },
                     )
                     .unwrap();
-                    let job = Job {
-                        name: format!("{}-{log}", kind.name()),
-                        partitions: (0..args.partitions)
-                            .map(|k| BuiltIn::new(kind, log, 1000 + k as u64).unwrap())
-                            .collect(),
-                        blinding: BlindingSource::Seeded(1),
-                        trim_after: false,
-                    };
-                    let r = engine.run(job, &key, |_| {}).unwrap().report;
-                    println!(
-                        "  {backend}: {} partitions through the engine ({} workers): {:.3} s, {:.2} proofs/s, device busy {:.0}%",
-                        args.partitions,
-                        args.workers_per_device,
-                        r.wall_s,
-                        r.proofs_per_s,
-                        100.0 * r.scaling_efficiency
-                    );
-                    entry["throughput"] = json!({
-                        "partitions": args.partitions, "wall_s": r.wall_s,
-                        "proofs_per_s": r.proofs_per_s, "busy_fraction": r.scaling_efficiency,
-                    });
+                    for mode in [SynthesisMode::Full, SynthesisMode::Witness] {
+                        let mut job = Job::new(
+                            format!("{}-{log}", kind.name()),
+                            (0..args.partitions)
+                                .map(|k| BuiltIn::new(kind, log, 1000 + k as u64).unwrap())
+                                .collect(),
+                        );
+                        job.blinding = BlindingSource::Seeded(1);
+                        job.synthesis = mode;
+                        job.shape = Some(circuit_shape.clone());
+                        let r = engine.run(job, &key, |_| {}).unwrap().report;
+                        let per_part =
+                            |f: &dyn Fn(&cuda_prover_engine::report::PartitionReport) -> f64| {
+                                r.per_partition.iter().map(f).sum::<f64>()
+                                    / r.per_partition.len().max(1) as f64
+                            };
+                        let synth_ms =
+                            per_part(&|p| p.synthesis_ms.or(p.witness_ms).unwrap_or(0.0));
+                        let device_ms = per_part(&|p| p.device_ms);
+                        println!(
+                            "  {backend} {}: {} partitions through the engine ({} workers): {:.3} s, {:.2} proofs/s, device busy {:.0}%; per partition synthesis {:.1} ms, device {:.1} ms",
+                            mode.name(),
+                            args.partitions,
+                            args.workers_per_device,
+                            r.wall_s,
+                            r.proofs_per_s,
+                            100.0 * r.scaling_efficiency,
+                            synth_ms,
+                            device_ms
+                        );
+                        let name = match mode {
+                            SynthesisMode::Witness => "throughput_witness",
+                            _ => "throughput",
+                        };
+                        entry[name] = json!({
+                            "partitions": args.partitions, "wall_s": r.wall_s,
+                            "proofs_per_s": r.proofs_per_s, "busy_fraction": r.scaling_efficiency,
+                            "synthesis_ms_per_partition": synth_ms,
+                            "device_ms_per_partition": device_ms,
+                        });
+                    }
                 }
                 latency.insert(backend.clone(), entry);
             }
