@@ -92,14 +92,13 @@ fn main() {
                 },
             )
             .unwrap();
-            let job = Job {
-                name: format!("{}-{log}", kind.name()),
-                partitions: (0..partitions)
+            let mut job = Job::new(
+                format!("{}-{log}", kind.name()),
+                (0..partitions)
                     .map(|k| BuiltIn::new(kind, log, k as u64).unwrap())
                     .collect(),
-                blinding: BlindingSource::Seeded(7),
-                trim_after: false,
-            };
+            );
+            job.blinding = BlindingSource::Seeded(7);
             let r = engine.run(job, &key, |_| {}).unwrap().report;
             let (t1, n1) = *base.get_or_insert((r.wall_s, set.len()));
             let eff = t1 * n1 as f64 / (r.wall_s * set.len() as f64);

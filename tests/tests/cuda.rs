@@ -16,6 +16,7 @@ use cuda_prover_bellperson::{
     ProvingKey, GPU_AUTO,
 };
 use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
+use cuda_prover_pipeline::SynthesisMode;
 use cuda_prover_tests::{builtin, cached_builtin_keys, native_proofs, proof_bytes, Keys};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
@@ -187,6 +188,8 @@ fn too_big_for_the_card_is_a_clean_error() {
         partitions: vec![builtin(Kind::Chain, 14, 3)],
         blinding: BlindingSource::Seeded(1),
         trim_after: false,
+        synthesis: SynthesisMode::Auto,
+        shape: None,
     };
     let e = engine
         .run(job, &keys.key, |_| {})
@@ -247,6 +250,8 @@ fn engine_on_the_gpu() {
         partitions: (0..16).map(|k| builtin(Kind::Bits, 14, k)).collect(),
         blinding: BlindingSource::Seeded(4),
         trim_after: true,
+        synthesis: SynthesisMode::Auto,
+        shape: None,
     };
     let out = engine.run(job, &keys.key, |_| {}).unwrap();
     assert_eq!(out.proofs.len(), 16);
@@ -310,10 +315,21 @@ fn cuda_witness_path_equals_full_path() {
             let h = prove_from_witnesses(&host, &keys.key, &shape, &wit[..1], &bl[..1], 0, None)
                 .unwrap();
             for k in 0..3 {
-                assert_eq!(proof_bytes(&full[k].proof), proof_bytes(&w[k].proof), "{kind:?} 2^{log} #{k}");
-                assert!(keys.key.verify(&w[k].proof, &[circuits[k].public_input()]).unwrap());
+                assert_eq!(
+                    proof_bytes(&full[k].proof),
+                    proof_bytes(&w[k].proof),
+                    "{kind:?} 2^{log} #{k}"
+                );
+                assert!(keys
+                    .key
+                    .verify(&w[k].proof, &[circuits[k].public_input()])
+                    .unwrap());
             }
-            assert_eq!(proof_bytes(&h[0].proof), proof_bytes(&w[0].proof), "host = cuda, {kind:?} 2^{log}");
+            assert_eq!(
+                proof_bytes(&h[0].proof),
+                proof_bytes(&w[0].proof),
+                "host = cuda, {kind:?} 2^{log}"
+            );
             println!(
                 "witness path identical: {} 2^{log}: 3 proofs {w_s:.3} s, evaluation {:.2} ms, device {:.2} ms",
                 kind.name(),
