@@ -94,13 +94,15 @@ params_layout locate_sections(uint64_t len, const u32_reader &rd) {
     }
     if (bad < 0) return L;
 
-    // Diagnosis: is there exactly one count that, changed alone, makes the
-    // rest of the file fit?
+    // Diagnosis: which count, changed alone, makes the rest of the file fit?
+    // The earliest such section is blamed: once a count is wrong, every
+    // later "count" was read from point bytes, and one of those may happen
+    // to fit too. Two candidates in that section leave it undecided.
     int found_s = -1;
     uint64_t found_c = 0;
     int found = 0;
     const int last = bad < NUM_SECTIONS ? bad : NUM_SECTIONS - 1;
-    for (int s = 0; s <= last && found < 2; s++) {
+    for (int s = 0; s <= last && found == 0; s++) {
         if (s == bad && L.count_offset[s] + 4 > len) break;  // count never read
         const uint64_t data = L.data_offset(s);
         const uint64_t max_c = (len - data) / ELEM[s];

@@ -16,9 +16,19 @@ if [ ! -f "$blst/libblst.a" ]; then
     (cd "$blst" && cc -O2 -fPIC -c src/server.c -o server.o &&
         cc -O2 -fPIC -c build/assembly.S -o assembly.o && ar rcs libblst.a server.o assembly.o)
 fi
-out="${TMPDIR:-/tmp}/cp_core_selftest"
 srcs=$(find "$here/src" -name '*.cpp' -not -path '*/cuda/*' | sort)
-${CXX:-g++} -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter -pthread \
-    -I"$here/include" -I"$here/src" -I"$blst/bindings" \
-    $srcs "$here/tests/core_selftest.cpp" "$blst/libblst.a" -o "$out"
-"$out"
+objs="${TMPDIR:-/tmp}/cp_core_objs"
+mkdir -p "$objs"
+# The core once, then one binary per self-test.
+for f in $srcs; do
+    o="$objs/$(echo "${f#$here/src/}" | tr / _).o"
+    ${CXX:-g++} -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter -pthread \
+        -I"$here/include" -I"$here/src" -I"$blst/bindings" -c "$f" -o "$o"
+done
+for t in core_selftest srs_checks_selftest; do
+    out="${TMPDIR:-/tmp}/cp_$t"
+    ${CXX:-g++} -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter -pthread \
+        -I"$here/include" -I"$here/src" -I"$blst/bindings" \
+        "$here/tests/$t.cpp" "$objs"/*.o "$blst/libblst.a" -o "$out"
+    "$out"
+done
