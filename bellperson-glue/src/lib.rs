@@ -15,7 +15,7 @@ mod prove;
 
 pub use cs::{synthesize, synthesize_sized, Density, SizeHint, Synthesized};
 pub use error::{Error, Result};
-pub use key::ProvingKey;
+pub use key::{KeyCheck, LoadReport, ProvingKey, SubgroupCheck};
 pub use prove::{
     create_proof_batch, create_random_proof_batch, prove_from_assignments, prove_start, Blinding,
     PendingProofs, ProofOutput,
