@@ -65,6 +65,9 @@ const char *check_one(const point_span &s, size_t i, point_check c) {
 const char *decode_g1(blst_p1_affine *out, const uint8_t *in) {
     if (in[0] & 0x80) return "compressed encoding where an uncompressed point is expected";
     if (in[0] & 0x40) return "point at infinity";
+    // blst ignores this flag on uncompressed points; a canonical encoding
+    // has it clear (as zkcrypto's bls12_381 requires).
+    if (in[0] & 0x20) return "non-canonical encoding: the sort flag is set on an uncompressed point";
     const BLST_ERROR e = blst_p1_deserialize(out, in);
     if (e != BLST_SUCCESS) return blst_error_text(e);
     if (blst_p1_affine_is_inf(out)) return "point at infinity";
@@ -74,6 +77,9 @@ const char *decode_g1(blst_p1_affine *out, const uint8_t *in) {
 const char *decode_g2(blst_p2_affine *out, const uint8_t *in) {
     if (in[0] & 0x80) return "compressed encoding where an uncompressed point is expected";
     if (in[0] & 0x40) return "point at infinity";
+    // blst ignores this flag on uncompressed points; a canonical encoding
+    // has it clear (as zkcrypto's bls12_381 requires).
+    if (in[0] & 0x20) return "non-canonical encoding: the sort flag is set on an uncompressed point";
     const BLST_ERROR e = blst_p2_deserialize(out, in);
     if (e != BLST_SUCCESS) return blst_error_text(e);
     if (blst_p2_affine_is_inf(out)) return "point at infinity";
