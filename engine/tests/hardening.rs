@@ -329,3 +329,58 @@ fn unwritable_outputs_fail_before_the_job() {
     assert!(tmp.is_empty(), "{tmp:?}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// An encoded point of E(Fp) outside G1 (x counts up until x^3 + 4 has a
+/// root; the cofactor is not cleared).
+fn torsion_g1_bytes() -> [u8; 96] {
+    for x0 in 5u64.. {
+        let xv = [x0, 0, 0, 0, 0, 0];
+        let four = [4u64, 0, 0, 0, 0, 0];
+        // SAFETY: blst's field functions with pointers to initialized
+        // values alive for each call.
+        unsafe {
+            let (mut x, mut b, mut rhs, mut y) = Default::default();
+            blst::blst_fp_from_uint64(&mut x, xv.as_ptr());
+            blst::blst_fp_from_uint64(&mut b, four.as_ptr());
+            blst::blst_fp_sqr(&mut rhs, &x);
+            blst::blst_fp_mul(&mut rhs, &rhs, &x);
+            blst::blst_fp_add(&mut rhs, &rhs, &b);
+            if blst::blst_fp_sqrt(&mut y, &rhs) {
+                let p = blst::blst_p1_affine { x, y };
+                assert!(!blst::blst_p1_affine_in_g1(&p));
+                let mut out = [0u8; 96];
+                blst::blst_p1_affine_serialize(out.as_mut_ptr(), &p);
+                return out;
+            }
+        }
+    }
+    unreachable!()
+}
+
+#[test]
+fn cached_key_with_a_torsion_point_is_refused() {
+    let dir = temp_dir("torsion");
+    let out = cli().args(prove_args(&dir, "chain")).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The first load recorded the key's digest; a point swapped in later
+    // changes the digest, so the subgroup check runs again and fails.
+    assert!(dir.join("chain-2^7.params.verified").is_file());
+    let key = dir.join("chain-2^7.params");
+    let mut b = std::fs::read(&key).unwrap();
+    let ic = u32::from_be_bytes(b[864..868].try_into().unwrap()) as usize;
+    let h0 = 864 + 4 + ic * 96 + 4;
+    b[h0..h0 + 96].copy_from_slice(&torsion_g1_bytes());
+    std::fs::write(&key, &b).unwrap();
+    let out = cli().args(prove_args(&dir, "chain")).output().unwrap();
+    let e = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(!text(&out.stdout).contains("verified"));
+    assert!(
+        e.contains(&format!(
+            "section h point 0 (offset {h0}): on the curve but not in the prime-order subgroup"
+        )),
+        "{e}"
+    );
+    assert!(e.contains("delete the file"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
