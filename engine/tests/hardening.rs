@@ -160,13 +160,18 @@ fn permission_denied_is_not_missing() {
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o000)).unwrap();
     let mut cmd = cli();
-    cmd.args(prove_args(&dir, "chain"));
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
-        // Root reads any file: run the CLI as an unprivileged user.
+        // Root reads any file: run the CLI as an unprivileged user, from a
+        // copy that user can execute wherever the checkout lives.
         use std::os::unix::process::CommandExt;
-        cmd.uid(65534).gid(65534);
+        let exe = dir.join("cuda-prover");
+        std::fs::copy(env!("CARGO_BIN_EXE_cuda-prover"), &exe).unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        cmd = Command::new(&exe);
+        cmd.env_remove("CUDA_PROVER_HOST_DEVICES").uid(65534).gid(65534);
     }
+    cmd.args(prove_args(&dir, "chain"));
     let out = cmd.output().unwrap();
     let e = text(&out.stderr);
     assert!(!out.status.success(), "{e}");
