@@ -168,12 +168,24 @@ impl KeyLock {
 }
 
 /// Whether `name` is a temporary file of the key `key_name`: the key's name
-/// (or, from older versions, its stem) followed by `.tmp` and a pid.
+/// (or, from older versions, its stem) followed by `.tmp` and a pid, or the
+/// core's temporary verified record (`<key>.verified.tmp<pid>-<n>`).
 fn is_temp_of(name: &[u8], key_name: &[u8], key_stem: &[u8]) -> bool {
-    [key_name, key_stem].iter().any(|base| {
-        name.strip_prefix(*base)
+    let digits = |s: &[u8]| !s.is_empty() && s.iter().all(u8::is_ascii_digit);
+    let after = |base: &[u8]| {
+        name.strip_prefix(base)
             .and_then(|rest| rest.strip_prefix(b".tmp"))
-            .is_some_and(|pid| !pid.is_empty() && pid.iter().all(u8::is_ascii_digit))
+    };
+    if [key_name, key_stem]
+        .iter()
+        .any(|b| after(b).is_some_and(digits))
+    {
+        return true;
+    }
+    let record = [key_name, b".verified"].concat();
+    after(&record).is_some_and(|rest| {
+        let mut parts = rest.splitn(2, |&c| c == b'-');
+        parts.next().is_some_and(digits) && parts.next().is_some_and(digits)
     })
 }
 
@@ -296,5 +308,8 @@ mod tests {
         assert!(!is_temp_of(b"chain-2^8.params.tmp12x", name, stem));
         assert!(!is_temp_of(b"chain-2^8.params.lock", name, stem));
         assert!(!is_temp_of(b"chain-2^80.params.tmp1", name, stem));
+        assert!(is_temp_of(b"chain-2^8.params.verified.tmp77-0", name, stem));
+        assert!(!is_temp_of(b"chain-2^8.params.verified", name, stem));
+        assert!(!is_temp_of(b"chain-2^8.params.verified.tmp77", name, stem));
     }
 }

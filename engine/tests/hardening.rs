@@ -169,7 +169,9 @@ fn permission_denied_is_not_missing() {
         std::fs::copy(env!("CARGO_BIN_EXE_cuda-prover"), &exe).unwrap();
         std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
         cmd = Command::new(&exe);
-        cmd.env_remove("CUDA_PROVER_HOST_DEVICES").uid(65534).gid(65534);
+        cmd.env_remove("CUDA_PROVER_HOST_DEVICES")
+            .uid(65534)
+            .gid(65534);
     }
     cmd.args(prove_args(&dir, "chain"));
     let out = cmd.output().unwrap();
