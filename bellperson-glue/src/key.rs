@@ -11,6 +11,8 @@ use sha2::{Digest, Sha256};
 
 use crate::convert::{g1, g1_slice, g2, g2_slice, to_g1, to_g2};
 use crate::error::{Error, Result};
+use crate::Synthesized;
+pub use sys::{KeyCheck, LoadReport, SubgroupCheck};
 use crate::shape::Shape;
 
 fn fingerprint(vk: &VerifyingKey<Bls12>) -> [u8; 32] {
@@ -36,35 +38,93 @@ pub struct ProvingKey {
 }
 
 impl ProvingKey {
-    /// From bellperson parameters in memory (the core copies them).
+    /// From bellperson parameters in memory (the core copies them and
+    /// checks every point, subgroups included).
     pub fn from_params(p: &Parameters<Bls12>) -> Result<Self> {
-        let srs = sys::Srs::from_parts(&sys::SrsParts {
-            alpha_g1: g1(&p.vk.alpha_g1),
-            beta_g1: g1(&p.vk.beta_g1),
-            beta_g2: g2(&p.vk.beta_g2),
-            gamma_g2: g2(&p.vk.gamma_g2),
-            delta_g1: g1(&p.vk.delta_g1),
-            delta_g2: g2(&p.vk.delta_g2),
-            ic: g1_slice(&p.vk.ic),
-            h: g1_slice(&p.h),
-            l: g1_slice(&p.l),
-            a: g1_slice(&p.a),
-            b_g1: g1_slice(&p.b_g1),
-            b_g2: g2_slice(&p.b_g2),
-        })?;
+        Self::from_params_with(p, KeyCheck::Full)
+    }
+
+    /// From bellperson parameters, checked as `check` says:
+    /// [`KeyCheck::TrustedUnchecked`] skips the subgroup checks, for a
+    /// caller that generated the parameters itself.
+    pub fn from_params_with(p: &Parameters<Bls12>, check: KeyCheck) -> Result<Self> {
+        let (srs, _) = sys::Srs::load_parts(
+            &sys::SrsParts {
+                alpha_g1: g1(&p.vk.alpha_g1),
+                beta_g1: g1(&p.vk.beta_g1),
+                beta_g2: g2(&p.vk.beta_g2),
+                gamma_g2: g2(&p.vk.gamma_g2),
+                delta_g1: g1(&p.vk.delta_g1),
+                delta_g2: g2(&p.vk.delta_g2),
+                ic: g1_slice(&p.vk.ic),
+                h: g1_slice(&p.h),
+                l: g1_slice(&p.l),
+                a: g1_slice(&p.a),
+                b_g1: g1_slice(&p.b_g1),
+                b_g2: g2_slice(&p.b_g2),
+            },
+            check,
+        )?;
         Ok(Self::with_vk(srs, p.vk.clone()))
     }
 
     /// From a file written by bellperson's `Parameters::write`. The core
-    /// parses it (in parallel) and checks every point.
+    /// parses it (in parallel) and checks every point, subgroups included
+    /// (paid once per file content: see [`KeyCheck::Full`]).
     pub fn from_file(path: &Path) -> Result<Self> {
-        let srs = sys::Srs::from_file(path)?;
-        Self::from_srs(srs)
+        Ok(Self::load_file(path, KeyCheck::Full)?.0)
     }
 
-    /// The same format from memory.
+    /// From a file, checked as `check` says, with what the load did.
+    pub fn load_file(path: &Path, check: KeyCheck) -> Result<(Self, LoadReport)> {
+        let (srs, report) = sys::Srs::load_file(path, check)?;
+        Ok((Self::from_srs(srs)?, report))
+    }
+
+    /// The same format from memory, every point checked.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        Self::from_srs(sys::Srs::from_bytes(bytes)?)
+        Self::from_bytes_with(bytes, KeyCheck::Full)
+    }
+
+    /// The same format from memory, checked as `check` says.
+    pub fn from_bytes_with(bytes: &[u8], check: KeyCheck) -> Result<Self> {
+        Self::from_srs(sys::Srs::load_bytes(bytes, check)?.0)
+    }
+
+    /// Checks that this key was made for the circuit `s` was synthesized
+    /// from: every query length the prover relies on. A mismatch is a
+    /// [`sys::ErrorCode::ShapeMismatch`] listing each differing length.
+    pub fn check_fits(&self, s: &Synthesized) -> Result<()> {
+        let have = self.shape()?;
+        let m = (s.num_constraints() as u64).max(1).next_power_of_two();
+        let b = (s.b_input_density.count() + s.b_aux_density.count()) as u64;
+        let need = [
+            ("ic (public inputs + 1)", have.ic_len, s.inputs.len() as u64),
+            ("h (domain - 1)", have.h_len, m - 1),
+            ("l (aux variables)", have.l_len, s.aux.len() as u64),
+            (
+                "a",
+                have.a_len,
+                (s.inputs.len() + s.a_aux_density.count()) as u64,
+            ),
+            ("b_g1", have.b_g1_len, b),
+            ("b_g2", have.b_g2_len, b),
+        ];
+        let diff: Vec<String> = need
+            .iter()
+            .filter(|(_, k, c)| k != c)
+            .map(|(what, k, c)| format!("{what}: key {k}, circuit {c}"))
+            .collect();
+        if diff.is_empty() {
+            return Ok(());
+        }
+        Err(Error::Core(sys::Error::new(
+            sys::ErrorCode::ShapeMismatch,
+            format!(
+                "the proving key was made for another circuit ({})",
+                diff.join("; ")
+            ),
+        )))
     }
 
     fn from_srs(srs: sys::Srs) -> Result<Self> {

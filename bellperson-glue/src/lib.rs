@@ -20,7 +20,7 @@ mod witness;
 
 pub use cs::{synthesize, synthesize_recording, synthesize_sized, Density, SizeHint, Synthesized};
 pub use error::{Error, Result};
-pub use key::ProvingKey;
+pub use key::{KeyCheck, LoadReport, ProvingKey, SubgroupCheck};
 pub use prove::{
     create_proof_batch, create_random_proof_batch, prove_from_assignments, prove_from_witnesses,
     prove_start, prove_start_witness, Blinding, PendingProofs, ProofOutput,

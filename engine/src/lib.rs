@@ -11,6 +11,7 @@ pub mod cpus;
 pub mod devices;
 mod engine;
 mod error;
+pub mod output;
 pub mod params;
 pub mod report;
 pub mod shape_cache;

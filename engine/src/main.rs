@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use cuda_prover_engine::cpus::parse_cpu_sets;
+use cuda_prover_engine::output::OutputFile;
 use cuda_prover_engine::params::load_or_create;
 use cuda_prover_engine::shape_cache::load_or_record;
 use cuda_prover_engine::{
@@ -22,6 +23,17 @@ use cuda_prover_pipeline::{PartitionProof, SynthesisMode};
 // that about 10% faster than the system allocator.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+// Upper bounds of the options: past them a value is a mistake, and would
+// cost threads or memory before any work (the engine keeps a little state
+// per partition and one thread per worker and synthesis thread).
+const MAX_PARTITIONS: i64 = 100_000;
+const MAX_WORKERS_PER_DEVICE: i64 = 64;
+const MAX_SYNTHESIS_THREADS: i64 = 1024;
+const MAX_HOST_DEVICES: i64 = 64; // the core's own limit
+const MAX_DEVICES: i64 = 4096;
+// Workers over all devices.
+const MAX_WORKERS: usize = 1024;
 
 #[derive(Parser)]
 #[command(
@@ -47,7 +59,8 @@ struct DeviceArgs {
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
     /// Simulated devices of the host backend (default: CUDA_PROVER_HOST_DEVICES or 1).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0,
+          value_parser = clap::value_parser!(u32).range(0..=MAX_HOST_DEVICES))]
     host_devices: u32,
 }
 
@@ -61,14 +74,15 @@ enum Command {
         /// Constraints per partition: 2^N.
         #[arg(long, default_value_t = 12)]
         log_constraints: u32,
-        #[arg(long, default_value_t = 4)]
-        partitions: usize,
+        #[arg(long, default_value_t = 4,
+              value_parser = clap::value_parser!(u32).range(1..=MAX_PARTITIONS))]
+        partitions: u32,
         /// Device ordinals to use, e.g. 0,1 (default: every device).
         #[arg(long, conflicts_with = "gpu_count")]
         gpu_devices: Option<String>,
         /// Use the first N devices.
-        #[arg(long)]
-        gpu_count: Option<usize>,
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_DEVICES))]
+        gpu_count: Option<u32>,
         /// round-robin or least-loaded.
         #[arg(long, default_value = "round-robin")]
         policy: Policy,
@@ -76,12 +90,14 @@ enum Command {
         #[arg(long)]
         worker_cpus: Option<String>,
         /// Synthesis threads (default: one per worker).
-        #[arg(long, default_value_t = 0)]
-        synthesis_threads: usize,
+        #[arg(long, default_value_t = 0,
+              value_parser = clap::value_parser!(u32).range(0..=MAX_SYNTHESIS_THREADS))]
+        synthesis_threads: u32,
         /// Workers per device: more overlap of hand-off and epilogue on one
         /// device, at the cost of more partitions held in memory.
-        #[arg(long, default_value_t = 1)]
-        workers_per_device: usize,
+        #[arg(long, default_value_t = 1,
+              value_parser = clap::value_parser!(u32).range(1..=MAX_WORKERS_PER_DEVICE))]
+        workers_per_device: u32,
         /// Where proving keys are cached.
         #[arg(long, default_value = "params-cache")]
         params_dir: PathBuf,
@@ -175,15 +191,13 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             proofs_out,
             dev,
         } => {
-            if partitions == 0 {
-                return Err(EngineError::Setup("--partitions must be at least 1".into()));
-            }
+            let partitions = partitions as usize;
             let shape = BuiltIn::new(circuit, log_constraints, 0).map_err(EngineError::Setup)?;
             let devices = match (gpu_devices, gpu_count) {
                 (Some(list), _) => {
                     DeviceSelection::parse_list(&list).map_err(EngineError::Setup)?
                 }
-                (None, Some(n)) => DeviceSelection::Count(n),
+                (None, Some(n)) => DeviceSelection::Count(n as usize),
                 (None, None) => DeviceSelection::All,
             };
             let worker_cpus = worker_cpus
@@ -197,10 +211,27 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                     devices,
                     policy,
                     worker_cpus,
-                    synthesis_threads,
-                    workers_per_device,
+                    synthesis_threads: synthesis_threads as usize,
+                    workers_per_device: workers_per_device as usize,
                 },
             )?;
+            let workers = engine.devices().len() * workers_per_device as usize;
+            if workers > MAX_WORKERS {
+                return Err(EngineError::Setup(format!(
+                    "{} devices x --workers-per-device {workers_per_device} = {workers} workers, more than the limit of {MAX_WORKERS}",
+                    engine.devices().len()
+                )));
+            }
+            // Output paths are checked before any work, so that a bad path
+            // fails now and not after the proofs.
+            let report_out = report
+                .as_deref()
+                .map(|p| OutputFile::prepare("report", p))
+                .transpose()?;
+            let metrics_out = metrics
+                .as_deref()
+                .map(|p| OutputFile::prepare("metrics", p))
+                .transpose()?;
             for d in engine.devices() {
                 eprintln!(
                     "device {}: {}{}",
@@ -208,6 +239,11 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                     d.name,
                     if d.simulated { " (simulated)" } else { "" }
                 );
+            }
+            if let Some(dir) = &proofs_out {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    EngineError::Setup(format!("cannot write proofs to {}: {e}", dir.display()))
+                })?;
             }
             let say = |s: &str| eprintln!("{s}");
             let key = load_or_create(&params_dir, &shape, &say)?;
@@ -251,6 +287,12 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                     per.join(" ")
                 );
             })?;
+            if let Some(f) = report_out {
+                f.commit("report", &out.report.to_json())?;
+            }
+            if let Some(f) = metrics_out {
+                f.commit("metrics", &out.report.to_prometheus())?;
+            }
             print!("{}", out.report.summary());
             println!(
                 "all {} proofs verified with bellperson's verifier",
@@ -259,16 +301,6 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             if let Some(dir) = proofs_out {
                 write_proofs(&dir, &out.proofs)?;
                 println!("wrote {} proofs to {}", out.proofs.len(), dir.display());
-            }
-            if let Some(path) = report {
-                std::fs::write(&path, out.report.to_json()).map_err(|e| {
-                    EngineError::Setup(format!("cannot write {}: {e}", path.display()))
-                })?;
-            }
-            if let Some(path) = metrics {
-                std::fs::write(&path, out.report.to_prometheus()).map_err(|e| {
-                    EngineError::Setup(format!("cannot write {}: {e}", path.display()))
-                })?;
             }
             Ok(())
         }

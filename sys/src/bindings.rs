@@ -5,6 +5,9 @@
 
 pub const CP_GPU_AUTO: i32 = -1;
 pub const CP_GPU_BOUND: i32 = -2;
+pub const CP_SRS_CHECKED: u32 = 0;
+pub const CP_SRS_TRUSTED_UNCHECKED: u32 = 1;
+pub const CP_SRS_NO_DIGEST: u32 = 2;
 pub const CP_COEFF_ONE: u32 = 0;
 pub const CP_COEFF_MINUS_ONE: u32 = 1;
 pub const CP_OK: cp_code = 0;
@@ -370,6 +373,65 @@ const _: () = {
     ["Offset of field: cp_srs_shape::b_g2_len"]
         [::std::mem::offset_of!(cp_srs_shape, b_g2_len) - 40usize];
 };
+pub const CP_SUBGROUP_CHECKED: cp_subgroup_status = 0;
+pub const CP_SUBGROUP_DIGEST_MATCHED: cp_subgroup_status = 1;
+pub const CP_SUBGROUP_TRUSTED: cp_subgroup_status = 2;
+pub type cp_subgroup_status = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
+pub struct cp_srs_load_report {
+    pub subgroup: i32,
+    pub digest_written: i32,
+    pub bytes: u64,
+    pub points: u64,
+    pub read_ns: u64,
+    pub subgroup_ns: u64,
+    pub total_ns: u64,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of cp_srs_load_report"][::std::mem::size_of::<cp_srs_load_report>() - 48usize];
+    ["Alignment of cp_srs_load_report"][::std::mem::align_of::<cp_srs_load_report>() - 8usize];
+    ["Offset of field: cp_srs_load_report::subgroup"]
+        [::std::mem::offset_of!(cp_srs_load_report, subgroup) - 0usize];
+    ["Offset of field: cp_srs_load_report::digest_written"]
+        [::std::mem::offset_of!(cp_srs_load_report, digest_written) - 4usize];
+    ["Offset of field: cp_srs_load_report::bytes"]
+        [::std::mem::offset_of!(cp_srs_load_report, bytes) - 8usize];
+    ["Offset of field: cp_srs_load_report::points"]
+        [::std::mem::offset_of!(cp_srs_load_report, points) - 16usize];
+    ["Offset of field: cp_srs_load_report::read_ns"]
+        [::std::mem::offset_of!(cp_srs_load_report, read_ns) - 24usize];
+    ["Offset of field: cp_srs_load_report::subgroup_ns"]
+        [::std::mem::offset_of!(cp_srs_load_report, subgroup_ns) - 32usize];
+    ["Offset of field: cp_srs_load_report::total_ns"]
+        [::std::mem::offset_of!(cp_srs_load_report, total_ns) - 40usize];
+};
+unsafe extern "C" {
+    pub fn cp_srs_load_parts(
+        parts: *const cp_srs_parts,
+        flags: u32,
+        report: *mut cp_srs_load_report,
+        out: *mut *mut cp_srs,
+    ) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_srs_load_file(
+        path: *const ::std::os::raw::c_char,
+        flags: u32,
+        report: *mut cp_srs_load_report,
+        out: *mut *mut cp_srs,
+    ) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_srs_load_bytes(
+        data: *const u8,
+        len: usize,
+        flags: u32,
+        report: *mut cp_srs_load_report,
+        out: *mut *mut cp_srs,
+    ) -> cp_status;
+}
 unsafe extern "C" {
     pub fn cp_srs_from_parts(parts: *const cp_srs_parts, out: *mut *mut cp_srs) -> cp_status;
 }

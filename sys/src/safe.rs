@@ -84,13 +84,23 @@ unsafe impl Sync for Context {}
 
 impl Context {
     pub fn new(options: ContextOptions) -> Result<Self> {
+        // The C ABI holds these in i32: a larger value is refused here rather
+        // than wrapped into a negative one.
+        let c_int = |what: &str, v: u32| {
+            i32::try_from(v).map_err(|_| {
+                Error::new(
+                    ErrorCode::InvalidArgument,
+                    format!("{what} {v} is out of range (at most {})", i32::MAX),
+                )
+            })
+        };
         let opts = ffi::cp_context_options {
             backend: match options.backend {
                 Backend::Host => ffi::CP_BACKEND_HOST as i32,
                 Backend::Cuda => ffi::CP_BACKEND_CUDA as i32,
             },
-            host_devices: options.host_devices as i32,
-            host_threads: options.host_threads as i32,
+            host_devices: c_int("host_devices", options.host_devices)?,
+            host_threads: c_int("host_threads", options.host_threads)?,
         };
         let mut raw = ptr::null_mut();
         // SAFETY: valid pointers; on success `raw` is owned by us.
@@ -308,16 +318,126 @@ pub struct SrsVk {
     pub ic: Vec<G1Affine>,
 }
 
+/// How the points of a proving key are checked when it is loaded. Every
+/// point is always checked to be canonically encoded, on its curve and not
+/// the point at infinity; the variants decide the (costly) check of
+/// prime-order subgroup membership.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KeyCheck {
+    /// Every point's subgroup is checked. A file's check is paid once: the
+    /// core records the file's digest in `<path>.verified` and a later load
+    /// with the same digest skips it.
+    #[default]
+    Full,
+    /// Every point's subgroup is checked on every load; no digest record is
+    /// read or written.
+    FullNoDigest,
+    /// No subgroup check: the caller vouches for the key (it generated it,
+    /// or checked it before).
+    TrustedUnchecked,
+}
+
+impl KeyCheck {
+    fn flags(self) -> u32 {
+        match self {
+            KeyCheck::Full => ffi::CP_SRS_CHECKED,
+            KeyCheck::FullNoDigest => ffi::CP_SRS_NO_DIGEST,
+            KeyCheck::TrustedUnchecked => ffi::CP_SRS_TRUSTED_UNCHECKED,
+        }
+    }
+}
+
+/// Whether a load checked the subgroups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubgroupCheck {
+    /// Every point was checked by this load.
+    Checked,
+    /// Skipped: the file's digest matched its `<path>.verified` record.
+    DigestMatched,
+    /// Skipped: [`KeyCheck::TrustedUnchecked`].
+    Trusted,
+}
+
+/// What a load did and how long it took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadReport {
+    pub subgroup: SubgroupCheck,
+    /// This load wrote `<path>.verified`.
+    pub digest_written: bool,
+    /// Bytes parsed (0 for parts).
+    pub bytes: u64,
+    pub points: u64,
+    /// Reading, hashing, decoding and the cheap checks.
+    pub read: std::time::Duration,
+    /// The subgroup checks (zero when skipped).
+    pub subgroup_time: std::time::Duration,
+    pub total: std::time::Duration,
+    /// Why the digest record could not be written, when it could not.
+    pub note: Option<String>,
+}
+
+impl LoadReport {
+    /// One line for logs: what happened to the subgroup checks.
+    pub fn summary(&self) -> String {
+        match self.subgroup {
+            SubgroupCheck::Checked => format!(
+                "{} points, subgroup checks {:.2} s{}",
+                self.points,
+                self.subgroup_time.as_secs_f64(),
+                if self.digest_written {
+                    ", digest recorded"
+                } else {
+                    ""
+                }
+            ),
+            SubgroupCheck::DigestMatched => format!(
+                "{} points, subgroup checks skipped: digest matches the verified record",
+                self.points
+            ),
+            SubgroupCheck::Trusted => format!(
+                "{} points, subgroup checks skipped: trusted by the caller",
+                self.points
+            ),
+        }
+    }
+
+    fn from_raw(r: &ffi::cp_srs_load_report, note: Option<String>) -> Self {
+        let d = std::time::Duration::from_nanos;
+        Self {
+            subgroup: match r.subgroup as u32 {
+                ffi::CP_SUBGROUP_DIGEST_MATCHED => SubgroupCheck::DigestMatched,
+                ffi::CP_SUBGROUP_TRUSTED => SubgroupCheck::Trusted,
+                _ => SubgroupCheck::Checked,
+            },
+            digest_written: r.digest_written != 0,
+            bytes: r.bytes,
+            points: r.points,
+            read: d(r.read_ns),
+            subgroup_time: d(r.subgroup_ns),
+            total: d(r.total_ns),
+            note,
+        }
+    }
+}
+
 /// A proving key held by the core (host copy; devices get theirs on use).
 pub struct Srs {
     pub(crate) raw: *mut ffi::cp_srs,
 }
 
+// SAFETY: the core never mutates a key's host points after loading; its
+// per-device copies are guarded by the key's own mutex.
 unsafe impl Send for Srs {}
 unsafe impl Sync for Srs {}
 
 impl Srs {
+    /// From in-memory parts, every point checked ([`KeyCheck::Full`]).
     pub fn from_parts(p: &SrsParts<'_>) -> Result<Self> {
+        Ok(Self::load_parts(p, KeyCheck::Full)?.0)
+    }
+
+    /// From in-memory parts, checked as `check` says.
+    pub fn load_parts(p: &SrsParts<'_>, check: KeyCheck) -> Result<(Self, LoadReport)> {
         let parts = ffi::cp_srs_parts {
             alpha_g1: p.alpha_g1,
             beta_g1: p.beta_g1,
@@ -339,29 +459,61 @@ impl Srs {
             b_g2_len: p.b_g2.len(),
         };
         let mut raw = ptr::null_mut();
-        // SAFETY: the slices are valid for the call; the core copies them.
-        check(unsafe { ffi::cp_srs_from_parts(&parts, &mut raw) })?;
-        Ok(Self { raw })
+        let mut rep = ffi::cp_srs_load_report::default();
+        // SAFETY: each pointer/length pair comes from a live slice valid for
+        // the call; the core copies the points and keeps no pointer.
+        let note = check_with_message(unsafe {
+            ffi::cp_srs_load_parts(&parts, check.flags(), &mut rep, &mut raw)
+        })?;
+        Ok((Self { raw }, LoadReport::from_raw(&rep, note)))
     }
 
-    /// Reads a params file written by bellperson's `Parameters::write`.
+    /// Reads a params file written by bellperson's `Parameters::write`,
+    /// every point checked ([`KeyCheck::Full`]).
     pub fn from_file(path: &Path) -> Result<Self> {
-        let c = CString::new(path.to_string_lossy().as_bytes()).map_err(|_| {
+        Ok(Self::load_file(path, KeyCheck::Full)?.0)
+    }
+
+    /// Reads a params file, checked as `check` says. The path is passed as
+    /// its bytes: a name that is not UTF-8 is the same file.
+    pub fn load_file(path: &Path, check: KeyCheck) -> Result<(Self, LoadReport)> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| {
             Error::new(
                 ErrorCode::InvalidArgument,
                 "params path contains a NUL byte",
             )
         })?;
         let mut raw = ptr::null_mut();
-        check(unsafe { ffi::cp_srs_from_file(c.as_ptr(), &mut raw) })?;
-        Ok(Self { raw })
+        let mut rep = ffi::cp_srs_load_report::default();
+        // SAFETY: `c` is a NUL-terminated string alive for the call; the out
+        // pointers are valid.
+        let note = check_with_message(unsafe {
+            ffi::cp_srs_load_file(c.as_ptr(), check.flags(), &mut rep, &mut raw)
+        })?;
+        Ok((Self { raw }, LoadReport::from_raw(&rep, note)))
     }
 
-    /// The same format from memory.
+    /// The same format from memory, every point checked.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        Ok(Self::load_bytes(bytes, KeyCheck::Full)?.0)
+    }
+
+    /// The same format from memory, checked as `check` says.
+    pub fn load_bytes(bytes: &[u8], check: KeyCheck) -> Result<(Self, LoadReport)> {
         let mut raw = ptr::null_mut();
-        check(unsafe { ffi::cp_srs_from_bytes(bytes.as_ptr(), bytes.len(), &mut raw) })?;
-        Ok(Self { raw })
+        let mut rep = ffi::cp_srs_load_report::default();
+        // SAFETY: `bytes` is valid for reads of its length for the call.
+        let note = check_with_message(unsafe {
+            ffi::cp_srs_load_bytes(
+                bytes.as_ptr(),
+                bytes.len(),
+                check.flags(),
+                &mut rep,
+                &mut raw,
+            )
+        })?;
+        Ok((Self { raw }, LoadReport::from_raw(&rep, note)))
     }
 
     pub fn shape(&self) -> Result<SrsShape> {

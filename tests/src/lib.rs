@@ -8,7 +8,7 @@ use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use bellperson::groth16::Parameters;
 use blstrs::{Bls12, Scalar};
 use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
-use cuda_prover_bellperson::ProvingKey;
+use cuda_prover_bellperson::{KeyCheck, ProvingKey};
 use ff::Field;
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
@@ -33,7 +33,9 @@ pub fn keys_for<C: Circuit<Scalar>>(name: &str, shape: C) -> Arc<Keys> {
     let mut rng = ChaCha8Rng::seed_from_u64(0x5eed);
     let params =
         bellperson::groth16::generate_random_parameters::<Bls12, _, _>(shape, &mut rng).unwrap();
-    let key = ProvingKey::from_params(&params).unwrap();
+    // Generated just now by bellperson in this process: the subgroup checks
+    // would only re-check bellperson's own arithmetic.
+    let key = ProvingKey::from_params_with(&params, KeyCheck::TrustedUnchecked).unwrap();
     let k = Arc::new(Keys { params, key });
     cache.insert(name.to_string(), k.clone());
     k

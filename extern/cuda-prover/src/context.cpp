@@ -181,7 +181,7 @@ cp_status cp_cuda_device_count(int32_t *out) {
         why = "built without the cuda feature";
 #endif
     });
-    if (st.code == CP_OK && out && *out == 0 && !why.empty()) return make_status(CP_OK, why);
+    if (st.code == CP_OK && out && *out == 0 && !why.empty()) return make_status(CP_OK, why.c_str());
     return st;
 }
 

@@ -16,9 +16,22 @@ if [ ! -f "$blst/libblst.a" ]; then
     (cd "$blst" && cc -O2 -fPIC -c src/server.c -o server.o &&
         cc -O2 -fPIC -c build/assembly.S -o assembly.o && ar rcs libblst.a server.o assembly.o)
 fi
-out="${TMPDIR:-/tmp}/cp_core_selftest"
 srcs=$(find "$here/src" -name '*.cpp' -not -path '*/cuda/*' | sort)
-${CXX:-g++} -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter -pthread \
-    -I"$here/include" -I"$here/src" -I"$blst/bindings" \
-    $srcs "$here/tests/core_selftest.cpp" "$blst/libblst.a" -o "$out"
-"$out"
+# The core once (objects of this checkout only, in a fresh folder), then
+# one binary per self-test.
+objs=$(mktemp -d "${TMPDIR:-/tmp}/cp_core_objs.XXXXXX")
+trap 'rm -rf "$objs"' EXIT
+built=()
+for f in $srcs; do
+    o="$objs/$(echo "${f#$here/src/}" | tr / _).o"
+    ${CXX:-g++} -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter -pthread \
+        -I"$here/include" -I"$here/src" -I"$blst/bindings" -c "$f" -o "$o"
+    built+=("$o")
+done
+for t in core_selftest srs_checks_selftest; do
+    out="${TMPDIR:-/tmp}/cp_$t"
+    ${CXX:-g++} -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter -pthread \
+        -I"$here/include" -I"$here/src" -I"$blst/bindings" \
+        "$here/tests/$t.cpp" "${built[@]}" "$blst/libblst.a" -o "$out"
+    "$out"
+done

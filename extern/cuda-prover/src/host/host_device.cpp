@@ -128,8 +128,10 @@ public:
     }
 
     void prepare(const srs &key, uint64_t num_constraints, const shape *) override {
+        // Callers bound num_constraints by 2^MAX_LG_DOMAIN; the loop also
+        // stops at 63 whatever it is given.
         uint32_t lg = 0;
-        while ((uint64_t(1) << lg) < num_constraints) lg++;
+        while (lg < 63 && (uint64_t(1) << lg) < num_constraints) lg++;
         check_memory(key, num_constraints);
         cache_.ensure(lg, threads_);
     }
@@ -238,19 +240,22 @@ private:
 }  // namespace
 
 cp_memory_estimate estimate(const srs &key, uint64_t num_constraints) {
-    uint64_t m = 1;
-    while (m < num_constraints) m <<= 1;
-    const uint64_t fr = sizeof(blst_fr);
+    // The domain: the smallest power of two >= num_constraints, computed
+    // without a loop (a doubling loop never ends above 2^63) and in 128 bits
+    // so that the byte counts saturate instead of wrapping.
+    using u128 = unsigned __int128;
+    const u128 m = num_constraints <= 1 ? u128(1) : u128(1) << (64 - __builtin_clzll(num_constraints - 1));
+    const u128 fr = sizeof(blst_fr);
     // Polynomials and twiddles (the working cache), plus the largest MSM's
     // gathered pointer/scalar lists.
-    uint64_t biggest = std::max<uint64_t>(
+    const u128 biggest = std::max<uint64_t>(
         {static_cast<uint64_t>(key.h.size()), static_cast<uint64_t>(key.l.size()),
          static_cast<uint64_t>(key.a.size()), static_cast<uint64_t>(key.b_g1.size())});
+    const u128 g1 = u128(key.ic.size()) + key.h.size() + key.l.size() + key.a.size() + key.b_g1.size();
+    auto sat = [](u128 v) { return v > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(v); };
     cp_memory_estimate e;
-    e.working_bytes = 3 * m * fr + m * fr + biggest * (sizeof(void *) + sizeof(blst_scalar));
-    e.srs_bytes = (key.ic.size() + key.h.size() + key.l.size() + key.a.size() + key.b_g1.size()) *
-                      sizeof(blst_p1_affine) +
-                  key.b_g2.size() * sizeof(blst_p2_affine);
+    e.working_bytes = sat(4 * m * fr + biggest * (sizeof(void *) + sizeof(blst_scalar)));
+    e.srs_bytes = sat(g1 * sizeof(blst_p1_affine) + u128(key.b_g2.size()) * sizeof(blst_p2_affine));
     return e;
 }
 

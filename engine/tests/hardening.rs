@@ -1,0 +1,393 @@
+//! The CLI against hostile input: option bounds, params paths that are not
+//! plain files, non-UTF-8 directories, permission errors, concurrent first
+//! runs, leftovers of dead writers, keys of another circuit, output paths.
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn cli() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-prover"));
+    c.env_remove("CUDA_PROVER_HOST_DEVICES");
+    c
+}
+
+/// A fresh directory under the system temp dir.
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cp-hard-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn prove_args(dir: &Path, circuit: &str) -> Vec<std::ffi::OsString> {
+    let mut v: Vec<std::ffi::OsString> = [
+        "prove",
+        "--backend",
+        "host",
+        "--circuit",
+        circuit,
+        "--log-constraints",
+        "7",
+        "--partitions",
+        "1",
+        "--seed",
+        "1",
+        "--params-dir",
+    ]
+    .iter()
+    .map(Into::into)
+    .collect();
+    v.push(dir.as_os_str().to_owned());
+    v
+}
+
+/// Runs the command, killing it after `limit` (a hang is a failure).
+fn run_with_limit(mut c: Command, limit: Duration) -> Output {
+    let mut child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("the CLI hung for more than {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn option_bounds_are_clear_errors() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--host-devices", "4294967295"], "4294967295"),
+        (&["--host-devices", "65"], "65"),
+        (&["--partitions", "1000000000"], "1000000000"),
+        (&["--partitions", "0"], "--partitions"),
+        (
+            &["--workers-per-device", "4611686018427387904"],
+            "4611686018427387904",
+        ),
+        (&["--workers-per-device", "65"], "--workers-per-device"),
+        (&["--synthesis-threads", "1000000"], "--synthesis-threads"),
+        (&["--gpu-count", "99999999999"], "--gpu-count"),
+    ];
+    for (args, expect) in cases {
+        let t = Instant::now();
+        let out = run_with_limit(
+            {
+                let mut c = cli();
+                c.args(["prove", "--backend", "host", "--log-constraints", "7"])
+                    .args(*args);
+                c
+            },
+            Duration::from_secs(30),
+        );
+        let e = text(&out.stderr);
+        assert!(!out.status.success(), "{args:?} accepted");
+        assert!(e.contains(expect), "{args:?}: {e}");
+        assert!(!e.contains("-1"), "{args:?} wrapped: {e}");
+        assert!(!e.contains("panicked"), "{args:?}: {e}");
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "{args:?} took {:?}",
+            t.elapsed()
+        );
+    }
+    // Workers over all devices are bounded too.
+    let out = cli()
+        .args(["prove", "--backend", "host", "--host-devices", "64"])
+        .args(["--workers-per-device", "64", "--log-constraints", "7"])
+        .output()
+        .unwrap();
+    let e = text(&out.stderr);
+    assert!(!out.status.success() && e.contains("4096 workers"), "{e}");
+}
+
+#[test]
+fn params_path_that_is_not_a_file() {
+    let dir = temp_dir("fifo");
+    let path = dir.join("chain-2^7.params");
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let mut cmd = cli();
+    cmd.args(prove_args(&dir, "chain"));
+    let out = run_with_limit(cmd, Duration::from_secs(60));
+    let e = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(e.contains("named pipe"), "{e}");
+    assert!(!e.contains("delete the file"), "an I/O error: {e}");
+    assert!(!e.contains("generating params"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn non_utf8_params_dir_is_reused() {
+    let base = temp_dir("utf8");
+    let dir = base.join(std::ffi::OsStr::from_bytes(b"keys-\xff\xfe"));
+    for round in 0..2 {
+        let out = cli().args(prove_args(&dir, "chain")).output().unwrap();
+        let e = text(&out.stderr);
+        assert!(out.status.success(), "round {round}: {e}");
+        assert_eq!(
+            e.contains("generating params"),
+            round == 0,
+            "round {round}: {e}"
+        );
+    }
+    assert!(dir.join("chain-2^7.params").is_file());
+    assert!(dir.join("chain-2^7.params.verified").is_file());
+    std::fs::remove_dir_all(&base).ok();
+}
+
+#[test]
+fn permission_denied_is_not_missing() {
+    let dir = temp_dir("perm");
+    let out = cli().args(prove_args(&dir, "chain")).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let key = dir.join("chain-2^7.params");
+    let before = std::fs::read(&key).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let mut cmd = cli();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        // Root reads any file: run the CLI as an unprivileged user, from a
+        // copy that user can execute wherever the checkout lives.
+        use std::os::unix::process::CommandExt;
+        let exe = dir.join("cuda-prover");
+        std::fs::copy(env!("CARGO_BIN_EXE_cuda-prover"), &exe).unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        cmd = Command::new(&exe);
+        cmd.env_remove("CUDA_PROVER_HOST_DEVICES")
+            .uid(65534)
+            .gid(65534);
+    }
+    cmd.args(prove_args(&dir, "chain"));
+    let out = cmd.output().unwrap();
+    let e = text(&out.stderr);
+    assert!(!out.status.success(), "{e}");
+    assert!(e.contains("Permission denied"), "{e}");
+    assert!(!e.contains("generating params"), "taken for missing: {e}");
+    assert!(!e.contains("delete the file"), "{e}");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(
+        std::fs::read(&key).unwrap(),
+        before,
+        "the key was not replaced"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn concurrent_first_runs_generate_once() {
+    let dir = temp_dir("concurrent");
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            cli()
+                .args(prove_args(&dir, "bits"))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut generated = 0;
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        let e = text(&out.stderr);
+        assert!(out.status.success(), "{e}");
+        generated += e.matches("generating params").count();
+    }
+    assert_eq!(generated, 1, "the key was generated {generated} times");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A pid that is not running now.
+fn dead_pid() -> u32 {
+    (400_000..4_000_000)
+        .step_by(7919)
+        // SAFETY: kill with signal 0 only checks whether the pid exists.
+        .find(|&p| unsafe { libc::kill(p as i32, 0) } != 0)
+        .unwrap()
+}
+
+#[test]
+fn temp_files_of_dead_writers_are_removed() {
+    let dir = temp_dir("stale");
+    // Missing key: the generator cleans up before writing.
+    let stale1 = dir.join(format!("chain-2^7.params.tmp{}", dead_pid()));
+    std::fs::write(&stale1, b"half a key").unwrap();
+    let out = cli().args(prove_args(&dir, "chain")).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!stale1.exists(), "left after generation");
+    // Present key: a load that finds the lock free cleans up too.
+    let stale2 = dir.join(format!("chain-2^7.tmp{}", dead_pid()));
+    std::fs::write(&stale2, b"older naming").unwrap();
+    let keep = dir.join("chain-2^7.params.notes");
+    std::fs::write(&keep, b"not a temp file").unwrap();
+    let out = cli().args(prove_args(&dir, "chain")).output().unwrap();
+    let e = text(&out.stderr);
+    assert!(out.status.success(), "{e}");
+    assert!(!stale2.exists(), "left after a load: {e}");
+    assert!(keep.exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn key_of_another_circuit_is_a_shape_mismatch() {
+    let dir = temp_dir("other");
+    let out = cli().args(prove_args(&dir, "bits")).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::copy(dir.join("bits-2^7.params"), dir.join("chain-2^7.params")).unwrap();
+    let out = cli().args(prove_args(&dir, "chain")).output().unwrap();
+    let e = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(e.contains("made for another circuit"), "{e}");
+    assert!(e.contains("l (aux variables)"), "{e}");
+    assert!(e.contains("delete the file"), "{e}");
+    assert!(!e.contains("proved on device"), "failed before work: {e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn corrupt_ic_count_is_named() {
+    let dir = temp_dir("ic");
+    let out = cli().args(prove_args(&dir, "chain")).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let key = dir.join("chain-2^7.params");
+    let mut b = std::fs::read(&key).unwrap();
+    let at = 3 * 96 + 3 * 192;
+    let ic = u32::from_be_bytes(b[at..at + 4].try_into().unwrap());
+    b[at..at + 4].copy_from_slice(&(ic + 1).to_be_bytes());
+    std::fs::write(&key, &b).unwrap();
+    let out = cli().args(prove_args(&dir, "chain")).output().unwrap();
+    let e = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        e.contains(&format!(
+            "section ic (length field at offset {at}) says {} points, but the file's layout fits {ic}",
+            ic + 1
+        )),
+        "{e}"
+    );
+    assert!(e.contains("delete the file"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn unwritable_outputs_fail_before_the_job() {
+    let dir = temp_dir("outputs");
+    for flag in ["--report", "--metrics"] {
+        let out = cli()
+            .args(prove_args(&dir, "chain"))
+            .arg(flag)
+            .arg(dir.join("no-such-dir").join("out.json"))
+            .output()
+            .unwrap();
+        let e = text(&out.stderr);
+        let o = text(&out.stdout);
+        assert!(!out.status.success());
+        assert!(e.contains("cannot write") && e.contains("out.json"), "{e}");
+        assert!(!o.contains("verified"), "{o}");
+        assert!(!e.contains("proved on device"), "{e}");
+    }
+    // A path that is a directory.
+    let out = cli()
+        .args(prove_args(&dir, "chain"))
+        .arg("--report")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(text(&out.stderr).contains("is a directory"));
+    // Success leaves only the outputs, no temporary files.
+    let r = dir.join("r.json");
+    let out = cli()
+        .args(prove_args(&dir, "chain"))
+        .arg("--report")
+        .arg(&r)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(serde_json::from_slice::<serde_json::Value>(&std::fs::read(&r).unwrap()).is_ok());
+    let tmp: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.') && n.contains(".tmp"))
+        .collect();
+    assert!(tmp.is_empty(), "{tmp:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// An encoded point of E(Fp) outside G1 (x counts up until x^3 + 4 has a
+/// root; the cofactor is not cleared).
+fn torsion_g1_bytes() -> [u8; 96] {
+    for x0 in 5u64.. {
+        let xv = [x0, 0, 0, 0, 0, 0];
+        let four = [4u64, 0, 0, 0, 0, 0];
+        // SAFETY: blst's field functions with pointers to initialized
+        // values alive for each call.
+        unsafe {
+            let (mut x, mut b, mut rhs, mut y) = Default::default();
+            blst::blst_fp_from_uint64(&mut x, xv.as_ptr());
+            blst::blst_fp_from_uint64(&mut b, four.as_ptr());
+            blst::blst_fp_sqr(&mut rhs, &x);
+            blst::blst_fp_mul(&mut rhs, &rhs, &x);
+            blst::blst_fp_add(&mut rhs, &rhs, &b);
+            if blst::blst_fp_sqrt(&mut y, &rhs) {
+                let p = blst::blst_p1_affine { x, y };
+                assert!(!blst::blst_p1_affine_in_g1(&p));
+                let mut out = [0u8; 96];
+                blst::blst_p1_affine_serialize(out.as_mut_ptr(), &p);
+                return out;
+            }
+        }
+    }
+    unreachable!()
+}
+
+#[test]
+fn cached_key_with_a_torsion_point_is_refused() {
+    let dir = temp_dir("torsion");
+    let out = cli().args(prove_args(&dir, "chain")).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The first load recorded the key's digest; a point swapped in later
+    // changes the digest, so the subgroup check runs again and fails.
+    assert!(dir.join("chain-2^7.params.verified").is_file());
+    let key = dir.join("chain-2^7.params");
+    let mut b = std::fs::read(&key).unwrap();
+    let ic = u32::from_be_bytes(b[864..868].try_into().unwrap()) as usize;
+    let h0 = 864 + 4 + ic * 96 + 4;
+    b[h0..h0 + 96].copy_from_slice(&torsion_g1_bytes());
+    std::fs::write(&key, &b).unwrap();
+    let out = cli().args(prove_args(&dir, "chain")).output().unwrap();
+    let e = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(!text(&out.stdout).contains("verified"));
+    assert!(
+        e.contains(&format!(
+            "section h point 0 (offset {h0}): on the curve but not in the prime-order subgroup"
+        )),
+        "{e}"
+    );
+    assert!(e.contains("delete the file"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}

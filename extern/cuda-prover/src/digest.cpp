@@ -1,0 +1,126 @@
+// Owns: params digests and verified records (see digest.hpp).
+#include "digest.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "blst.h"
+
+namespace cp {
+namespace {
+
+// Bumped whenever the checks a record vouches for change.
+const char RECORD_HEADER[] = "cuda-prover verified params v1\n";
+const char DIGEST_TAG[] = "cuda-prover params digest v1";
+
+std::string hex(const uint8_t *p, size_t n) {
+    static const char d[] = "0123456789abcdef";
+    std::string s(2 * n, '0');
+    for (size_t i = 0; i < n; i++) {
+        s[2 * i] = d[p[i] >> 4];
+        s[2 * i + 1] = d[p[i] & 15];
+    }
+    return s;
+}
+
+std::string record_text(uint64_t size, const std::string &digest_hex) {
+    return std::string(RECORD_HEADER) + "size " + std::to_string(size) + "\nsha256-leaves " +
+           digest_hex + "\n";
+}
+
+}  // namespace
+
+leaf_hash hash_leaf(const uint8_t *data, size_t len) {
+    leaf_hash h;
+    blst_sha256(h.h, data, len);
+    return h;
+}
+
+std::string file_digest_hex(uint64_t size, const std::vector<leaf_hash> &leaves) {
+    std::vector<uint8_t> msg(sizeof DIGEST_TAG + 8 + 32 * leaves.size());
+    uint8_t *p = msg.data();
+    std::memcpy(p, DIGEST_TAG, sizeof DIGEST_TAG);  // with its NUL
+    p += sizeof DIGEST_TAG;
+    for (int i = 0; i < 8; i++) *p++ = uint8_t(size >> (56 - 8 * i));
+    for (const leaf_hash &l : leaves) {
+        std::memcpy(p, l.h, 32);
+        p += 32;
+    }
+    uint8_t out[32];
+    blst_sha256(out, msg.data(), msg.size());
+    return hex(out, 32);
+}
+
+std::string verified_record_path(const char *params_path) {
+    return std::string(params_path) + ".verified";
+}
+
+bool verified_record_matches(const std::string &record_path, uint64_t size,
+                             const std::string &digest_hex) {
+    const int fd = ::open(record_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return false;
+    const std::string want = record_text(size, digest_hex);
+    char buf[512];
+    size_t got = 0;
+    bool ok = false;
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        static_cast<uint64_t>(st.st_size) == want.size() && want.size() <= sizeof buf) {
+        for (;;) {
+            const ssize_t r = ::read(fd, buf + got, sizeof buf - got);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) break;
+            got += static_cast<size_t>(r);
+            if (got == sizeof buf) break;
+        }
+        ok = got == want.size() && std::memcmp(buf, want.data(), got) == 0;
+    }
+    ::close(fd);
+    return ok;
+}
+
+std::string write_verified_record(const std::string &record_path, uint64_t size,
+                                  const std::string &digest_hex) {
+    static std::atomic<uint64_t> counter{0};
+    const std::string tmp = record_path + ".tmp" + std::to_string(::getpid()) + "-" +
+                            std::to_string(counter.fetch_add(1));
+    const std::string text = record_text(size, digest_hex);
+    auto why = [&](const char *what, int err) {
+        return "verified record '" + record_path + "' not written: " + what + ": " +
+               std::strerror(err);
+    };
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return why("cannot create a temporary file", errno);
+    size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t r = ::write(fd, text.data() + done, text.size() - done);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            const int e = r < 0 ? errno : EIO;
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            return why("write failed", e);
+        }
+        done += static_cast<size_t>(r);
+    }
+    if (::fsync(fd) != 0) {
+        const int e = errno;
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        return why("fsync failed", e);
+    }
+    ::close(fd);
+    if (::rename(tmp.c_str(), record_path.c_str()) != 0) {
+        const int e = errno;
+        ::unlink(tmp.c_str());
+        return why("rename failed", e);
+    }
+    return std::string();
+}
+
+}  // namespace cp

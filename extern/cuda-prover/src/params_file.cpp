@@ -1,0 +1,108 @@
+// Owns: safe reads of a params file (see params_file.hpp).
+#include "params_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "backend.hpp"
+
+namespace cp {
+
+void params_io_fail(const char *path, const std::string &what, int err) {
+    std::string m = std::string("params file '") + path + "': " + what;
+    if (err) m += std::string(": ") + std::strerror(err);
+    fail(CP_ERR_PARAMS_IO, std::move(m));
+}
+
+namespace {
+
+const char *file_kind(mode_t m) {
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a named pipe";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    return "not a regular file";
+}
+
+}  // namespace
+
+params_file::params_file(const char *path) : path_(path) {
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+    // writer forever. The type is checked on the descriptor itself, so the
+    // path cannot be swapped between the check and the reads.
+    fd_ = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd_ < 0) {
+        const int e = errno;
+        params_io_fail(path, e == ENOENT ? "does not exist" : "cannot open", e);
+    }
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) params_io_fail(path, "cannot stat", errno);
+    if (!S_ISREG(st.st_mode))
+        params_io_fail(path, std::string("is ") + file_kind(st.st_mode) + ", not a params file", 0);
+    // Regular files ignore O_NONBLOCK; clear it anyway so reads are plain.
+    const int fl = ::fcntl(fd_, F_GETFL);
+    if (fl >= 0) ::fcntl(fd_, F_SETFL, fl & ~O_NONBLOCK);
+    size_ = static_cast<uint64_t>(st.st_size);
+}
+
+params_file::~params_file() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void params_file::read_exact(uint8_t *out, size_t n) {
+    size_t done = 0;
+    while (done < n) {
+        const size_t want = std::min<size_t>(n - done, size_t(1) << 30);
+        const ssize_t r = ::read(fd_, out + done, want);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            params_io_fail(path_, "read failed at offset " + std::to_string(pos_ + done), errno);
+        }
+        if (r == 0)
+            params_io_fail(path_, "the file shrank while it was loading: it had " +
+                                      std::to_string(size_) + " bytes, it ended at " +
+                                      std::to_string(pos_ + done),
+                           0);
+        done += static_cast<size_t>(r);
+    }
+    pos_ += n;
+}
+
+void params_file::read_at(uint64_t offset, uint8_t *out, size_t n) const {
+    size_t done = 0;
+    while (done < n) {
+        const ssize_t r = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            params_io_fail(path_, "read failed at offset " + std::to_string(offset + done), errno);
+        }
+        if (r == 0)
+            params_io_fail(path_, "the file shrank while it was loading: it had " +
+                                      std::to_string(size_) + " bytes, it ended at " +
+                                      std::to_string(offset + done),
+                           0);
+        done += static_cast<size_t>(r);
+    }
+}
+
+void params_file::expect_end() {
+    uint8_t b;
+    for (;;) {
+        const ssize_t r = ::read(fd_, &b, 1);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) params_io_fail(path_, "read failed at offset " + std::to_string(pos_), errno);
+        if (r > 0)
+            params_io_fail(path_, "the file grew while it was loading (it had " +
+                                      std::to_string(size_) + " bytes)",
+                           0);
+        return;
+    }
+}
+
+}  // namespace cp

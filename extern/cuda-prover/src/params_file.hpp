@@ -1,0 +1,45 @@
+// Owns: reading a params file safely. The file is opened without blocking
+// (a named pipe or a device at the path is refused, never waited on), must
+// be a regular file, and is read with read()/pread(), never mapped: a file
+// that shrinks while it loads is an error, not a SIGBUS. Every failure is
+// CP_ERR_PARAMS_IO with the path and the system's reason (permission denied
+// is never reported as a missing file).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace cp {
+
+class params_file {
+public:
+    // Opens `path` for reading; fails unless it is a regular file.
+    explicit params_file(const char *path);
+    ~params_file();
+    params_file(const params_file &) = delete;
+    params_file &operator=(const params_file &) = delete;
+
+    const char *path() const { return path_; }
+    // Size when opened.
+    uint64_t size() const { return size_; }
+
+    // Reads exactly n bytes at the current position (sequential reads).
+    void read_exact(uint8_t *out, size_t n);
+    // Reads exactly n bytes at `offset`, not moving the position.
+    void read_at(uint64_t offset, uint8_t *out, size_t n) const;
+    // Fails when the file holds more bytes than it did when opened.
+    void expect_end();
+    uint64_t position() const { return pos_; }
+
+private:
+    const char *path_;
+    int fd_ = -1;
+    uint64_t size_ = 0;
+    uint64_t pos_ = 0;
+};
+
+// "params file 'PATH': WHAT: strerror(err)", CP_ERR_PARAMS_IO.
+[[noreturn]] void params_io_fail(const char *path, const std::string &what, int err);
+
+}  // namespace cp

@@ -1,0 +1,158 @@
+// Owns: point validation (see points.hpp).
+#include "points.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <string>
+
+#include "parallel.hpp"
+
+namespace cp {
+namespace {
+
+const char *blst_error_text(BLST_ERROR e) {
+    switch (e) {
+        case BLST_SUCCESS: return "success";
+        case BLST_BAD_ENCODING: return "bad encoding (a coordinate is not reduced modulo p)";
+        case BLST_POINT_NOT_ON_CURVE: return "point not on curve";
+        case BLST_POINT_NOT_IN_GROUP: return "point not in the prime-order subgroup";
+        default: return "invalid point";
+    }
+}
+
+const char *encoding_g1(const blst_p1_affine &p) {
+    // Round trip through the canonical encoding: a coordinate that is not
+    // reduced modulo p comes back different.
+    uint8_t b[G1_BYTES];
+    blst_p1_affine_serialize(b, &p);
+    if (b[0] & 0x40) return "point at infinity";
+    blst_p1_affine q;
+    const BLST_ERROR e = blst_p1_deserialize(&q, b);
+    if (e != BLST_SUCCESS) return blst_error_text(e);
+    if (std::memcmp(&q, &p, sizeof p) != 0) return "coordinates are not reduced modulo p";
+    return nullptr;
+}
+
+const char *encoding_g2(const blst_p2_affine &p) {
+    uint8_t b[G2_BYTES];
+    blst_p2_affine_serialize(b, &p);
+    if (b[0] & 0x40) return "point at infinity";
+    blst_p2_affine q;
+    const BLST_ERROR e = blst_p2_deserialize(&q, b);
+    if (e != BLST_SUCCESS) return blst_error_text(e);
+    if (std::memcmp(&q, &p, sizeof p) != 0) return "coordinates are not reduced modulo p";
+    return nullptr;
+}
+
+const char *NOT_IN_SUBGROUP =
+    "on the curve but not in the prime-order subgroup (a small-order component)";
+
+const char *check_one(const point_span &s, size_t i, point_check c) {
+    if (s.g2) {
+        const blst_p2_affine &p = static_cast<const blst_p2_affine *>(s.points)[i];
+        if (c == point_check::encoding) return encoding_g2(p);
+        return blst_p2_affine_in_g2(&p) ? nullptr : NOT_IN_SUBGROUP;
+    }
+    const blst_p1_affine &p = static_cast<const blst_p1_affine *>(s.points)[i];
+    if (c == point_check::encoding) return encoding_g1(p);
+    return blst_p1_affine_in_g1(&p) ? nullptr : NOT_IN_SUBGROUP;
+}
+
+}  // namespace
+
+const char *decode_g1(blst_p1_affine *out, const uint8_t *in) {
+    if (in[0] & 0x80) return "compressed encoding where an uncompressed point is expected";
+    if (in[0] & 0x40) return "point at infinity";
+    // blst ignores this flag on uncompressed points; a canonical encoding
+    // has it clear (as zkcrypto's bls12_381 requires).
+    if (in[0] & 0x20) return "non-canonical encoding: the sort flag is set on an uncompressed point";
+    const BLST_ERROR e = blst_p1_deserialize(out, in);
+    if (e != BLST_SUCCESS) return blst_error_text(e);
+    if (blst_p1_affine_is_inf(out)) return "point at infinity";
+    return nullptr;
+}
+
+const char *decode_g2(blst_p2_affine *out, const uint8_t *in) {
+    if (in[0] & 0x80) return "compressed encoding where an uncompressed point is expected";
+    if (in[0] & 0x40) return "point at infinity";
+    // blst ignores this flag on uncompressed points; a canonical encoding
+    // has it clear (as zkcrypto's bls12_381 requires).
+    if (in[0] & 0x20) return "non-canonical encoding: the sort flag is set on an uncompressed point";
+    const BLST_ERROR e = blst_p2_deserialize(out, in);
+    if (e != BLST_SUCCESS) return blst_error_text(e);
+    if (blst_p2_affine_is_inf(out)) return "point at infinity";
+    return nullptr;
+}
+
+std::vector<point_span> key_spans(const srs &k, const int64_t *off) {
+    auto o = [&](int i) -> int64_t { return off ? off[i] : -1; };
+    return {
+        {"vk alpha_g1", false, &k.alpha_g1, 1, o(0)},
+        {"vk beta_g1", false, &k.beta_g1, 1, o(1)},
+        {"vk beta_g2", true, &k.beta_g2, 1, o(2)},
+        {"vk gamma_g2", true, &k.gamma_g2, 1, o(3)},
+        {"vk delta_g1", false, &k.delta_g1, 1, o(4)},
+        {"vk delta_g2", true, &k.delta_g2, 1, o(5)},
+        {"ic", false, k.ic.data(), k.ic.size(), o(6)},
+        {"h", false, k.h.data(), k.h.size(), o(7)},
+        {"l", false, k.l.data(), k.l.size(), o(8)},
+        {"a", false, k.a.data(), k.a.size(), o(9)},
+        {"b_g1", false, k.b_g1.data(), k.b_g1.size(), o(10)},
+        {"b_g2", true, k.b_g2.data(), k.b_g2.size(), o(11)},
+    };
+}
+
+uint64_t total_points(const std::vector<point_span> &spans) {
+    uint64_t n = 0;
+    for (const auto &s : spans) n += s.count;
+    return n;
+}
+
+void check_points(const std::vector<point_span> &spans, point_check check, int threads) {
+    // One index space over every span; G2 points cost about as much as G1
+    // ones in blst's checks, so plain contiguous chunks balance well.
+    std::vector<size_t> start(spans.size() + 1, 0);
+    for (size_t i = 0; i < spans.size(); i++) start[i + 1] = start[i] + spans[i].count;
+    const size_t n = start.back();
+    std::atomic<size_t> first_bad{std::numeric_limits<size_t>::max()};
+    std::mutex mu;
+    const char *why = nullptr;
+    parallel_for(n, threads, 512, [&](size_t b, size_t e, size_t) {
+        size_t s = 0;
+        while (start[s + 1] <= b) s++;
+        for (size_t g = b; g < e; g++) {
+            while (start[s + 1] <= g) s++;
+            // Stop once a failure before this point is known.
+            if ((g & 63) == 0 && first_bad.load(std::memory_order_relaxed) < g) return;
+            const char *w = check_one(spans[s], g - start[s], check);
+            if (w) {
+                std::lock_guard<std::mutex> lk(mu);
+                if (g < first_bad.load()) {
+                    first_bad.store(g);
+                    why = w;
+                }
+                return;
+            }
+        }
+    });
+    const size_t g = first_bad.load();
+    if (g == std::numeric_limits<size_t>::max()) return;
+    size_t s = 0;
+    while (start[s + 1] <= g) s++;
+    const point_span &sp = spans[s];
+    const size_t i = g - start[s];
+    std::string where = std::string("params: ") +
+                        (std::strncmp(sp.name, "vk ", 3) == 0 ? std::string(sp.name)
+                                                       : "section " + std::string(sp.name) +
+                                                             " point " + std::to_string(i));
+    if (sp.file_offset >= 0)
+        where += " (offset " +
+                 std::to_string(static_cast<uint64_t>(sp.file_offset) +
+                                i * (sp.g2 ? G2_BYTES : G1_BYTES)) +
+                 ")";
+    fail(CP_ERR_PARAMS_FORMAT, where + ": " + why);
+}
+
+}  // namespace cp

@@ -1,0 +1,51 @@
+// Owns: validating curve points of a proving key. Decoding from bellperson's
+// uncompressed encoding (canonical coordinates, on the curve, not the point
+// at infinity), the same checks for points handed over in memory, and the
+// prime-order subgroup checks, run in parallel over every point of a key.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "backend.hpp"
+
+namespace cp {
+
+constexpr size_t G1_BYTES = 96;
+constexpr size_t G2_BYTES = 192;
+
+// Decode one uncompressed point; nullptr, or why it is invalid.
+const char *decode_g1(blst_p1_affine *out, const uint8_t *in);
+const char *decode_g2(blst_p2_affine *out, const uint8_t *in);
+
+// A run of points of one key section, named for error messages.
+struct point_span {
+    const char *name;
+    bool g2;
+    const void *points;      // blst_p1_affine or blst_p2_affine
+    size_t count;
+    int64_t file_offset;     // of the first point; -1 when not from a file
+};
+
+// The key's points as spans: the six verifying-key points, then ic, h, l,
+// a, b_g1, b_g2. `section_offsets` (may be NULL) gives each section's file
+// offset in that order, vk points first.
+std::vector<point_span> key_spans(const srs &key, const int64_t *section_offsets);
+
+enum class point_check {
+    // Canonical coordinates, on the curve, not infinity: for points that
+    // did not come through decode_g1/decode_g2.
+    encoding,
+    // Membership of the prime-order subgroup (blst's in_g1 / in_g2).
+    subgroup,
+};
+
+// Runs `check` on every point of `spans` on `threads` threads; the first
+// failing point (lowest position) is reported as CP_ERR_PARAMS_FORMAT,
+// naming its section, index and file offset.
+void check_points(const std::vector<point_span> &spans, point_check check, int threads);
+
+uint64_t total_points(const std::vector<point_span> &spans);
+
+}  // namespace cp

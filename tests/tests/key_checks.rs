@@ -1,0 +1,234 @@
+//! Proving-key checks through the Rust layers: keys with points outside the
+//! prime-order subgroup are refused unless the caller vouches for them, the
+//! verified digest makes a second load cheap, hostile files are clean errors,
+//! and huge sizes are refused before any allocation.
+
+use std::time::{Duration, Instant};
+
+use bellperson::groth16::Parameters;
+use blstrs::{Bls12, G1Affine, G2Affine};
+use cuda_prover_bellperson::circuits::Kind;
+use cuda_prover_bellperson::{
+    create_proof_batch, Blinding, Context, ContextOptions, ErrorCode, KeyCheck, ProvingKey,
+    SubgroupCheck,
+};
+use cuda_prover_tests::{builtin, builtin_keys};
+use rand_chacha::ChaCha8Rng;
+use rand_core::SeedableRng;
+
+/// A point of E(Fp) outside G1: x counts up until x^3 + 4 has a root; the
+/// cofactor is not cleared.
+fn torsion_g1() -> G1Affine {
+    for x0 in 3u64.. {
+        let xv = [x0, 0, 0, 0, 0, 0];
+        let four = [4u64, 0, 0, 0, 0, 0];
+        // SAFETY: blst's field functions with pointers to initialized
+        // values alive for each call.
+        let bytes = unsafe {
+            let (mut x, mut b, mut rhs, mut y) = Default::default();
+            blst::blst_fp_from_uint64(&mut x, xv.as_ptr());
+            blst::blst_fp_from_uint64(&mut b, four.as_ptr());
+            blst::blst_fp_sqr(&mut rhs, &x);
+            blst::blst_fp_mul(&mut rhs, &rhs, &x);
+            blst::blst_fp_add(&mut rhs, &rhs, &b);
+            if !blst::blst_fp_sqrt(&mut y, &rhs) {
+                continue;
+            }
+            let p = blst::blst_p1_affine { x, y };
+            let mut out = [0u8; 96];
+            blst::blst_p1_affine_serialize(out.as_mut_ptr(), &p);
+            out
+        };
+        let p = G1Affine::from_uncompressed_unchecked(&bytes).unwrap();
+        assert!(!bool::from(p.is_torsion_free()), "x = {x0} gave a G1 point");
+        return p;
+    }
+    unreachable!()
+}
+
+/// The same over E'(Fp2): y^2 = x^3 + 4(1 + i).
+fn torsion_g2() -> G2Affine {
+    for x0 in 3u64.. {
+        let xv = [x0, 0, 0, 0, 0, 0];
+        let four = [4u64, 0, 0, 0, 0, 0];
+        // SAFETY: as above.
+        let bytes = unsafe {
+            let mut x = blst::blst_fp2::default();
+            let mut b = blst::blst_fp2::default();
+            blst::blst_fp_from_uint64(&mut x.fp[0], xv.as_ptr());
+            blst::blst_fp_from_uint64(&mut b.fp[0], four.as_ptr());
+            blst::blst_fp_from_uint64(&mut b.fp[1], four.as_ptr());
+            let (mut rhs, mut y) = Default::default();
+            blst::blst_fp2_sqr(&mut rhs, &x);
+            blst::blst_fp2_mul(&mut rhs, &rhs, &x);
+            blst::blst_fp2_add(&mut rhs, &rhs, &b);
+            if !blst::blst_fp2_sqrt(&mut y, &rhs) {
+                continue;
+            }
+            let p = blst::blst_p2_affine { x, y };
+            let mut out = [0u8; 192];
+            blst::blst_p2_affine_serialize(out.as_mut_ptr(), &p);
+            out
+        };
+        let p = G2Affine::from_uncompressed_unchecked(&bytes).unwrap();
+        assert!(!bool::from(p.is_torsion_free()));
+        return p;
+    }
+    unreachable!()
+}
+
+fn params() -> Parameters<Bls12> {
+    builtin_keys(Kind::Chain, 7).params.clone()
+}
+
+#[test]
+fn torsion_points_in_parameters_are_refused() {
+    let t1 = torsion_g1();
+    let t2 = torsion_g2();
+    type Edit = fn(&mut Parameters<Bls12>, G1Affine, G2Affine);
+    let edits: [(&str, Edit); 8] = [
+        ("alpha_g1", |p, t, _| p.vk.alpha_g1 = t),
+        ("delta_g1", |p, t, _| p.vk.delta_g1 = t),
+        ("gamma_g2", |p, _, t| p.vk.gamma_g2 = t),
+        ("section ic point 1", |p, t, _| p.vk.ic[1] = t),
+        ("section h point 5", |p, t, _| {
+            std::sync::Arc::make_mut(&mut p.h)[5] = t
+        }),
+        ("section l point 0", |p, t, _| {
+            std::sync::Arc::make_mut(&mut p.l)[0] = t
+        }),
+        ("section b_g1 point 2", |p, t, _| {
+            std::sync::Arc::make_mut(&mut p.b_g1)[2] = t
+        }),
+        ("section b_g2 point 3", |p, _, t| {
+            std::sync::Arc::make_mut(&mut p.b_g2)[3] = t
+        }),
+    ];
+    let ctx = Context::host(1).unwrap();
+    for (name, edit) in edits {
+        let mut p = params();
+        edit(&mut p, t1, t2);
+        let err = ProvingKey::from_params(&p).err().expect("torsion accepted");
+        assert_eq!(err.code(), Some(ErrorCode::ParamsFormat), "{name}: {err}");
+        assert!(
+            err.to_string().contains(name) && err.to_string().contains("subgroup"),
+            "{name}: {err}"
+        );
+        // Through the file format too.
+        let mut bytes = Vec::new();
+        p.write(&mut bytes).unwrap();
+        let err = ProvingKey::from_bytes(&bytes)
+            .err()
+            .expect("torsion accepted");
+        assert!(err.to_string().contains(name), "{name}: {err}");
+        // A caller that vouches for the key gets it; its proofs then carry
+        // the torsion component, which is why nobody gets it by default.
+        let key = ProvingKey::from_params_with(&p, KeyCheck::TrustedUnchecked).unwrap();
+        let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(1), 1);
+        create_proof_batch(&ctx, vec![builtin(Kind::Chain, 7, 2)], &key, &bl, 0, None).unwrap();
+    }
+}
+
+#[test]
+fn verified_digest_skips_the_second_check() {
+    let dir = std::env::temp_dir().join(format!("cp-keychecks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("k.params");
+    let mut bytes = Vec::new();
+    params().write(&mut bytes).unwrap();
+    std::fs::write(&path, &bytes).unwrap();
+    let (_, r1) = ProvingKey::load_file(&path, KeyCheck::Full).unwrap();
+    assert_eq!(r1.subgroup, SubgroupCheck::Checked);
+    assert!(r1.digest_written && r1.subgroup_time > Duration::ZERO);
+    let (_, r2) = ProvingKey::load_file(&path, KeyCheck::Full).unwrap();
+    assert_eq!(r2.subgroup, SubgroupCheck::DigestMatched);
+    assert_eq!(r2.subgroup_time, Duration::ZERO);
+    assert_eq!(r2.points, r1.points);
+    // The same content under another name has no record: checked again.
+    let copy = dir.join("copy.params");
+    std::fs::copy(&path, &copy).unwrap();
+    let (_, r3) = ProvingKey::load_file(&copy, KeyCheck::FullNoDigest).unwrap();
+    assert_eq!(r3.subgroup, SubgroupCheck::Checked);
+    assert!(!r3.digest_written);
+    assert!(!dir.join("copy.params.verified").exists());
+    // A torsion point swapped in after the record was written is caught.
+    let mut p = params();
+    std::sync::Arc::make_mut(&mut p.l)[3] = torsion_g1();
+    let mut bad = Vec::new();
+    p.write(&mut bad).unwrap();
+    assert_eq!(bad.len(), bytes.len());
+    std::fs::write(&path, &bad).unwrap();
+    let err = ProvingKey::load_file(&path, KeyCheck::Full).err().unwrap();
+    assert!(err.to_string().contains("section l point 3"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn hostile_params_files_are_clean_errors() {
+    let dir = std::env::temp_dir().join(format!("cp-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A named pipe: refused at once, not waited on.
+    let fifo = dir.join("pipe.params");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let t = Instant::now();
+    let err = ProvingKey::from_file(&fifo).err().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert_eq!(err.code(), Some(ErrorCode::ParamsIo), "{err}");
+    assert!(err.to_string().contains("named pipe"), "{err}");
+    // A file shrinking and growing while loads run: clean errors or keys,
+    // never a SIGBUS (which would end this test process).
+    let path = dir.join("moving.params");
+    let mut bytes = Vec::new();
+    params().write(&mut bytes).unwrap();
+    std::fs::write(&path, &bytes).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (mut ok, mut io, mut format) = (0, 0, 0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+            let mut i = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let len = [bytes.len() as u64 / 3, bytes.len() as u64, 100][(i % 3) as usize];
+                f.set_len(len).unwrap();
+                if len == bytes.len() as u64 {
+                    use std::os::unix::fs::FileExt;
+                    f.write_all_at(&bytes, 0).unwrap();
+                }
+                i += 1;
+            }
+        });
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(2) {
+            match ProvingKey::load_file(&path, KeyCheck::FullNoDigest) {
+                Ok(_) => ok += 1,
+                Err(e) if e.code() == Some(ErrorCode::ParamsIo) => io += 1,
+                Err(e) if e.code() == Some(ErrorCode::ParamsFormat) => format += 1,
+                Err(e) => panic!("unexpected: {e}"),
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    eprintln!("moving file: {ok} loaded, {io} I/O errors, {format} format errors");
+    assert!(ok + io + format > 0);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn huge_sizes_are_refused() {
+    let err = Context::new(ContextOptions {
+        host_devices: u32::MAX,
+        ..Default::default()
+    })
+    .err()
+    .unwrap();
+    assert_eq!(err.code, ErrorCode::InvalidArgument);
+    assert!(err.message.contains("4294967295"), "{err}");
+    let key = &builtin_keys(Kind::Chain, 7).key;
+    for n in [1u64 << 32, 1 << 60, u64::MAX] {
+        let err = key.memory_estimate(n).err().unwrap();
+        assert_eq!(err.code(), Some(ErrorCode::InvalidArgument), "{err}");
+    }
+    assert!(key.memory_estimate(1 << 31).unwrap().working_bytes >= (1u64 << 31) * 128);
+}
