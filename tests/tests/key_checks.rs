@@ -121,11 +121,20 @@ fn torsion_points_in_parameters_are_refused() {
             .err()
             .expect("torsion accepted");
         assert!(err.to_string().contains(name), "{name}: {err}");
-        // A caller that vouches for the key gets it; its proofs then carry
-        // the torsion component, which is why nobody gets it by default.
+        // A caller that vouches for the key gets it, but no proof leaves the
+        // core outside the prime-order groups: where the torsion component
+        // reaches a proof point, the proof is refused.
         let key = ProvingKey::from_params_with(&p, KeyCheck::TrustedUnchecked).unwrap();
         let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(1), 1);
-        create_proof_batch(&ctx, vec![builtin(Kind::Chain, 7, 2)], &key, &bl, 0, None).unwrap();
+        match create_proof_batch(&ctx, vec![builtin(Kind::Chain, 7, 2)], &key, &bl, 0, None) {
+            Err(e) => assert!(e.to_string().contains("prime-order subgroup"), "{name}: {e}"),
+            Ok(proofs) => {
+                let pr = &proofs[0].proof;
+                assert!(bool::from(pr.a.is_torsion_free()), "{name}");
+                assert!(bool::from(pr.b.is_torsion_free()), "{name}");
+                assert!(bool::from(pr.c.is_torsion_free()), "{name}");
+            }
+        }
     }
 }
 
