@@ -11,9 +11,8 @@ use sha2::{Digest, Sha256};
 
 use crate::convert::{g1, g1_slice, g2, g2_slice, to_g1, to_g2};
 use crate::error::{Error, Result};
-use crate::Synthesized;
-pub use sys::{KeyCheck, LoadReport, SubgroupCheck};
 use crate::shape::Shape;
+pub use sys::{KeyCheck, LoadReport, SubgroupCheck};
 
 fn fingerprint(vk: &VerifyingKey<Bls12>) -> [u8; 32] {
     let mut h = Sha256::new();
@@ -89,42 +88,6 @@ impl ProvingKey {
     /// The same format from memory, checked as `check` says.
     pub fn from_bytes_with(bytes: &[u8], check: KeyCheck) -> Result<Self> {
         Self::from_srs(sys::Srs::load_bytes(bytes, check)?.0)
-    }
-
-    /// Checks that this key was made for the circuit `s` was synthesized
-    /// from: every query length the prover relies on. A mismatch is a
-    /// [`sys::ErrorCode::ShapeMismatch`] listing each differing length.
-    pub fn check_fits(&self, s: &Synthesized) -> Result<()> {
-        let have = self.shape()?;
-        let m = (s.num_constraints() as u64).max(1).next_power_of_two();
-        let b = (s.b_input_density.count() + s.b_aux_density.count()) as u64;
-        let need = [
-            ("ic (public inputs + 1)", have.ic_len, s.inputs.len() as u64),
-            ("h (domain - 1)", have.h_len, m - 1),
-            ("l (aux variables)", have.l_len, s.aux.len() as u64),
-            (
-                "a",
-                have.a_len,
-                (s.inputs.len() + s.a_aux_density.count()) as u64,
-            ),
-            ("b_g1", have.b_g1_len, b),
-            ("b_g2", have.b_g2_len, b),
-        ];
-        let diff: Vec<String> = need
-            .iter()
-            .filter(|(_, k, c)| k != c)
-            .map(|(what, k, c)| format!("{what}: key {k}, circuit {c}"))
-            .collect();
-        if diff.is_empty() {
-            return Ok(());
-        }
-        Err(Error::Core(sys::Error::new(
-            sys::ErrorCode::ShapeMismatch,
-            format!(
-                "the proving key was made for another circuit ({})",
-                diff.join("; ")
-            ),
-        )))
     }
 
     fn from_srs(srs: sys::Srs) -> Result<Self> {

@@ -10,8 +10,7 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 use cuda_prover_engine::cpus::parse_cpu_sets;
 use cuda_prover_engine::output::OutputFile;
-use cuda_prover_engine::params::load_or_create;
-use cuda_prover_engine::shape_cache::load_or_record;
+use cuda_prover_engine::params::load_key_and_shape;
 use cuda_prover_engine::{
     open_context, resolve, BackendChoice, BlindingSource, DeviceSelection, Engine, EngineConfig,
     EngineError, Job, Policy,
@@ -246,10 +245,10 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                 })?;
             }
             let say = |s: &str| eprintln!("{s}");
-            let key = load_or_create(&params_dir, &shape, &say)?;
+            let (key, recorded) = load_key_and_shape(&params_dir, &shape, &say)?;
             let circuit_shape = match synthesis {
                 SynthesisMode::Full => None,
-                _ => Some(load_or_record(&params_dir, &shape, &key, &say)?),
+                _ => Some(recorded),
             };
             let base = seed.unwrap_or_else(|| {
                 std::time::SystemTime::now()

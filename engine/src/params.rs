@@ -20,10 +20,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cuda_prover_pipeline::circuits::BuiltIn;
-use cuda_prover_pipeline::{synthesize, ErrorCode, ProvingKey};
+use cuda_prover_pipeline::{ErrorCode, ProvingKey, Shape};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -45,24 +46,47 @@ fn lock_path(path: &Path) -> PathBuf {
     sibling(path, ".lock")
 }
 
-/// Loads the key for `c`'s shape from `dir`, generating and writing it first
-/// when it is missing. `log` receives progress lines.
+/// Loads the key for `c`'s circuit from `dir`, generating and writing it
+/// first when it is missing, with the circuit's shape (see
+/// [`crate::shape_cache`]), which is checked against the key: a cached key of
+/// another circuit is refused before any work. `log` receives progress
+/// lines.
+pub fn load_key_and_shape(
+    dir: &Path,
+    c: &BuiltIn,
+    log: &(dyn Fn(&str) + Sync),
+) -> Result<(ProvingKey, Arc<Shape>), EngineError> {
+    let key = load_key(dir, c, log)?;
+    let shape = crate::shape_cache::load_or_record(dir, c, &key, log)?;
+    Ok((key, shape))
+}
+
+/// [`load_key_and_shape`] for callers that need only the key.
 pub fn load_or_create(
     dir: &Path,
     c: &BuiltIn,
     log: &(dyn Fn(&str) + Sync),
 ) -> Result<ProvingKey, EngineError> {
+    load_key_and_shape(dir, c, log).map(|(key, _)| key)
+}
+
+fn load_key(
+    dir: &Path,
+    c: &BuiltIn,
+    log: &(dyn Fn(&str) + Sync),
+) -> Result<ProvingKey, EngineError> {
     let path = cache_path(dir, c);
-    let generated = match std::fs::metadata(&path) {
+    match std::fs::metadata(&path) {
         Ok(_) => {
             // Nobody is writing: leftovers of dead writers can go.
             if let Some(lock) = KeyLock::try_acquire(&path) {
                 remove_stale_temps(&path, log);
                 drop(lock);
             }
-            false
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_locked(dir, &path, c, log)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            create_locked(dir, &path, c, log)?;
+        }
         Err(e) => {
             return Err(EngineError::Params(format!(
                 "cannot access {}: {e}",
@@ -82,21 +106,12 @@ pub fn load_or_create(
         t.elapsed().as_secs_f64(),
         report.summary()
     ));
-    if !generated {
-        // A cached key may be a well-formed key of another circuit: compare
-        // its shape with one synthesis of the circuit before any work.
-        let s = synthesize(*c).map_err(|e| {
-            EngineError::Params(format!("synthesis of {} failed: {e}", c.kind.name()))
-        })?;
-        key.check_fits(&s)
-            .map_err(|e| key_error(&path, &e.to_string(), e.code()))?;
-    }
     Ok(key)
 }
 
 /// A load error: the advice to delete the file only where making it again
 /// would help (a malformed key, or a key of another circuit).
-fn key_error(path: &Path, e: &str, code: Option<ErrorCode>) -> EngineError {
+pub(crate) fn key_error(path: &Path, e: &str, code: Option<ErrorCode>) -> EngineError {
     let advice = matches!(
         code,
         Some(ErrorCode::ParamsFormat) | Some(ErrorCode::ShapeMismatch)

@@ -1,6 +1,7 @@
 //! Shapes of the built-in circuits, cached next to their params: loaded and
 //! checked against the key, or recorded (structure only, no witness) and
-//! written when missing or unusable.
+//! written when missing or unusable. The check is also what tells a cached
+//! key of another circuit: its shape does not fit.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use cuda_prover_pipeline::circuits::BuiltIn;
 use cuda_prover_pipeline::{shape_file, ProvingKey, Shape, ShapeData};
 
 use crate::error::EngineError;
-use crate::params::cache_path;
+use crate::params::{cache_path, key_error};
 
 /// The shape file beside a built-in circuit's params file.
 pub fn shape_path(dir: &Path, c: &BuiltIn) -> PathBuf {
@@ -55,11 +56,15 @@ pub fn load_or_record(
     })?;
     let shape = Shape::new(&data).map_err(|e| EngineError::Setup(e.to_string()))?;
     key.check_shape(&shape).map_err(|e| {
-        EngineError::Params(format!(
-            "the key does not fit the {} circuit 2^{}: {e}",
-            c.kind.name(),
-            c.log_constraints
-        ))
+        key_error(
+            &cache_path(dir, c),
+            &format!(
+                "made for another circuit than {} 2^{} ({e})",
+                c.kind.name(),
+                c.log_constraints
+            ),
+            e.code(),
+        )
     })?;
     match shape_file::save(&data, key, &path) {
         Ok(()) => log(&format!(

@@ -261,7 +261,7 @@ fn key_of_another_circuit_is_a_shape_mismatch() {
     let e = text(&out.stderr);
     assert!(!out.status.success());
     assert!(e.contains("made for another circuit"), "{e}");
-    assert!(e.contains("l (aux variables)"), "{e}");
+    assert!(e.contains("l points (num_aux)"), "{e}");
     assert!(e.contains("delete the file"), "{e}");
     assert!(!e.contains("proved on device"), "failed before work: {e}");
     std::fs::remove_dir_all(&dir).ok();
