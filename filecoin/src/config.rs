@@ -135,8 +135,9 @@ pub enum PostKind {
     Window,
 }
 
-/// filecoin-proofs' `PoStConfig` as the network uses it (window PoSt at
-/// API 1.2.0, the `StackedDrgWindow*V1_2` proofs).
+/// filecoin-proofs' `PoStConfig` as the network registers it: winning PoSt
+/// at API 1.0.0 (`StackedDrgWinning*V1`), window PoSt at API 1.2.0
+/// (`StackedDrgWindow*V1_2`).
 pub fn post_config(size: SectorSize, kind: PostKind) -> Result<PoStConfig, FilecoinError> {
     Ok(match kind {
         PostKind::Winning => PoStConfig {
@@ -145,7 +146,7 @@ pub fn post_config(size: SectorSize, kind: PostKind) -> Result<PoStConfig, Filec
             sector_count: WINNING_POST_SECTOR_COUNT,
             typ: PoStType::Winning,
             priority: false,
-            api_version: ApiVersion::V1_2_0,
+            api_version: ApiVersion::V1_0_0,
         },
         PostKind::Window => {
             let sector_count = WINDOW_POST_SECTOR_COUNT
