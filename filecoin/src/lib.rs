@@ -23,6 +23,7 @@ pub mod sealing;
 pub mod sector;
 pub mod test_params;
 mod times;
+pub mod update;
 
 pub use config::{porep_config, post_config, PostKind, RegisteredSeal, SealVersion};
 pub use error::{FilecoinError, Result};
@@ -30,6 +31,7 @@ pub use prover::{FilecoinProver, Proved};
 pub use post::{generate_post_with_vanilla, PostProof};
 pub use seal::{prepare_c2, seal_commit_phase2, PreparedC2, SealCommit};
 pub use times::JobTimes;
+pub use update::{generate_empty_sector_update_proof_with_vanilla, UpdateProof};
 pub use sector::SectorSize;
 
 /// For `with_sector_shape!` in other crates.

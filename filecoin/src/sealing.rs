@@ -1,7 +1,7 @@
 //! Sealing a small sector of seeded random data with filecoin-proofs (add
 //! piece, PC1, PC2, C1): the input of the demo, the tests and the bench.
-//! Nothing here proves a SNARK; C1's output is what C2 starts from, and the
-//! sealed replica is what PoSt proves.
+//! C1's output is what C2 starts from, and the sealed replica is what PoSt
+//! proves and what SnapDeals updates; the SNARKs go through the engine.
 
 use std::fs::{self, File};
 use std::io::Cursor;
@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use filecoin_proofs::{
-    add_piece, generate_fallback_sector_challenges, generate_single_vanilla_proof,
-    seal_commit_phase1, seal_pre_commit_phase1, seal_pre_commit_phase2, MerkleTreeTrait,
-    PaddedBytesAmount, PoRepConfig, PrivateReplicaInfo, UnpaddedBytesAmount,
+    add_piece, encode_into, generate_fallback_sector_challenges, generate_partition_proofs,
+    generate_single_vanilla_proof, seal_commit_phase1, seal_pre_commit_phase1,
+    seal_pre_commit_phase2, MerkleTreeTrait, PaddedBytesAmount, PoRepConfig, PrivateReplicaInfo,
+    SectorUpdateConfig, TreeRHasher, UnpaddedBytesAmount,
 };
 use rand::RngCore;
 use rand_chacha::ChaCha20Rng;
@@ -22,6 +23,7 @@ use crate::config::{post_config, PostKind, RegisteredSeal};
 use crate::error::{FilecoinError, Result};
 use crate::post::{generate_post_with_vanilla, PostProof};
 use crate::prover::FilecoinProver;
+use crate::update::{generate_empty_sector_update_proof_with_vanilla, UpdateProof};
 use crate::with_sector_shape;
 
 /// A sealed sector and its commit-phase-1 output.
@@ -185,4 +187,90 @@ fn post_inner<Tree: 'static + MerkleTreeTrait>(
     let vanilla = generate_single_vanilla_proof::<Tree>(&config, id, &replica, mine)
         .map_err(e("PoSt vanilla proof"))?;
     generate_post_with_vanilla::<Tree>(prover, &config, &randomness, sector.prover_id, vec![vanilla])
+}
+
+/// A sector updated with SnapDeals (new data encoded into a sealed one).
+#[derive(Debug, Clone)]
+pub struct UpdatedSector {
+    pub comm_r_new: [u8; 32],
+    pub comm_d_new: [u8; 32],
+    pub replica: PathBuf,
+    pub cache: PathBuf,
+}
+
+/// Encodes data drawn from `seed` into `sector` (its replica is the sector
+/// key) with filecoin-proofs, makes the vanilla partition proofs, and
+/// proves them through the engine.
+pub fn prove_snap_for(
+    prover: &FilecoinProver,
+    sector: &SealedSector,
+    work_dir: &Path,
+    seed: u64,
+) -> Result<(UpdatedSector, UpdateProof)> {
+    with_sector_shape!(sector.registered.size, snap_inner, prover, sector, work_dir, seed)
+}
+
+fn snap_inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    prover: &FilecoinProver,
+    sector: &SealedSector,
+    work_dir: &Path,
+    seed: u64,
+) -> Result<(UpdatedSector, UpdateProof)> {
+    let e = |what: &'static str| move |e: anyhow::Error| FilecoinError::proofs(what, e);
+    let config = sector.registered.porep_config()?;
+    let update_config = SectorUpdateConfig::from_porep_config(&config);
+    let cache = work_dir.join("update-cache");
+    fs::create_dir_all(&cache)
+        .map_err(|e| FilecoinError::io(format!("creating {}", cache.display()), e))?;
+    let staged = work_dir.join("update-staged");
+    let replica = work_dir.join("update-replica");
+
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let unpadded = UnpaddedBytesAmount::from(PaddedBytesAmount(sector.registered.size.bytes()));
+    let mut data = vec![0u8; u64::from(unpadded) as usize];
+    rng.fill_bytes(&mut data);
+    let staged_file = File::create(&staged)
+        .map_err(|e| FilecoinError::io(format!("creating {}", staged.display()), e))?;
+    let (piece, _) = add_piece(Cursor::new(&data), staged_file, unpadded, &[])
+        .map_err(e("add piece"))?;
+    File::create(&replica)
+        .map_err(|e| FilecoinError::io(format!("creating {}", replica.display()), e))?;
+    let encoded = encode_into::<Tree>(
+        &update_config,
+        &replica,
+        &cache,
+        &sector.replica,
+        &sector.cache,
+        &staged,
+        &[piece],
+    )
+    .map_err(e("encoding the update"))?;
+    let vanilla = generate_partition_proofs::<Tree>(
+        update_config,
+        sector.comm_r,
+        encoded.comm_r_new,
+        encoded.comm_d_new,
+        &sector.replica,
+        &sector.cache,
+        &replica,
+        &cache,
+    )
+    .map_err(e("SnapDeals vanilla proofs"))?;
+    let proof = generate_empty_sector_update_proof_with_vanilla::<Tree>(
+        prover,
+        &config,
+        vanilla,
+        sector.comm_r,
+        encoded.comm_r_new,
+        encoded.comm_d_new,
+    )?;
+    Ok((
+        UpdatedSector {
+            comm_r_new: encoded.comm_r_new,
+            comm_d_new: encoded.comm_d_new,
+            replica,
+            cache,
+        },
+        proof,
+    ))
 }

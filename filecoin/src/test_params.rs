@@ -20,12 +20,15 @@ use filecoin_proofs::constants::DefaultPieceHasher;
 use filecoin_proofs::parameters::{
     public_params, window_post_public_params, winning_post_public_params,
 };
-use filecoin_proofs::{MerkleTreeTrait, PoRepConfig, PoStConfig};
+use filecoin_proofs::{MerkleTreeTrait, PoRepConfig, PoStConfig, TreeRHasher};
 use fs2::FileExt;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 use storage_proofs_core::compound_proof::CompoundProof;
-use storage_proofs_core::parameter_cache::parameter_cache_dir;
+use storage_proofs_core::parameter_cache::{
+    parameter_cache_dir, parameter_cache_metadata_path, parameter_cache_params_path,
+    parameter_cache_verifying_key_path,
+};
 use storage_proofs_core::settings::SETTINGS;
 use storage_proofs_porep::stacked::{StackedCompound, StackedDrg};
 use storage_proofs_post::fallback::{FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound};
@@ -33,6 +36,7 @@ use storage_proofs_post::fallback::{FallbackPoSt, FallbackPoStCircuit, FallbackP
 use crate::config::{porep_config, post_config, PostKind, SealVersion};
 use crate::error::{FilecoinError, Result};
 use crate::sector::SectorSize;
+use crate::update::{update_cache_identifier, update_public_params};
 use crate::with_sector_shape;
 
 /// Overrides where test parameters live.
@@ -41,6 +45,9 @@ pub const TEST_PARAMS_ENV: &str = "CUDA_PROVER_FILECOIN_TEST_PARAMS";
 /// filecoin-proofs' own setting for the parameter directory.
 pub const PARAMETER_CACHE_ENV: &str = "FIL_PROOFS_PARAMETER_CACHE";
 
+/// filecoin-proofs' setting for the SDR parent cache (sealing only).
+pub const PARENT_CACHE_ENV: &str = "FIL_PROOFS_PARENT_CACHE";
+
 /// One circuit family whose test parameters can be generated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TestCircuit {
@@ -48,6 +55,8 @@ pub enum TestCircuit {
     Porep(SectorSize),
     WinningPost(SectorSize),
     WindowPost(SectorSize),
+    /// SnapDeals (empty-sector-update), one partition's circuit.
+    SnapDeals(SectorSize),
 }
 
 impl TestCircuit {
@@ -56,6 +65,7 @@ impl TestCircuit {
             TestCircuit::Porep(s) => format!("porep-{s}"),
             TestCircuit::WinningPost(s) => format!("winning-post-{s}"),
             TestCircuit::WindowPost(s) => format!("window-post-{s}"),
+            TestCircuit::SnapDeals(s) => format!("snapdeals-{s}"),
         }
     }
 
@@ -65,11 +75,13 @@ impl TestCircuit {
             TestCircuit::Porep(_) => 1u64,
             TestCircuit::WinningPost(_) => 2,
             TestCircuit::WindowPost(_) => 3,
+            TestCircuit::SnapDeals(_) => 4,
         };
         let size = match self {
-            TestCircuit::Porep(s) | TestCircuit::WinningPost(s) | TestCircuit::WindowPost(s) => {
-                s.bytes()
-            }
+            TestCircuit::Porep(s)
+            | TestCircuit::WinningPost(s)
+            | TestCircuit::WindowPost(s)
+            | TestCircuit::SnapDeals(s) => s.bytes(),
         };
         0x7e57_0000_0000_0000 ^ (family << 48) ^ size
     }
@@ -124,11 +136,18 @@ pub fn use_test_parameter_dir(dir: &Path) -> Result<PathBuf> {
         }
         None => {}
     }
-    // The variable is read when filecoin-proofs first touches its settings;
-    // everything that reads it runs after this (the lock above orders every
-    // caller of this function), and the check below catches a process that
-    // touched them earlier.
+    // The variables are read when filecoin-proofs first touches its
+    // settings; every caller of this function is ordered by the lock above,
+    // and the check below catches a process that touched them earlier.
+    // Setting the environment is sound here as long as no other thread of
+    // the process reads it concurrently: callers select the directory at
+    // start-up, before they start proving threads. The sealing of test
+    // sectors (parent cache) goes next to the test parameters unless the
+    // user chose a place.
     std::env::set_var(PARAMETER_CACHE_ENV, &dir);
+    if std::env::var_os(PARENT_CACHE_ENV).is_none() {
+        std::env::set_var(PARENT_CACHE_ENV, dir.join("parents"));
+    }
     let effective = PathBuf::from(parameter_cache_dir());
     let effective = effective.canonicalize().unwrap_or(effective);
     if effective != dir {
@@ -267,7 +286,23 @@ pub fn parameter_files(circuit: TestCircuit) -> Result<ParameterFiles> {
             let config = post_config(size, PostKind::Window)?;
             with_sector_shape!(size, post_files, &config)
         }
+        TestCircuit::SnapDeals(size) => {
+            let pp = update_public_params(size.bytes())?;
+            with_sector_shape!(size, update_files, &pp)
+        }
     }
+}
+
+fn update_files<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    pp: &storage_proofs_update::PublicParams,
+) -> Result<ParameterFiles> {
+    let id = update_cache_identifier::<Tree>(pp);
+    Ok(ParameterFiles {
+        params: parameter_cache_params_path(&id),
+        vk: parameter_cache_verifying_key_path(&id),
+        meta: parameter_cache_metadata_path(&id),
+        id,
+    })
 }
 
 fn porep_files<Tree: 'static + MerkleTreeTrait>(config: &PoRepConfig) -> Result<ParameterFiles> {
@@ -304,7 +339,24 @@ fn generate(circuit: TestCircuit, rng: &mut ChaCha20Rng) -> Result<()> {
             let config = post_config(size, PostKind::Window)?;
             with_sector_shape!(size, generate_post, &config, rng)
         }
+        TestCircuit::SnapDeals(size) => {
+            let pp = update_public_params(size.bytes())?;
+            with_sector_shape!(size, generate_update, &pp, rng)
+        }
     }
+}
+
+fn generate_update<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    pp: &storage_proofs_update::PublicParams,
+    rng: &mut ChaCha20Rng,
+) -> Result<()> {
+    let e = |e: anyhow::Error| FilecoinError::TestParameters(format!("{e:#}"));
+    type U<T> = storage_proofs_update::EmptySectorUpdate<T>;
+    type Circ<T> = storage_proofs_update::EmptySectorUpdateCircuit<T>;
+    type Comp<T> = storage_proofs_update::EmptySectorUpdateCompound<T>;
+    <Comp<Tree> as CompoundProof<U<Tree>, Circ<Tree>>>::groth_params(Some(&mut *rng), pp).map_err(e)?;
+    <Comp<Tree> as CompoundProof<U<Tree>, Circ<Tree>>>::verifying_key(Some(rng), pp).map_err(e)?;
+    Ok(())
 }
 
 fn generate_porep<Tree: 'static + MerkleTreeTrait>(

@@ -18,7 +18,7 @@ pub struct Args {
     /// the user cache directory).
     #[arg(long)]
     dir: Option<PathBuf>,
-    /// Which circuits: porep, winning-post, window-post (comma separated).
+    /// Which circuits: porep, winning-post, window-post, snapdeals (comma separated).
     #[arg(long, default_value = "porep,winning-post,window-post", value_delimiter = ',')]
     circuits: Vec<String>,
 }
@@ -35,9 +35,10 @@ pub fn run(a: Args) -> Result<()> {
             "porep" => TestCircuit::Porep(a.sector_size),
             "winning-post" => TestCircuit::WinningPost(a.sector_size),
             "window-post" => TestCircuit::WindowPost(a.sector_size),
+            "snapdeals" => TestCircuit::SnapDeals(a.sector_size),
             o => {
                 return Err(crate::FilecoinError::Input(format!(
-                    "unknown circuit '{o}' (porep, winning-post, window-post)"
+                    "unknown circuit '{o}' (porep, winning-post, window-post, snapdeals)"
                 )))
             }
         });
