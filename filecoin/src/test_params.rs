@@ -168,9 +168,9 @@ pub fn use_test_parameter_dir(dir: &Path) -> Result<PathBuf> {
 }
 
 /// Makes sure the test parameters of `circuits` exist in the selected
-/// directory, generating the missing ones. One process generates at a
-/// time (an exclusive `flock` on `.generate.lock`); the others wait and
-/// then reuse its files. A stamp file marks a finished generation, so a
+/// directory, generating the missing ones. One process generates a circuit
+/// at a time (an exclusive `flock` on `.generate-<circuit>.lock`); the
+/// others wait and then reuse its files. A stamp file marks a finished generation, so a
 /// generation that died half way is redone rather than read.
 /// `progress` hears one line per circuit.
 pub fn ensure_test_parameters(
@@ -190,7 +190,7 @@ pub fn ensure_test_parameters(
         if is_complete(&dir, circuit)? {
             continue;
         }
-        let lock = lock_generation(&dir, &mut progress)?;
+        let lock = lock_generation(&dir, circuit, &mut progress)?;
         // Another process may have finished it while this one waited.
         let result = if is_complete(&dir, circuit)? {
             Ok(())
@@ -205,8 +205,14 @@ pub fn ensure_test_parameters(
     Ok(())
 }
 
-fn lock_generation(dir: &Path, progress: &mut impl FnMut(&str)) -> Result<File> {
-    let lock_path = dir.join(".generate.lock");
+/// One lock per circuit: processes generating different circuits do not
+/// wait for each other.
+fn lock_generation(
+    dir: &Path,
+    circuit: TestCircuit,
+    progress: &mut impl FnMut(&str),
+) -> Result<File> {
+    let lock_path = dir.join(format!(".generate-{}.lock", circuit.label()));
     let lock = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -215,7 +221,8 @@ fn lock_generation(dir: &Path, progress: &mut impl FnMut(&str)) -> Result<File> 
         .map_err(|e| FilecoinError::io(format!("opening {}", lock_path.display()), e))?;
     if lock.try_lock_exclusive().is_err() {
         progress(&format!(
-            "waiting for another process generating test parameters in {}",
+            "waiting for another process generating the {} test parameters in {}",
+            circuit.label(),
             dir.display()
         ));
         lock.lock_exclusive()
