@@ -2,6 +2,7 @@
 //!
 //!   cuda-prover prove --circuit chain --log-constraints 12 --partitions 4
 //!   cuda-prover devices
+//!   cuda-prover filecoin ...   (runs the sibling cuda-prover-filecoin binary)
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,7 +39,8 @@ const MAX_WORKERS: usize = 1024;
 #[command(
     name = "cuda-prover",
     version,
-    about = "Groth16 (BLS12-381) proving on many devices"
+    about = "Groth16 (BLS12-381) proving on many devices",
+    after_help = "Filecoin C2 and PoSt: `cuda-prover filecoin --help` (runs the cuda-prover-filecoin binary)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -143,10 +145,48 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
         .format_timestamp_millis()
         .init();
+    if std::env::args_os().nth(1).is_some_and(|a| a == "filecoin") {
+        return run_filecoin();
+    }
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `cuda-prover filecoin ARGS` runs the sibling binary
+/// `cuda-prover-filecoin ARGS` (crate `cuda-prover-filecoin`), git-style:
+/// the engine does not depend on filecoin-proofs.
+fn run_filecoin() -> ExitCode {
+    let name = format!("cuda-prover-filecoin{}", std::env::consts::EXE_SUFFIX);
+    let sibling = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.join(&name)));
+    let Some(path) = sibling.filter(|p| p.is_file()) else {
+        eprintln!(
+            "error: `cuda-prover filecoin` needs the {name} binary next to cuda-prover; \
+             build it with `cargo build --release -p cuda-prover-filecoin`"
+        );
+        return ExitCode::FAILURE;
+    };
+    let mut cmd = std::process::Command::new(&path);
+    cmd.args(std::env::args_os().skip(2));
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let err = cmd.exec();
+        eprintln!("error: running {}: {err}", path.display());
+        ExitCode::FAILURE
+    }
+    #[cfg(not(unix))]
+    match cmd.status() {
+        Ok(s) if s.success() => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::FAILURE,
+        Err(err) => {
+            eprintln!("error: running {}: {err}", path.display());
             ExitCode::FAILURE
         }
     }

@@ -1,0 +1,297 @@
+//! C2 of a 2 KiB sector, per phase, on the cuda-prover backends and with
+//! bellperson's CPU prover in the same run. Prints numbers and writes JSON;
+//! asserts nothing about speed (every proof is checked by verify_seal).
+//!
+//!   cargo bench -p cuda-prover-filecoin --bench c2 -- \
+//!       --backends cuda,host,bellperson --runs 3 --json c2.json \
+//!       [--params-dir DIR] [--gpu-devices 0,1] [--host-devices N] [--sector-size 2KiB]
+//!
+//! TEST parameters (seeded, not the network's) are generated on first use
+//! into --params-dir (default: $CUDA_PROVER_FILECOIN_TEST_PARAMS, else the
+//! user cache directory), so an empty GPU machine needs nothing else.
+//! Build for a GPU with `--features cuda`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bellperson::groth16::{create_random_proof_batch, MappedParameters, Parameters};
+use blstrs::Bls12;
+use cuda_prover_engine::{
+    open_context, BackendChoice, BlindingSource, DeviceSelection, Engine, EngineConfig, Policy,
+};
+use cuda_prover_filecoin::c1::{C1File, Expected};
+use cuda_prover_filecoin::c2::c2_from_bytes;
+use cuda_prover_filecoin::sealing::{seal_test_sector, SealedSector};
+use cuda_prover_filecoin::test_params::{
+    default_test_parameter_dir, ensure_test_parameters, use_test_parameter_dir, TestCircuit,
+};
+use cuda_prover_pipeline::SynthesisMode;
+use cuda_prover_filecoin::{
+    prepare_c2, with_sector_shape, FilecoinError, FilecoinProver, RegisteredSeal, SealVersion,
+    SectorSize,
+};
+use filecoin_proofs::{verify_seal, MerkleTreeTrait};
+use serde_json::{json, Value};
+use storage_proofs_core::sector::SectorId;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+struct Args {
+    backends: Vec<String>,
+    runs: usize,
+    json: Option<PathBuf>,
+    params_dir: Option<PathBuf>,
+    gpu_devices: Option<String>,
+    host_devices: u32,
+    sector_size: SectorSize,
+}
+
+fn parse() -> Result<Args, FilecoinError> {
+    let mut a = Args {
+        backends: vec!["host".into(), "bellperson".into()],
+        runs: 2,
+        json: None,
+        params_dir: None,
+        gpu_devices: None,
+        host_devices: 0,
+        sector_size: SectorSize::KIB_2,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(k) = it.next() {
+        let mut v = || {
+            it.next()
+                .ok_or_else(|| FilecoinError::Input(format!("{k} needs a value")))
+        };
+        let num = |s: String| {
+            s.parse::<u64>()
+                .map_err(|_| FilecoinError::Input(format!("'{s}' is not a number")))
+        };
+        match k.as_str() {
+            "--backends" => a.backends = v()?.split(',').map(String::from).collect(),
+            "--runs" => a.runs = num(v()?)? as usize,
+            "--json" => a.json = Some(PathBuf::from(v()?)),
+            "--params-dir" => a.params_dir = Some(PathBuf::from(v()?)),
+            "--gpu-devices" => a.gpu_devices = Some(v()?),
+            "--host-devices" => a.host_devices = num(v()?)? as u32,
+            "--sector-size" => a.sector_size = v()?.parse()?,
+            "--bench" => {}
+            o => return Err(FilecoinError::Input(format!("unknown argument {o}"))),
+        }
+    }
+    Ok(a)
+}
+
+fn main() {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), FilecoinError> {
+    let a = parse()?;
+    let dir = match &a.params_dir {
+        Some(d) => d.clone(),
+        None => default_test_parameter_dir()?,
+    };
+    let dir = use_test_parameter_dir(&dir)?;
+    println!("TEST parameters (seeded, not the network's) in {}", dir.display());
+    let t = Instant::now();
+    ensure_test_parameters(&[TestCircuit::Porep(a.sector_size)], |m| println!("{m}"))?;
+    let params_s = t.elapsed().as_secs_f64();
+
+    let work = std::env::temp_dir().join(format!("cuda-prover-filecoin-bench-{}", std::process::id()));
+    let registered = RegisteredSeal::new(a.sector_size, SealVersion::V1_1);
+    let sector = seal_test_sector(registered, &work, 7)?;
+    println!(
+        "sealed {registered} sector (PC1 {:.2} s, PC2 {:.2} s, C1 {:.2} s)",
+        sector.times.pc1.as_secs_f64(),
+        sector.times.pc2.as_secs_f64(),
+        sector.times.c1.as_secs_f64()
+    );
+
+    let mut results = Vec::new();
+    for backend in &a.backends {
+        // The core backends on both synthesis paths: full, then the witness
+        // path (its first run records the circuit's shape next to the
+        // params when it is not there yet, and says so).
+        let modes: &[SynthesisMode] = if backend == "bellperson" {
+            &[SynthesisMode::Full]
+        } else {
+            &[SynthesisMode::Full, SynthesisMode::Auto]
+        };
+        for &mode in modes {
+            for run in 0..a.runs.max(1) {
+                let r = match backend.as_str() {
+                    "bellperson" => with_sector_shape!(a.sector_size, bellperson_run, &sector)?,
+                    b => engine_run(&a, b, mode, &sector)?,
+                };
+                println!("{backend} {} run {run}: {}", mode.name(), summary(&r));
+                results.push(
+                    json!({ "backend": backend, "synthesis": mode.name(), "run": run, "phases": r }),
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    let report = json!({
+        "bench": "filecoin-c2",
+        "sector": registered.to_string(),
+        "test_parameters": true,
+        "params_dir": dir.display().to_string(),
+        "params_ready_s": params_s,
+        "threads": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        "results": results,
+    });
+    if let Some(path) = &a.json {
+        std::fs::write(path, serde_json::to_vec_pretty(&report).unwrap_or_default())
+            .map_err(|e| FilecoinError::Input(format!("writing {}: {e}", path.display())))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn summary(r: &Value) -> String {
+    let mut parts = Vec::new();
+    if let Value::Object(m) = r {
+        for (k, v) in m {
+            if let Some(x) = v.as_f64() {
+                parts.push(format!("{k} {x:.3}"));
+            } else if !v.is_array() {
+                parts.push(format!("{k} {v}"));
+            }
+        }
+    }
+    parts.join("  ")
+}
+
+fn engine_run(
+    a: &Args,
+    backend: &str,
+    mode: SynthesisMode,
+    sector: &SealedSector,
+) -> Result<Value, FilecoinError> {
+    let choice = match backend {
+        "cuda" => BackendChoice::Cuda,
+        "host" => BackendChoice::Host,
+        o => return Err(FilecoinError::Input(format!("unknown backend {o}"))),
+    };
+    let devices = match &a.gpu_devices {
+        Some(l) if backend == "cuda" => {
+            DeviceSelection::parse_list(l).map_err(FilecoinError::Input)?
+        }
+        _ => DeviceSelection::All,
+    };
+    let t = Instant::now();
+    let ctx = Arc::new(open_context(choice, a.host_devices)?);
+    let engine = Engine::new(
+        ctx,
+        EngineConfig {
+            devices,
+            policy: Policy::RoundRobin,
+            ..Default::default()
+        },
+    )?;
+    let context_s = t.elapsed().as_secs_f64();
+    let prover = FilecoinProver::new(engine)
+        .with_blinding(BlindingSource::Random)
+        .with_synthesis(mode);
+    let t = Instant::now();
+    let (_, out) = c2_from_bytes(
+        &prover,
+        &sector.c1_json,
+        &Expected::default(),
+        sector.prover_id,
+        sector.sector_id,
+    )?;
+    let total = t.elapsed().as_secs_f64();
+    let tm = &out.times;
+    let per: Vec<Value> = tm
+        .report
+        .per_partition
+        .iter()
+        .map(|p| {
+            json!({"partition": p.partition, "device": p.device,
+                   "synthesis_s": p.synthesis_ms.map(|x| x / 1e3),
+                   "witness_s": p.witness_ms.map(|x| x / 1e3),
+                   "evaluation_s": p.evaluation_ms / 1e3, "host_bytes": p.host_bytes,
+                   "device_s": p.device_ms / 1e3, "epilogue_s": p.epilogue_ms / 1e3,
+                   "queue_wait_s": p.queue_wait_ms / 1e3, "ntt_s": p.ntt_ms / 1e3,
+                   "msm_h_s": p.msm_h_ms / 1e3, "msm_l_s": p.msm_l_ms / 1e3,
+                   "msm_a_s": p.msm_a_ms / 1e3, "msm_b_g1_s": p.msm_b_g1_ms / 1e3,
+                   "msm_b_g2_s": p.msm_b_g2_ms / 1e3, "upload_s": p.upload_ms / 1e3})
+        })
+        .collect();
+    let sum = |f: fn(&cuda_prover_engine::report::PartitionReport) -> f64| {
+        tm.report.per_partition.iter().map(f).sum::<f64>() / 1e3
+    };
+    Ok(json!({
+        "context_s": context_s,
+        "key_load_s": tm.key_load.as_secs_f64(),
+        "checks_s": tm.checks.as_secs_f64(),
+        "circuits_s": tm.circuits.as_secs_f64(),
+        "synthesis_s": sum(|p| p.synthesis_ms.unwrap_or(0.0)),
+        "witness_s": sum(|p| p.witness_ms.unwrap_or(0.0)),
+        "evaluation_s": sum(|p| p.evaluation_ms),
+        "device_s": sum(|p| p.device_ms),
+        "epilogue_s": sum(|p| p.epilogue_ms),
+        "engine_job_s": tm.report.wall_s,
+        "verify_s": tm.verify.as_secs_f64(),
+        "total_s": total,
+        "backend_name": tm.report.backend,
+        "partitions": per,
+    }))
+}
+
+/// bellperson 0.27's own CPU prover on the same circuits and params file.
+fn bellperson_run<Tree: 'static + MerkleTreeTrait>(sector: &SealedSector) -> Result<Value, FilecoinError> {
+    let config = sector.registered.porep_config()?;
+    let t_total = Instant::now();
+    let c1 = C1File::parse(&sector.c1_json)?.output::<Tree>()?;
+    let t = Instant::now();
+    let prepared = prepare_c2::<Tree>(&config, c1, sector.prover_id, SectorId::from(sector.sector_id))?;
+    let prepare_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let params: MappedParameters<Bls12> =
+        Parameters::build_mapped_parameters(prepared.params.clone(), false).map_err(|e| {
+            FilecoinError::Parameters {
+                path: prepared.params.clone(),
+                message: e.to_string(),
+            }
+        })?;
+    let key_load_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let proofs = create_random_proof_batch(prepared.circuits, &params, &mut rand::rngs::OsRng)
+        .map_err(|e| FilecoinError::Proofs(format!("bellperson: {e}")))?;
+    let prove_s = t.elapsed().as_secs_f64();
+    let mut bytes = Vec::new();
+    for p in &proofs {
+        p.write(&mut bytes)
+            .map_err(|e| FilecoinError::Proofs(e.to_string()))?;
+    }
+    let t = Instant::now();
+    let ok = verify_seal::<Tree>(
+        &config,
+        sector.comm_r,
+        sector.comm_d,
+        sector.prover_id,
+        SectorId::from(sector.sector_id),
+        sector.ticket,
+        sector.seed,
+        &bytes,
+    )
+    .map_err(|e| FilecoinError::Proofs(format!("{e:#}")))?;
+    if !ok {
+        return Err(FilecoinError::Rejected("bellperson seal commit"));
+    }
+    Ok(json!({
+        "checks_and_circuits_s": prepare_s,
+        "key_load_s": key_load_s,
+        "synthesis_and_prove_s": prove_s,
+        "verify_s": t.elapsed().as_secs_f64(),
+        "total_s": t_total.elapsed().as_secs_f64(),
+    }))
+}

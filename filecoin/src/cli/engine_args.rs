@@ -1,0 +1,97 @@
+//! The engine flags shared by every subcommand, as `cuda-prover prove`
+//! spells them.
+
+use std::sync::Arc;
+
+use cuda_prover_engine::cpus::parse_cpu_sets;
+use cuda_prover_engine::{open_context, BackendChoice, DeviceSelection, Engine, EngineConfig, Policy};
+use cuda_prover_pipeline::SynthesisMode;
+
+use crate::error::{FilecoinError, Result};
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum BackendArg {
+    Auto,
+    Host,
+    Cuda,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct EngineArgs {
+    /// Device ordinals to use, e.g. 0,1 (default: every device).
+    #[arg(long, conflicts_with = "gpu_count")]
+    pub gpu_devices: Option<String>,
+    /// Use the first N devices.
+    #[arg(long)]
+    pub gpu_count: Option<usize>,
+    /// round-robin or least-loaded.
+    #[arg(long, default_value = "round-robin")]
+    pub policy: Policy,
+    /// auto: CUDA when built with it and a GPU is visible, else host.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendArg,
+    /// Simulated devices of the host backend (default: CUDA_PROVER_HOST_DEVICES or 1).
+    #[arg(long, default_value_t = 0)]
+    pub host_devices: u32,
+    /// One CPU set per device, e.g. 0-7,8-15.
+    #[arg(long)]
+    pub worker_cpus: Option<String>,
+    /// Synthesis threads (default: one per worker).
+    #[arg(long, default_value_t = 0)]
+    pub synthesis_threads: usize,
+    /// Workers per device.
+    #[arg(long, default_value_t = 1)]
+    pub workers_per_device: usize,
+    /// auto: the witness path once the circuit's shape is known (kept as
+    /// `<params>.shape` next to the params, recorded by a first full
+    /// synthesis); full: a, b, c evaluated on the CPU; witness: the shape
+    /// path, required.
+    #[arg(long, default_value = "auto")]
+    pub synthesis: SynthesisMode,
+}
+
+impl EngineArgs {
+    /// The engine, wrapped in a prover with this synthesis mode.
+    pub fn prover(&self) -> Result<crate::FilecoinProver> {
+        Ok(crate::FilecoinProver::new(self.engine()?).with_synthesis(self.synthesis))
+    }
+
+    pub fn engine(&self) -> Result<Engine> {
+        let devices = match (&self.gpu_devices, self.gpu_count) {
+            (Some(list), _) => DeviceSelection::parse_list(list).map_err(FilecoinError::Input)?,
+            (None, Some(n)) => DeviceSelection::Count(n),
+            (None, None) => DeviceSelection::All,
+        };
+        let worker_cpus = self
+            .worker_cpus
+            .as_deref()
+            .map(parse_cpu_sets)
+            .transpose()
+            .map_err(FilecoinError::Input)?;
+        let backend = match self.backend {
+            BackendArg::Auto => BackendChoice::Auto,
+            BackendArg::Host => BackendChoice::Host,
+            BackendArg::Cuda => BackendChoice::Cuda,
+        };
+        let ctx = Arc::new(open_context(backend, self.host_devices)?);
+        let engine = Engine::new(
+            ctx,
+            EngineConfig {
+                devices,
+                policy: self.policy,
+                worker_cpus,
+                synthesis_threads: self.synthesis_threads,
+                workers_per_device: self.workers_per_device,
+            },
+        )?;
+        for d in engine.devices() {
+            eprintln!(
+                "device {}: {}{}",
+                d.ordinal,
+                d.name,
+                if d.simulated { " (simulated)" } else { "" }
+            );
+        }
+        Ok(engine)
+    }
+}

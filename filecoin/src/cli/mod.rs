@@ -1,0 +1,41 @@
+//! The command line of `cuda-prover-filecoin`: one file per subcommand.
+
+mod c2_cmd;
+mod demo_cmd;
+mod engine_args;
+mod report;
+mod test_params_cmd;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::Result;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cuda-prover-filecoin",
+    version,
+    about = "Filecoin commit phase 2 (C2) and PoSt proofs through the cuda-prover engine"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Commit phase 2 of a C1 file; the proof is verified (verify_seal) before it is written.
+    C2(c2_cmd::Args),
+    /// Seal a small sector of seeded random data, run C2 (and optionally a
+    /// PoSt) through the engine with TEST parameters, verify.
+    Demo(demo_cmd::Args),
+    /// Generate TEST parameters (seeded, not the network's) for small sectors.
+    TestParams(test_params_cmd::Args),
+}
+
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::C2(a) => c2_cmd::run(a),
+        Command::Demo(a) => demo_cmd::run(a),
+        Command::TestParams(a) => test_params_cmd::run(a),
+    }
+}

@@ -1,0 +1,39 @@
+//! `cuda-prover-filecoin`: real Filecoin proofs through the cuda-prover
+//! engine.
+//!
+//! This crate owns the Filecoin side: reading commit-phase-1 output (and
+//! lotus-bench / Curio's wrapper of it), building filecoin-proofs' circuits
+//! (PoRep commit partitions, Winning and Window PoSt), proving them as engine
+//! partitions, laying the proofs out exactly as filecoin-proofs does, and
+//! checking them with filecoin-proofs' own verifiers before returning them.
+//! It also makes TEST parameters for small sectors. It sits above
+//! `cuda-prover-pipeline`, beside the engine, and calls the engine
+//! (`Engine::run`) and the pipeline's `ProvingKey`. Nothing else in the
+//! workspace depends on it.
+
+pub mod cli;
+pub mod c1;
+pub mod c2;
+pub mod config;
+mod error;
+pub mod post;
+mod prover;
+pub mod seal;
+pub mod sealing;
+pub mod sector;
+pub mod test_params;
+mod times;
+pub mod update;
+
+pub use config::{porep_config, post_config, PostKind, RegisteredSeal, SealVersion};
+pub use error::{FilecoinError, Result};
+pub use prover::{FilecoinProver, Proved};
+pub use post::{generate_post_with_vanilla, PostProof};
+pub use seal::{prepare_c2, seal_commit_phase2, PreparedC2, SealCommit};
+pub use times::JobTimes;
+pub use update::{generate_empty_sector_update_proof_with_vanilla, UpdateProof};
+pub use sector::SectorSize;
+
+/// For `with_sector_shape!` in other crates.
+#[doc(hidden)]
+pub use filecoin_proofs as __filecoin_proofs;

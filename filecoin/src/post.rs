@@ -1,0 +1,186 @@
+//! Winning and Window PoSt from vanilla proofs: filecoin-proofs'
+//! `generate_winning_post_with_vanilla` / `generate_window_post_with_vanilla`,
+//! with every partition proved as an engine partition and the bytes checked
+//! by `verify_winning_post` / `verify_window_post` before they are returned.
+//!
+//! The vanilla proofs come from filecoin-proofs itself
+//! (`generate_fallback_sector_challenges`, `generate_single_vanilla_proof`),
+//! as a storage provider's PoSt worker gets them.
+
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Instant;
+
+use filecoin_hashers::{Domain, Hasher};
+use filecoin_proofs::parameters::{window_post_setup_params, winning_post_setup_params};
+use filecoin_proofs::{
+    as_safe_commitment, get_num_partition_for_fallback_post, partition_vanilla_proofs,
+    verify_window_post, verify_winning_post, ChallengeSeed, FallbackPoStSectorProof,
+    MerkleTreeTrait, PoStConfig, PoStType, ProverId, PublicReplicaInfo,
+};
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::proof::ProofScheme;
+use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound, PublicSector};
+
+use crate::error::{FilecoinError, Result};
+use crate::prover::FilecoinProver;
+use crate::JobTimes;
+
+/// A PoSt proof (filecoin-proofs' `SnarkProof` bytes), already accepted by
+/// filecoin-proofs' verifier, and where its time went.
+pub struct PostProof {
+    pub proof: Vec<u8>,
+    pub times: JobTimes,
+}
+
+/// PoSt from vanilla proofs, Winning or Window after `post_config.typ`.
+pub fn generate_post_with_vanilla<Tree: 'static + MerkleTreeTrait>(
+    prover: &FilecoinProver,
+    post_config: &PoStConfig,
+    randomness: &ChallengeSeed,
+    prover_id: ProverId,
+    vanilla_proofs: Vec<FallbackPoStSectorProof<Tree>>,
+) -> Result<PostProof> {
+    let t_checks = Instant::now();
+    let kind = match post_config.typ {
+        PoStType::Winning => "winning PoSt",
+        PoStType::Window => "window PoSt",
+    };
+    if vanilla_proofs.is_empty() {
+        return Err(FilecoinError::Input(format!("{kind}: no vanilla proofs")));
+    }
+    if post_config.typ == PoStType::Winning && vanilla_proofs.len() != post_config.sector_count {
+        return Err(FilecoinError::Input(format!(
+            "winning PoSt proves {} sector(s), got vanilla proofs of {}",
+            post_config.sector_count,
+            vanilla_proofs.len()
+        )));
+    }
+    let bad = |what: &str, e: anyhow::Error| FilecoinError::Input(format!("{what}: {e:#}"));
+    let randomness_safe: <Tree::Hasher as Hasher>::Domain =
+        as_safe_commitment(randomness, "randomness").map_err(|e| bad("randomness", e))?;
+    let prover_id_safe: <Tree::Hasher as Hasher>::Domain =
+        as_safe_commitment(&prover_id, "prover_id").map_err(|e| bad("prover id", e))?;
+
+    let partitions = get_num_partition_for_fallback_post(post_config, vanilla_proofs.len());
+    let vanilla_params = match post_config.typ {
+        PoStType::Winning => winning_post_setup_params(post_config)
+            .map_err(|e| FilecoinError::proofs("setup params", e))?,
+        PoStType::Window => window_post_setup_params(post_config),
+    };
+    let setup = compound_proof::SetupParams {
+        vanilla_params,
+        partitions: (partitions > 1).then_some(partitions),
+        priority: false,
+    };
+    let public_params: compound_proof::PublicParams<'_, FallbackPoSt<'_, Tree>> =
+        FallbackPoStCompound::setup(&setup).map_err(|e| FilecoinError::proofs("setup", e))?;
+
+    let sectors: Vec<PublicSector<_>> = vanilla_proofs
+        .iter()
+        .map(|p| PublicSector {
+            id: p.sector_id,
+            comm_r: p.comm_r,
+        })
+        .collect();
+    let public_inputs = fallback::PublicInputs {
+        randomness: randomness_safe,
+        prover_id: prover_id_safe,
+        sectors,
+        k: None,
+    };
+    let partitioned = partition_vanilla_proofs(
+        post_config,
+        &public_params.vanilla_params,
+        &public_inputs,
+        partitions,
+        &vanilla_proofs,
+    )
+    .map_err(|e| FilecoinError::VanillaProofs(format!("{e:#}")))?;
+
+    let vanilla_ok = catch_unwind(AssertUnwindSafe(|| {
+        FallbackPoSt::<Tree>::verify_all_partitions(
+            &public_params.vanilla_params,
+            &public_inputs,
+            &partitioned,
+        )
+    }))
+    .map_err(|p| {
+        FilecoinError::VanillaProofs(format!(
+            "the verifier stopped on malformed proofs: {}",
+            cuda_prover_pipeline::panic_message(&*p)
+        ))
+    })?
+    .map_err(|e| FilecoinError::VanillaProofs(format!("{e:#}")))?;
+    if !vanilla_ok {
+        return Err(FilecoinError::VanillaProofs(format!(
+            "filecoin-proofs' verifier rejects the {kind} vanilla proofs"
+        )));
+    }
+    let checks = t_checks.elapsed();
+
+    let t_circuits = Instant::now();
+    let circuits = partitioned
+        .iter()
+        .enumerate()
+        .map(|(k, proof)| {
+            FallbackPoStCompound::<Tree>::circuit(
+                &public_inputs,
+                Default::default(),
+                proof,
+                &public_params.vanilla_params,
+                Some(k),
+            )
+            .map_err(|e| FilecoinError::proofs("building the partition circuit", e))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let build = t_circuits.elapsed();
+
+    let params = post_config
+        .get_cache_params_path::<Tree>()
+        .map_err(|e| FilecoinError::proofs("parameter path", e))?;
+    let proved = prover.prove(kind, circuits, &params)?;
+    let mut bytes = Vec::with_capacity(192 * proved.proofs.len());
+    for p in &proved.proofs {
+        p.write(&mut bytes)
+            .map_err(|e| FilecoinError::io("writing a proof", e))?;
+    }
+
+    let t_verify = Instant::now();
+    let ok = match post_config.typ {
+        PoStType::Winning => {
+            let replicas = vanilla_proofs
+                .iter()
+                .map(|p| Ok((p.sector_id, public_replica(&p.comm_r)?)))
+                .collect::<Result<Vec<_>>>()?;
+            verify_winning_post::<Tree>(post_config, randomness, &replicas, prover_id, &bytes)
+        }
+        PoStType::Window => {
+            let replicas = vanilla_proofs
+                .iter()
+                .map(|p| Ok((p.sector_id, public_replica(&p.comm_r)?)))
+                .collect::<Result<BTreeMap<_, _>>>()?;
+            verify_window_post::<Tree>(post_config, randomness, &replicas, prover_id, &bytes)
+        }
+    }
+    .map_err(|e| FilecoinError::proofs("PoSt verifier", e))?;
+    if !ok {
+        return Err(FilecoinError::Rejected(kind));
+    }
+    Ok(PostProof {
+        proof: bytes,
+        times: JobTimes {
+            checks,
+            circuits: build,
+            key_load: proved.key_load,
+            verify: t_verify.elapsed(),
+            report: proved.report,
+        },
+    })
+}
+
+fn public_replica<D: Domain>(comm_r: &D) -> Result<PublicReplicaInfo> {
+    let mut c = [0u8; 32];
+    c.copy_from_slice(&comm_r.into_bytes());
+    PublicReplicaInfo::new(c).map_err(|e| FilecoinError::Input(format!("comm_r: {e:#}")))
+}

@@ -1,0 +1,185 @@
+//! The one place where Filecoin circuits become engine jobs.
+//!
+//! Every Groth16 proof of this crate goes through [`FilecoinProver::prove`]:
+//! the circuits of one Filecoin proof (the partitions of a PoRep commit, the
+//! partitions of a PoSt) are one `Job`, run by `cuda_prover_engine::Engine::run`,
+//! so they spread over the engine's devices with its ownership policy, and
+//! come back in partition order, each checked against the key. Proving keys
+//! are loaded once per params file and kept, and so are the circuits'
+//! shapes: a shape file `<params>.shape` next to the params (or recorded
+//! from the first partition's full synthesis of a job and then saved there)
+//! lets every later partition take the witness path: witness-only synthesis,
+//! a, b, c evaluated and checked by the core.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bellpepper_core::Circuit;
+use bellperson::groth16::Proof;
+use blstrs::{Bls12, Scalar};
+use cuda_prover_engine::{BlindingSource, Engine, Job, JobReport};
+use cuda_prover_pipeline::{shape_file, ProvingKey, Shape, SynthesisMode};
+
+use crate::error::{FilecoinError, Result};
+
+/// Proofs of one job in partition order, with the engine's report.
+pub struct Proved {
+    pub proofs: Vec<Proof<Bls12>>,
+    pub report: JobReport,
+    /// Time to load the proving key (zero when it was already loaded).
+    pub key_load: Duration,
+}
+
+/// An engine plus the proving keys it has loaded.
+pub struct FilecoinProver {
+    engine: Engine,
+    blinding: BlindingSource,
+    synthesis: SynthesisMode,
+    keys: Mutex<HashMap<PathBuf, Arc<ProvingKey>>>,
+    shapes: Mutex<HashMap<PathBuf, Arc<Shape>>>,
+}
+
+/// The shape file kept next to a params file.
+pub fn shape_path(params: &Path) -> PathBuf {
+    let mut s = params.as_os_str().to_owned();
+    s.push(".shape");
+    PathBuf::from(s)
+}
+
+impl FilecoinProver {
+    /// Proves with fresh random blinding factors.
+    pub fn new(engine: Engine) -> Self {
+        Self {
+            engine,
+            blinding: BlindingSource::Random,
+            synthesis: SynthesisMode::Auto,
+            keys: Mutex::new(HashMap::new()),
+            shapes: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Full synthesis or the witness path (default: auto, the witness path
+    /// once the circuit's shape is known).
+    pub fn with_synthesis(mut self, mode: SynthesisMode) -> Self {
+        self.synthesis = mode;
+        self
+    }
+
+    /// The shape for the key of `params`: in memory, or from its shape file
+    /// when that fits the key. A missing or unusable file is not an error
+    /// (the job records the shape); why it was not used is logged.
+    fn shape(&self, params: &Path, key: &ProvingKey) -> Option<Arc<Shape>> {
+        let mut shapes = self.shapes.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = shapes.get(params) {
+            return Some(s.clone());
+        }
+        let path = shape_path(params);
+        if !path.exists() {
+            return None;
+        }
+        let loaded = shape_file::load(&path, key).and_then(|data| {
+            let shape = Shape::new(&data)?;
+            key.check_shape(&shape)?;
+            Ok(shape)
+        });
+        match loaded {
+            Ok(shape) => {
+                let shape = Arc::new(shape);
+                shapes.insert(params.to_path_buf(), shape.clone());
+                Some(shape)
+            }
+            Err(e) => {
+                log::warn!("not using {}: {e}; the job records the shape again", path.display());
+                None
+            }
+        }
+    }
+
+    /// Reproducible blinding (partition k of every job uses the engine's
+    /// generator seeded with (seed, k)): for tests and benchmarks that
+    /// compare proof bytes. Never for production proofs.
+    pub fn with_blinding(mut self, blinding: BlindingSource) -> Self {
+        self.blinding = blinding;
+        self
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The proving key of a bellperson params file, loaded once.
+    pub fn key(&self, path: &Path) -> Result<(Arc<ProvingKey>, Duration)> {
+        let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(k) = keys.get(path) {
+            return Ok((k.clone(), Duration::ZERO));
+        }
+        if !path.exists() {
+            return Err(FilecoinError::Parameters {
+                path: path.to_path_buf(),
+                message: "not found (FIL_PROOFS_PARAMETER_CACHE points at the parameter \
+                          directory; for small test sectors run `cuda-prover-filecoin test-params`)"
+                    .into(),
+            });
+        }
+        let t = Instant::now();
+        let key = ProvingKey::from_file(path).map_err(|e| FilecoinError::Parameters {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let key = Arc::new(key);
+        keys.insert(path.to_path_buf(), key.clone());
+        Ok((key, t.elapsed()))
+    }
+
+    /// Proves `circuits` (the partitions of one Filecoin proof, in partition
+    /// order) with the key in `params`, as one engine job.
+    pub fn prove<C>(&self, name: &str, circuits: Vec<C>, params: &Path) -> Result<Proved>
+    where
+        C: Circuit<Scalar> + Send,
+    {
+        let (key, key_load) = self.key(params)?;
+        let total = circuits.len();
+        let shape = match self.synthesis {
+            SynthesisMode::Full => None,
+            _ => self.shape(params, &key),
+        };
+        if shape.is_none() && self.synthesis == SynthesisMode::Witness {
+            return Err(FilecoinError::Parameters {
+                path: shape_path(params),
+                message: "witness synthesis needs the circuit's shape next to the params; \
+                          run once with --synthesis auto to record it"
+                    .into(),
+            });
+        }
+        let mut job = Job::new(name, circuits);
+        job.blinding = self.blinding;
+        job.synthesis = self.synthesis;
+        job.shape = shape;
+        let out = self.engine.run(job, &key, |p| {
+            log::info!(
+                "{name}: partition {} on device {} ({}/{total})",
+                p.partition,
+                p.device,
+                p.done
+            );
+        })?;
+        if let (Some(data), Some(shape)) = (&out.recorded_shape, &out.shape) {
+            let path = shape_path(params);
+            match shape_file::save(data, &key, &path) {
+                Ok(()) => log::info!("recorded the circuit's shape -> {}", path.display()),
+                Err(e) => log::warn!("recorded the circuit's shape but could not save it: {e}"),
+            }
+            self.shapes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(params.to_path_buf(), shape.clone());
+        }
+        Ok(Proved {
+            proofs: out.proofs.into_iter().map(|p| p.output.proof).collect(),
+            report: out.report,
+            key_load,
+        })
+    }
+}

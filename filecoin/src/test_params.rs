@@ -1,0 +1,404 @@
+//! TEST parameters for small sectors: made locally with a seeded generator,
+//! cached outside the source tree, generated once under a cross-process lock.
+//!
+//! These are NOT Filecoin's production parameters (those come from the
+//! trusted setup and are downloaded). Proofs made with test parameters verify
+//! only against test parameters. They exist so that tests, benches and the
+//! demo can prove real Filecoin circuits without a 100 GB download.
+//!
+//! filecoin-proofs reads parameters from the directory of its setting
+//! `FIL_PROOFS_PARAMETER_CACHE`, fixed the first time any of its functions
+//! runs. [`use_test_parameter_dir`] points it at the test directory before
+//! that, and fails if it is too late.
+
+use std::fs::{self, File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use filecoin_proofs::constants::DefaultPieceHasher;
+use filecoin_proofs::parameters::{
+    public_params, window_post_public_params, winning_post_public_params,
+};
+use filecoin_proofs::{MerkleTreeTrait, PoRepConfig, PoStConfig, TreeRHasher};
+use fs2::FileExt;
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+use storage_proofs_core::compound_proof::CompoundProof;
+use storage_proofs_core::parameter_cache::{
+    parameter_cache_dir, parameter_cache_metadata_path, parameter_cache_params_path,
+    parameter_cache_verifying_key_path,
+};
+use storage_proofs_core::settings::SETTINGS;
+use storage_proofs_porep::stacked::{StackedCompound, StackedDrg};
+use storage_proofs_post::fallback::{FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound};
+
+use crate::config::{porep_config, post_config, PostKind, SealVersion};
+use crate::error::{FilecoinError, Result};
+use crate::sector::SectorSize;
+use crate::update::{update_cache_identifier, update_public_params};
+use crate::with_sector_shape;
+
+/// Overrides where test parameters live.
+pub const TEST_PARAMS_ENV: &str = "CUDA_PROVER_FILECOIN_TEST_PARAMS";
+
+/// filecoin-proofs' own setting for the parameter directory.
+pub const PARAMETER_CACHE_ENV: &str = "FIL_PROOFS_PARAMETER_CACHE";
+
+/// filecoin-proofs' setting for the SDR parent cache (sealing only).
+pub const PARENT_CACHE_ENV: &str = "FIL_PROOFS_PARENT_CACHE";
+
+/// One circuit family whose test parameters can be generated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestCircuit {
+    /// PoRep (commit phase 2), one partition's circuit.
+    Porep(SectorSize),
+    WinningPost(SectorSize),
+    WindowPost(SectorSize),
+    /// SnapDeals (empty-sector-update), one partition's circuit.
+    SnapDeals(SectorSize),
+}
+
+impl TestCircuit {
+    fn label(self) -> String {
+        match self {
+            TestCircuit::Porep(s) => format!("porep-{s}"),
+            TestCircuit::WinningPost(s) => format!("winning-post-{s}"),
+            TestCircuit::WindowPost(s) => format!("window-post-{s}"),
+            TestCircuit::SnapDeals(s) => format!("snapdeals-{s}"),
+        }
+    }
+
+    /// A fixed seed per circuit: the same test parameters on every machine.
+    fn seed(self) -> u64 {
+        let family = match self {
+            TestCircuit::Porep(_) => 1u64,
+            TestCircuit::WinningPost(_) => 2,
+            TestCircuit::WindowPost(_) => 3,
+            TestCircuit::SnapDeals(_) => 4,
+        };
+        let size = match self {
+            TestCircuit::Porep(s)
+            | TestCircuit::WinningPost(s)
+            | TestCircuit::WindowPost(s)
+            | TestCircuit::SnapDeals(s) => s.bytes(),
+        };
+        0x7e57_0000_0000_0000 ^ (family << 48) ^ size
+    }
+}
+
+/// The default test-parameter directory: `$CUDA_PROVER_FILECOIN_TEST_PARAMS`,
+/// else `$XDG_CACHE_HOME/cuda-prover/filecoin-test-params`, else
+/// `$HOME/.cache/cuda-prover/filecoin-test-params`.
+pub fn default_test_parameter_dir() -> Result<PathBuf> {
+    if let Some(d) = std::env::var_os(TEST_PARAMS_ENV).filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(d));
+    }
+    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        Some(x) => PathBuf::from(x),
+        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+            Some(h) => PathBuf::from(h).join(".cache"),
+            None => {
+                return Err(FilecoinError::TestParameters(format!(
+                    "no cache directory: set {TEST_PARAMS_ENV}, XDG_CACHE_HOME or HOME"
+                )))
+            }
+        },
+    };
+    Ok(base.join("cuda-prover").join("filecoin-test-params"))
+}
+
+static SELECTED: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Points filecoin-proofs' parameter cache at `dir` (created if needed).
+///
+/// Must run before any other filecoin-proofs call of the process, because
+/// filecoin-proofs reads its settings once. Calling it again with the same
+/// directory is fine; with another one, or after filecoin-proofs has fixed
+/// another directory, it is an error. Production-parameter verification
+/// (`FIL_PROOFS_VERIFY_PRODUCTION_PARAMS`) must be off: test parameters are
+/// not production parameters.
+pub fn use_test_parameter_dir(dir: &Path) -> Result<PathBuf> {
+    fs::create_dir_all(dir)
+        .map_err(|e| FilecoinError::io(format!("creating {}", dir.display()), e))?;
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| FilecoinError::io(format!("resolving {}", dir.display()), e))?;
+    let mut selected = SELECTED.lock().unwrap_or_else(|p| p.into_inner());
+    match selected.as_ref() {
+        Some(d) if *d == dir => return Ok(dir),
+        Some(d) => {
+            return Err(FilecoinError::TestParameters(format!(
+                "this process already uses test parameters from {}, not {}",
+                d.display(),
+                dir.display()
+            )))
+        }
+        None => {}
+    }
+    // The variables are read when filecoin-proofs first touches its
+    // settings; every caller of this function is ordered by the lock above,
+    // and the check below catches a process that touched them earlier.
+    // Setting the environment is sound here as long as no other thread of
+    // the process reads it concurrently: callers select the directory at
+    // start-up, before they start proving threads. The sealing of test
+    // sectors (parent cache) goes next to the test parameters unless the
+    // user chose a place.
+    std::env::set_var(PARAMETER_CACHE_ENV, &dir);
+    if std::env::var_os(PARENT_CACHE_ENV).is_none() {
+        std::env::set_var(PARENT_CACHE_ENV, dir.join("parents"));
+    }
+    let effective = PathBuf::from(parameter_cache_dir());
+    let effective = effective.canonicalize().unwrap_or(effective);
+    if effective != dir {
+        return Err(FilecoinError::TestParameters(format!(
+            "filecoin-proofs already reads parameters from {} (its settings were read before \
+             the test parameter directory {} was selected)",
+            effective.display(),
+            dir.display()
+        )));
+    }
+    if SETTINGS.verify_production_params {
+        return Err(FilecoinError::TestParameters(
+            "FIL_PROOFS_VERIFY_PRODUCTION_PARAMS is set: test parameters would be refused".into(),
+        ));
+    }
+    *selected = Some(dir.clone());
+    Ok(dir)
+}
+
+/// Makes sure the test parameters of `circuits` exist in the selected
+/// directory, generating the missing ones. One process generates a circuit
+/// at a time (an exclusive `flock` on `.generate-<circuit>.lock`); the
+/// others wait and then reuse its files. A stamp file marks a finished generation, so a
+/// generation that died half way is redone rather than read.
+/// `progress` hears one line per circuit.
+pub fn ensure_test_parameters(
+    circuits: &[TestCircuit],
+    mut progress: impl FnMut(&str),
+) -> Result<()> {
+    let dir = SELECTED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+        .ok_or_else(|| {
+            FilecoinError::TestParameters(
+                "no test parameter directory selected (call use_test_parameter_dir first)".into(),
+            )
+        })?;
+    for &circuit in circuits {
+        if is_complete(&dir, circuit)? {
+            continue;
+        }
+        let lock = lock_generation(&dir, circuit, &mut progress)?;
+        // Another process may have finished it while this one waited.
+        let result = if is_complete(&dir, circuit)? {
+            Ok(())
+        } else {
+            generate_one(&dir, circuit, &mut progress)
+        };
+        // Closing the file releases the lock as well; unlocking first is
+        // explicit about it.
+        let _ = FileExt::unlock(&lock);
+        result?;
+    }
+    Ok(())
+}
+
+/// One lock per circuit: processes generating different circuits do not
+/// wait for each other.
+fn lock_generation(
+    dir: &Path,
+    circuit: TestCircuit,
+    progress: &mut impl FnMut(&str),
+) -> Result<File> {
+    let lock_path = dir.join(format!(".generate-{}.lock", circuit.label()));
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| FilecoinError::io(format!("opening {}", lock_path.display()), e))?;
+    if lock.try_lock_exclusive().is_err() {
+        progress(&format!(
+            "waiting for another process generating the {} test parameters in {}",
+            circuit.label(),
+            dir.display()
+        ));
+        lock.lock_exclusive()
+            .map_err(|e| FilecoinError::io(format!("locking {}", lock_path.display()), e))?;
+    }
+    Ok(lock)
+}
+
+fn stamp_path(dir: &Path, files: &ParameterFiles) -> PathBuf {
+    dir.join(format!(".complete-{}", files.id))
+}
+
+fn is_complete(dir: &Path, circuit: TestCircuit) -> Result<bool> {
+    let files = parameter_files(circuit)?;
+    Ok(stamp_path(dir, &files).exists() && files.params.exists() && files.vk.exists())
+}
+
+fn generate_one(dir: &Path, circuit: TestCircuit, progress: &mut impl FnMut(&str)) -> Result<()> {
+    let files = parameter_files(circuit)?;
+    let stamp = stamp_path(dir, &files);
+    // Leftovers of an interrupted generation: filecoin-proofs takes an
+    // existing file as "someone else is writing it", so remove them.
+    for f in [&files.params, &files.vk, &files.meta] {
+        match fs::remove_file(f) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(FilecoinError::io(format!("removing {}", f.display()), e)),
+        }
+    }
+    progress(&format!(
+        "generating test parameters for {} (seeded; several minutes for PoRep) into {}",
+        circuit.label(),
+        dir.display()
+    ));
+    let t = Instant::now();
+    let mut rng = ChaCha20Rng::seed_from_u64(circuit.seed());
+    generate(circuit, &mut rng)?;
+    File::create(&stamp).map_err(|e| FilecoinError::io(format!("writing {}", stamp.display()), e))?;
+    progress(&format!(
+        "test parameters for {} ready in {:.1} s",
+        circuit.label(),
+        t.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
+
+/// Where filecoin-proofs keeps one circuit's files.
+pub struct ParameterFiles {
+    /// The cache identifier (`stacked-proof-of-replication-...`).
+    pub id: String,
+    pub params: PathBuf,
+    pub vk: PathBuf,
+    pub meta: PathBuf,
+}
+
+/// The files of a test circuit in the current parameter directory.
+pub fn parameter_files(circuit: TestCircuit) -> Result<ParameterFiles> {
+    match circuit {
+        TestCircuit::Porep(size) => {
+            let config = porep_config(size, SealVersion::V1_1)?;
+            with_sector_shape!(size, porep_files, &config)
+        }
+        TestCircuit::WinningPost(size) => {
+            let config = post_config(size, PostKind::Winning)?;
+            with_sector_shape!(size, post_files, &config)
+        }
+        TestCircuit::WindowPost(size) => {
+            let config = post_config(size, PostKind::Window)?;
+            with_sector_shape!(size, post_files, &config)
+        }
+        TestCircuit::SnapDeals(size) => {
+            let pp = update_public_params(size.bytes())?;
+            with_sector_shape!(size, update_files, &pp)
+        }
+    }
+}
+
+fn update_files<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    pp: &storage_proofs_update::PublicParams,
+) -> Result<ParameterFiles> {
+    let id = update_cache_identifier::<Tree>(pp);
+    Ok(ParameterFiles {
+        params: parameter_cache_params_path(&id),
+        vk: parameter_cache_verifying_key_path(&id),
+        meta: parameter_cache_metadata_path(&id),
+        id,
+    })
+}
+
+fn porep_files<Tree: 'static + MerkleTreeTrait>(config: &PoRepConfig) -> Result<ParameterFiles> {
+    let e = |e: anyhow::Error| FilecoinError::proofs("parameter paths", e);
+    Ok(ParameterFiles {
+        id: config.get_cache_identifier::<Tree>().map_err(e)?,
+        params: config.get_cache_params_path::<Tree>().map_err(e)?,
+        vk: config.get_cache_verifying_key_path::<Tree>().map_err(e)?,
+        meta: config.get_cache_metadata_path::<Tree>().map_err(e)?,
+    })
+}
+
+fn post_files<Tree: 'static + MerkleTreeTrait>(config: &PoStConfig) -> Result<ParameterFiles> {
+    let e = |e: anyhow::Error| FilecoinError::proofs("parameter paths", e);
+    Ok(ParameterFiles {
+        id: config.get_cache_identifier::<Tree>().map_err(e)?,
+        params: config.get_cache_params_path::<Tree>().map_err(e)?,
+        vk: config.get_cache_verifying_key_path::<Tree>().map_err(e)?,
+        meta: config.get_cache_metadata_path::<Tree>().map_err(e)?,
+    })
+}
+
+fn generate(circuit: TestCircuit, rng: &mut ChaCha20Rng) -> Result<()> {
+    match circuit {
+        TestCircuit::Porep(size) => {
+            let config = porep_config(size, SealVersion::V1_1)?;
+            with_sector_shape!(size, generate_porep, &config, rng)
+        }
+        TestCircuit::WinningPost(size) => {
+            let config = post_config(size, PostKind::Winning)?;
+            with_sector_shape!(size, generate_post, &config, rng)
+        }
+        TestCircuit::WindowPost(size) => {
+            let config = post_config(size, PostKind::Window)?;
+            with_sector_shape!(size, generate_post, &config, rng)
+        }
+        TestCircuit::SnapDeals(size) => {
+            let pp = update_public_params(size.bytes())?;
+            with_sector_shape!(size, generate_update, &pp, rng)
+        }
+    }
+}
+
+fn generate_update<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    pp: &storage_proofs_update::PublicParams,
+    rng: &mut ChaCha20Rng,
+) -> Result<()> {
+    let e = |e: anyhow::Error| FilecoinError::TestParameters(format!("{e:#}"));
+    type U<T> = storage_proofs_update::EmptySectorUpdate<T>;
+    type Circ<T> = storage_proofs_update::EmptySectorUpdateCircuit<T>;
+    type Comp<T> = storage_proofs_update::EmptySectorUpdateCompound<T>;
+    <Comp<Tree> as CompoundProof<U<Tree>, Circ<Tree>>>::groth_params(Some(&mut *rng), pp).map_err(e)?;
+    <Comp<Tree> as CompoundProof<U<Tree>, Circ<Tree>>>::verifying_key(Some(rng), pp).map_err(e)?;
+    Ok(())
+}
+
+fn generate_porep<Tree: 'static + MerkleTreeTrait>(
+    config: &PoRepConfig,
+    rng: &mut ChaCha20Rng,
+) -> Result<()> {
+    let e = |e: anyhow::Error| FilecoinError::TestParameters(format!("{e:#}"));
+    let pp = public_params::<Tree>(config).map_err(e)?;
+    type C<'a, T> = StackedCompound<T, DefaultPieceHasher>;
+    type S<'a, T> = StackedDrg<'a, T, DefaultPieceHasher>;
+    <C<'_, Tree> as CompoundProof<S<'_, Tree>, _>>::groth_params(Some(&mut *rng), &pp).map_err(e)?;
+    <C<'_, Tree> as CompoundProof<S<'_, Tree>, _>>::verifying_key(Some(rng), &pp).map_err(e)?;
+    Ok(())
+}
+
+fn generate_post<Tree: 'static + MerkleTreeTrait>(
+    config: &PoStConfig,
+    rng: &mut ChaCha20Rng,
+) -> Result<()> {
+    let e = |e: anyhow::Error| FilecoinError::TestParameters(format!("{e:#}"));
+    let pp = match config.typ {
+        filecoin_proofs::PoStType::Winning => winning_post_public_params::<Tree>(config),
+        filecoin_proofs::PoStType::Window => window_post_public_params::<Tree>(config),
+    }
+    .map_err(e)?;
+    type P<'a, T> = FallbackPoSt<'a, T>;
+    <FallbackPoStCompound<Tree> as CompoundProof<P<'_, Tree>, FallbackPoStCircuit<Tree>>>::groth_params(
+        Some(&mut *rng),
+        &pp,
+    )
+    .map_err(e)?;
+    <FallbackPoStCompound<Tree> as CompoundProof<P<'_, Tree>, FallbackPoStCircuit<Tree>>>::verifying_key(
+        Some(rng),
+        &pp,
+    )
+    .map_err(e)?;
+    Ok(())
+}

@@ -1,0 +1,78 @@
+//! Shared setup of the Filecoin tests: TEST parameters (seeded, cached in
+//! the user cache directory, generated once under a lock), a sealed 2 KiB
+//! sector per test binary, and host-backend provers.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use cuda_prover_engine::{
+    open_context, BackendChoice, BlindingSource, DeviceSelection, Engine, EngineConfig, Policy,
+};
+use cuda_prover_filecoin::sealing::{seal_test_sector, SealedSector};
+use cuda_prover_filecoin::test_params::{
+    default_test_parameter_dir, ensure_test_parameters, use_test_parameter_dir, TestCircuit,
+};
+use cuda_prover_filecoin::{FilecoinProver, RegisteredSeal, SealVersion, SectorSize};
+
+pub const SEED: u64 = 42;
+
+/// Selects the test parameter directory and makes the given circuits'
+/// TEST parameters (first use only). Every test calls it first.
+pub fn test_params(circuits: &[TestCircuit]) {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = default_test_parameter_dir().expect("test parameter directory");
+        use_test_parameter_dir(&dir).expect("selecting the test parameter directory")
+    });
+    ensure_test_parameters(circuits, |m| eprintln!("{m}")).expect("test parameters");
+}
+
+pub fn registered_2kib() -> RegisteredSeal {
+    RegisteredSeal::new(SectorSize::KIB_2, SealVersion::V1_1)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "cuda-prover-filecoin-test-{}-{name}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&d).expect("scratch directory");
+    d
+}
+
+/// One sealed 2 KiB sector per test binary.
+pub fn sealed_2kib() -> &'static SealedSector {
+    static S: OnceLock<SealedSector> = OnceLock::new();
+    S.get_or_init(|| {
+        test_params(&[]);
+        seal_test_sector(registered_2kib(), &scratch("2kib"), SEED).expect("sealing 2 KiB")
+    })
+}
+
+/// A sealed sector of another size (4 KiB, a test size of filecoin-proofs).
+pub fn sealed_4kib() -> SealedSector {
+    test_params(&[]);
+    seal_test_sector(
+        RegisteredSeal::new(SectorSize::KIB_4, SealVersion::V1_1),
+        &scratch("4kib"),
+        SEED,
+    )
+    .expect("sealing 4 KiB")
+}
+
+/// A prover over `devices` simulated host devices.
+pub fn host_prover(devices: u32, blinding: BlindingSource) -> FilecoinProver {
+    let ctx = Arc::new(open_context(BackendChoice::Host, devices).expect("host context"));
+    let engine = Engine::new(
+        ctx,
+        EngineConfig {
+            devices: DeviceSelection::All,
+            policy: Policy::RoundRobin,
+            ..Default::default()
+        },
+    )
+    .expect("engine");
+    FilecoinProver::new(engine).with_blinding(blinding)
+}
