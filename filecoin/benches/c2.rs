@@ -26,11 +26,11 @@ use cuda_prover_filecoin::sealing::{seal_test_sector, SealedSector};
 use cuda_prover_filecoin::test_params::{
     default_test_parameter_dir, ensure_test_parameters, use_test_parameter_dir, TestCircuit,
 };
-use cuda_prover_pipeline::SynthesisMode;
 use cuda_prover_filecoin::{
     prepare_c2, with_sector_shape, FilecoinError, FilecoinProver, RegisteredSeal, SealVersion,
     SectorSize,
 };
+use cuda_prover_pipeline::SynthesisMode;
 use filecoin_proofs::{verify_seal, MerkleTreeTrait};
 use serde_json::{json, Value};
 use storage_proofs_core::sector::SectorId;
@@ -98,12 +98,16 @@ fn run() -> Result<(), FilecoinError> {
         None => default_test_parameter_dir()?,
     };
     let dir = use_test_parameter_dir(&dir)?;
-    println!("TEST parameters (seeded, not the network's) in {}", dir.display());
+    println!(
+        "TEST parameters (seeded, not the network's) in {}",
+        dir.display()
+    );
     let t = Instant::now();
     ensure_test_parameters(&[TestCircuit::Porep(a.sector_size)], |m| println!("{m}"))?;
     let params_s = t.elapsed().as_secs_f64();
 
-    let work = std::env::temp_dir().join(format!("cuda-prover-filecoin-bench-{}", std::process::id()));
+    let work =
+        std::env::temp_dir().join(format!("cuda-prover-filecoin-bench-{}", std::process::id()));
     let registered = RegisteredSeal::new(a.sector_size, SealVersion::V1_1);
     let sector = seal_test_sector(registered, &work, 7)?;
     println!(
@@ -196,6 +200,8 @@ fn engine_run(
         },
     )?;
     let context_s = t.elapsed().as_secs_f64();
+    // The first load of the TEST parameters' key checks every point (and
+    // records the digest); later loads check the digest only.
     let prover = FilecoinProver::new(engine)
         .with_blinding(BlindingSource::Random)
         .with_synthesis(mode);
@@ -247,12 +253,19 @@ fn engine_run(
 }
 
 /// bellperson 0.27's own CPU prover on the same circuits and params file.
-fn bellperson_run<Tree: 'static + MerkleTreeTrait>(sector: &SealedSector) -> Result<Value, FilecoinError> {
+fn bellperson_run<Tree: 'static + MerkleTreeTrait>(
+    sector: &SealedSector,
+) -> Result<Value, FilecoinError> {
     let config = sector.registered.porep_config()?;
     let t_total = Instant::now();
     let c1 = C1File::parse(&sector.c1_json)?.output::<Tree>()?;
     let t = Instant::now();
-    let prepared = prepare_c2::<Tree>(&config, c1, sector.prover_id, SectorId::from(sector.sector_id))?;
+    let prepared = prepare_c2::<Tree>(
+        &config,
+        c1,
+        sector.prover_id,
+        SectorId::from(sector.sector_id),
+    )?;
     let prepare_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let params: MappedParameters<Bls12> =

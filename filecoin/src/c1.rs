@@ -70,11 +70,22 @@ impl C1File {
                 .map_err(|e| FilecoinError::Input(format!("Phase1Out is not base64: {e}")))?;
             match parse_json(&inner, "Phase1Out")? {
                 Value::Object(m) => top = m,
-                _ => return Err(FilecoinError::Input("Phase1Out is not a JSON object".into())),
+                _ => {
+                    return Err(FilecoinError::Input(
+                        "Phase1Out is not a JSON object".into(),
+                    ))
+                }
             }
         }
         let registered = normalize_api_form(&mut top)?;
-        for field in ["vanilla_proofs", "comm_r", "comm_d", "replica_id", "seed", "ticket"] {
+        for field in [
+            "vanilla_proofs",
+            "comm_r",
+            "comm_d",
+            "replica_id",
+            "seed",
+            "ticket",
+        ] {
             if !top.contains_key(field) {
                 return Err(FilecoinError::Input(format!(
                     "the C1 output has no '{field}' (not a commit-phase-1 output?)"
@@ -191,9 +202,11 @@ fn normalize_api_form(top: &mut Map<String, Value>) -> Result<Option<RegisteredS
                 "vanilla_proofs has more than one proof shape".into(),
             ));
         }
-        let (shape, proofs) = by_shape.iter().next().map(|(k, v)| (k.clone(), v.clone())).ok_or_else(
-            || FilecoinError::Input("vanilla_proofs is empty".into()),
-        )?;
+        let (shape, proofs) = by_shape
+            .iter()
+            .next()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .ok_or_else(|| FilecoinError::Input("vanilla_proofs is empty".into()))?;
         let shape_size = shape
             .strip_prefix("StackedDrg")
             .and_then(|s| s.strip_suffix("V1"))

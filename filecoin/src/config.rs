@@ -181,7 +181,13 @@ mod tests {
         assert_eq!(r.porep_id()[0], 5);
         let r: RegisteredSeal = "StackedDrg32GiBV1_1_Feat_SyntheticPoRep".parse().unwrap();
         assert_eq!(r.porep_id()[0], 13);
-        assert_eq!("StackedDrg64GiBV1".parse::<RegisteredSeal>().unwrap().porep_id()[0], 4);
+        assert_eq!(
+            "StackedDrg64GiBV1"
+                .parse::<RegisteredSeal>()
+                .unwrap()
+                .porep_id()[0],
+            4
+        );
         assert!("StackedDrg2KiBV9".parse::<RegisteredSeal>().is_err());
         assert!("Foo".parse::<RegisteredSeal>().is_err());
     }

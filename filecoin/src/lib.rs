@@ -11,9 +11,9 @@
 //! (`Engine::run`) and the pipeline's `ProvingKey`. Nothing else in the
 //! workspace depends on it.
 
-pub mod cli;
 pub mod c1;
 pub mod c2;
+pub mod cli;
 pub mod config;
 mod error;
 pub mod post;
@@ -27,12 +27,12 @@ pub mod update;
 
 pub use config::{porep_config, post_config, PostKind, RegisteredSeal, SealVersion};
 pub use error::{FilecoinError, Result};
-pub use prover::{FilecoinProver, Proved};
 pub use post::{generate_post_with_vanilla, PostProof};
+pub use prover::{FilecoinProver, Proved};
 pub use seal::{prepare_c2, seal_commit_phase2, PreparedC2, SealCommit};
+pub use sector::SectorSize;
 pub use times::JobTimes;
 pub use update::{generate_empty_sector_update_proof_with_vanilla, UpdateProof};
-pub use sector::SectorSize;
 
 /// For `with_sector_shape!` in other crates.
 #[doc(hidden)]

@@ -20,7 +20,7 @@ use bellpepper_core::Circuit;
 use bellperson::groth16::Proof;
 use blstrs::{Bls12, Scalar};
 use cuda_prover_engine::{BlindingSource, Engine, Job, JobReport};
-use cuda_prover_pipeline::{shape_file, ProvingKey, Shape, SynthesisMode};
+use cuda_prover_pipeline::{shape_file, KeyCheck, ProvingKey, Shape, SynthesisMode};
 
 use crate::error::{FilecoinError, Result};
 
@@ -37,6 +37,7 @@ pub struct FilecoinProver {
     engine: Engine,
     blinding: BlindingSource,
     synthesis: SynthesisMode,
+    key_check: KeyCheck,
     keys: Mutex<HashMap<PathBuf, Arc<ProvingKey>>>,
     shapes: Mutex<HashMap<PathBuf, Arc<Shape>>>,
 }
@@ -55,9 +56,20 @@ impl FilecoinProver {
             engine,
             blinding: BlindingSource::Random,
             synthesis: SynthesisMode::Auto,
+            key_check: KeyCheck::Full,
             keys: Mutex::new(HashMap::new()),
             shapes: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// How proving keys are checked when loaded (default: every point's
+    /// subgroup, paid once per file through its verified digest).
+    /// `TrustedUnchecked` is for TEST parameters this process's own code
+    /// generated from a seed (tests, benches, the demo), never for
+    /// parameters that came from elsewhere.
+    pub fn with_key_check(mut self, check: KeyCheck) -> Self {
+        self.key_check = check;
+        self
     }
 
     /// Full synthesis or the witness path (default: auto, the witness path
@@ -91,7 +103,10 @@ impl FilecoinProver {
                 Some(shape)
             }
             Err(e) => {
-                log::warn!("not using {}: {e}; the job records the shape again", path.display());
+                log::warn!(
+                    "not using {}: {e}; the job records the shape again",
+                    path.display()
+                );
                 None
             }
         }
@@ -118,16 +133,19 @@ impl FilecoinProver {
         if !path.exists() {
             return Err(FilecoinError::Parameters {
                 path: path.to_path_buf(),
-                message: "not found (FIL_PROOFS_PARAMETER_CACHE points at the parameter \
+                message:
+                    "not found (FIL_PROOFS_PARAMETER_CACHE points at the parameter \
                           directory; for small test sectors run `cuda-prover-filecoin test-params`)"
-                    .into(),
+                        .into(),
             });
         }
         let t = Instant::now();
-        let key = ProvingKey::from_file(path).map_err(|e| FilecoinError::Parameters {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let key = ProvingKey::load_file(path, self.key_check)
+            .map(|(k, _)| k)
+            .map_err(|e| FilecoinError::Parameters {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
         let key = Arc::new(key);
         keys.insert(path.to_path_buf(), key.clone());
         Ok((key, t.elapsed()))

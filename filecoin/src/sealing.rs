@@ -63,9 +63,20 @@ fn field_bytes(rng: &mut ChaCha20Rng) -> [u8; 32] {
 /// Seals one sector of `registered`'s size filled with data drawn from
 /// `seed`, in `work_dir` (created; files `staged`, `sealed`, `cache/`).
 /// The prover id, sector id, ticket and challenge seed come from `seed` too.
-pub fn seal_test_sector(registered: RegisteredSeal, work_dir: &Path, seed: u64) -> Result<SealedSector> {
+pub fn seal_test_sector(
+    registered: RegisteredSeal,
+    work_dir: &Path,
+    seed: u64,
+) -> Result<SealedSector> {
     let config = registered.porep_config()?;
-    with_sector_shape!(registered.size, seal_inner, registered, &config, work_dir, seed)
+    with_sector_shape!(
+        registered.size,
+        seal_inner,
+        registered,
+        &config,
+        work_dir,
+        seed
+    )
 }
 
 fn seal_inner<Tree: 'static + MerkleTreeTrait>(
@@ -93,8 +104,8 @@ fn seal_inner<Tree: 'static + MerkleTreeTrait>(
     let t = Instant::now();
     let staged_file = File::create(&staged)
         .map_err(|e| FilecoinError::io(format!("creating {}", staged.display()), e))?;
-    let (piece, _) = add_piece(Cursor::new(&data), staged_file, unpadded, &[])
-        .map_err(e("add piece"))?;
+    let (piece, _) =
+        add_piece(Cursor::new(&data), staged_file, unpadded, &[]).map_err(e("add piece"))?;
     let pieces = [piece];
     File::create(&replica)
         .map_err(|e| FilecoinError::io(format!("creating {}", replica.display()), e))?;
@@ -114,7 +125,8 @@ fn seal_inner<Tree: 'static + MerkleTreeTrait>(
     .map_err(e("pre-commit phase 1"))?;
     let pc1_t = t.elapsed();
     let t = Instant::now();
-    let pre = seal_pre_commit_phase2(config, pc1, &cache, &replica).map_err(e("pre-commit phase 2"))?;
+    let pre =
+        seal_pre_commit_phase2(config, pc1, &cache, &replica).map_err(e("pre-commit phase 2"))?;
     let pc2_t = t.elapsed();
     let t = Instant::now();
     let c1 = seal_commit_phase1::<_, Tree>(
@@ -160,7 +172,14 @@ pub fn prove_post_for(
     kind: PostKind,
     randomness: [u8; 32],
 ) -> Result<PostProof> {
-    with_sector_shape!(sector.registered.size, post_inner, prover, sector, kind, randomness)
+    with_sector_shape!(
+        sector.registered.size,
+        post_inner,
+        prover,
+        sector,
+        kind,
+        randomness
+    )
 }
 
 fn post_inner<Tree: 'static + MerkleTreeTrait>(
@@ -186,7 +205,13 @@ fn post_inner<Tree: 'static + MerkleTreeTrait>(
         .ok_or_else(|| FilecoinError::Proofs("no PoSt challenges for the sector".into()))?;
     let vanilla = generate_single_vanilla_proof::<Tree>(&config, id, &replica, mine)
         .map_err(e("PoSt vanilla proof"))?;
-    generate_post_with_vanilla::<Tree>(prover, &config, &randomness, sector.prover_id, vec![vanilla])
+    generate_post_with_vanilla::<Tree>(
+        prover,
+        &config,
+        &randomness,
+        sector.prover_id,
+        vec![vanilla],
+    )
 }
 
 /// A sector updated with SnapDeals (new data encoded into a sealed one).
@@ -207,7 +232,14 @@ pub fn prove_snap_for(
     work_dir: &Path,
     seed: u64,
 ) -> Result<(UpdatedSector, UpdateProof)> {
-    with_sector_shape!(sector.registered.size, snap_inner, prover, sector, work_dir, seed)
+    with_sector_shape!(
+        sector.registered.size,
+        snap_inner,
+        prover,
+        sector,
+        work_dir,
+        seed
+    )
 }
 
 fn snap_inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
@@ -231,8 +263,8 @@ fn snap_inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     rng.fill_bytes(&mut data);
     let staged_file = File::create(&staged)
         .map_err(|e| FilecoinError::io(format!("creating {}", staged.display()), e))?;
-    let (piece, _) = add_piece(Cursor::new(&data), staged_file, unpadded, &[])
-        .map_err(e("add piece"))?;
+    let (piece, _) =
+        add_piece(Cursor::new(&data), staged_file, unpadded, &[]).map_err(e("add piece"))?;
     File::create(&replica)
         .map_err(|e| FilecoinError::io(format!("creating {}", replica.display()), e))?;
     let encoded = encode_into::<Tree>(

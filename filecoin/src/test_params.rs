@@ -260,7 +260,8 @@ fn generate_one(dir: &Path, circuit: TestCircuit, progress: &mut impl FnMut(&str
     let t = Instant::now();
     let mut rng = ChaCha20Rng::seed_from_u64(circuit.seed());
     generate(circuit, &mut rng)?;
-    File::create(&stamp).map_err(|e| FilecoinError::io(format!("writing {}", stamp.display()), e))?;
+    File::create(&stamp)
+        .map_err(|e| FilecoinError::io(format!("writing {}", stamp.display()), e))?;
     progress(&format!(
         "test parameters for {} ready in {:.1} s",
         circuit.label(),
@@ -361,7 +362,8 @@ fn generate_update<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     type U<T> = storage_proofs_update::EmptySectorUpdate<T>;
     type Circ<T> = storage_proofs_update::EmptySectorUpdateCircuit<T>;
     type Comp<T> = storage_proofs_update::EmptySectorUpdateCompound<T>;
-    <Comp<Tree> as CompoundProof<U<Tree>, Circ<Tree>>>::groth_params(Some(&mut *rng), pp).map_err(e)?;
+    <Comp<Tree> as CompoundProof<U<Tree>, Circ<Tree>>>::groth_params(Some(&mut *rng), pp)
+        .map_err(e)?;
     <Comp<Tree> as CompoundProof<U<Tree>, Circ<Tree>>>::verifying_key(Some(rng), pp).map_err(e)?;
     Ok(())
 }
@@ -374,7 +376,8 @@ fn generate_porep<Tree: 'static + MerkleTreeTrait>(
     let pp = public_params::<Tree>(config).map_err(e)?;
     type C<'a, T> = StackedCompound<T, DefaultPieceHasher>;
     type S<'a, T> = StackedDrg<'a, T, DefaultPieceHasher>;
-    <C<'_, Tree> as CompoundProof<S<'_, Tree>, _>>::groth_params(Some(&mut *rng), &pp).map_err(e)?;
+    <C<'_, Tree> as CompoundProof<S<'_, Tree>, _>>::groth_params(Some(&mut *rng), &pp)
+        .map_err(e)?;
     <C<'_, Tree> as CompoundProof<S<'_, Tree>, _>>::verifying_key(Some(rng), &pp).map_err(e)?;
     Ok(())
 }

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::{
-    verify_empty_sector_update_proof, Commitment, DefaultPieceDomain, MerkleTreeTrait,
-    PoRepConfig, SectorUpdateConfig, TreeRHasher,
+    verify_empty_sector_update_proof, Commitment, DefaultPieceDomain, MerkleTreeTrait, PoRepConfig,
+    SectorUpdateConfig, TreeRHasher,
 };
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::parameter_cache::{parameter_cache_params_path, CacheableParameters};

@@ -65,7 +65,12 @@ fn flip_first_hash(v: &mut Value) -> bool {
 fn tampered_vanilla_proof_is_rejected_before_proving() {
     let s = sealed_2kib();
     let mut v: Value = serde_json::from_slice(&s.c1_json).unwrap();
-    for field in ["comm_d_proofs", "comm_r_last_proof", "replica_column_proofs", "labeling_proofs"] {
+    for field in [
+        "comm_d_proofs",
+        "comm_r_last_proof",
+        "replica_column_proofs",
+        "labeling_proofs",
+    ] {
         let mut t = v.clone();
         let proof = &mut t["vanilla_proofs"][0][0][field];
         assert!(flip_first_hash(proof), "no hash found in {field}");
@@ -135,11 +140,16 @@ fn lotus_wrapper_and_api_form_read_as_the_plain_form() {
     assert_eq!(w.sector_num, Some(s.sector_id));
     assert_eq!(w.registered, Some(registered_2kib()));
     assert_eq!(w.resolve(&Expected::default()).unwrap(), registered_2kib());
-    let a = w.output::<filecoin_proofs::constants::SectorShape2KiB>().unwrap();
+    let a = w
+        .output::<filecoin_proofs::constants::SectorShape2KiB>()
+        .unwrap();
     let p = plain
         .output::<filecoin_proofs::constants::SectorShape2KiB>()
         .unwrap();
-    assert_eq!(serde_json::to_vec(&a).unwrap(), serde_json::to_vec(&p).unwrap());
+    assert_eq!(
+        serde_json::to_vec(&a).unwrap(),
+        serde_json::to_vec(&p).unwrap()
+    );
 
     // The wrapper's sector number must be the sector being proved.
     let e = c2_err(

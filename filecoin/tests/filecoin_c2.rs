@@ -7,15 +7,15 @@ mod common;
 
 use std::sync::OnceLock;
 
-use blstrs::{Bls12, Scalar};
 use bellperson::groth16::{create_proof_batch, Parameters};
+use blstrs::{Bls12, Scalar};
 use cuda_prover_engine::BlindingSource;
-use cuda_prover_pipeline::SynthesisMode;
 use cuda_prover_filecoin::c1::{C1File, Expected};
 use cuda_prover_filecoin::c2::c2_from_bytes;
 use cuda_prover_filecoin::prepare_c2;
 use cuda_prover_filecoin::test_params::TestCircuit;
 use cuda_prover_filecoin::SectorSize;
+use cuda_prover_pipeline::SynthesisMode;
 use ff::Field;
 use filecoin_proofs::constants::SectorShape2KiB;
 use filecoin_proofs::verify_seal;
@@ -67,7 +67,11 @@ fn verify(bytes: &[u8]) -> anyhow::Result<bool> {
 fn c2_2kib_is_accepted_by_verify_seal() {
     let bytes = c2_bytes();
     let partitions = usize::from(registered_2kib().porep_config().unwrap().partitions);
-    assert_eq!(bytes.len(), 192 * partitions, "one 192-byte proof per partition");
+    assert_eq!(
+        bytes.len(),
+        192 * partitions,
+        "one 192-byte proof per partition"
+    );
     assert!(verify(bytes).expect("verify_seal runs"));
 }
 
@@ -121,7 +125,10 @@ fn c2_bytes_equal_bellperson_create_proof_batch_for_the_same_r_s() {
     for p in &theirs {
         p.write(&mut bytes).unwrap();
     }
-    assert_eq!(&bytes, ours, "proof bytes differ from bellperson's for the same r, s");
+    assert_eq!(
+        &bytes, ours,
+        "proof bytes differ from bellperson's for the same r, s"
+    );
 }
 
 /// The witness path (the circuit's shape kept next to the params, the core
@@ -136,23 +143,36 @@ fn c2_witness_path_gives_the_bytes_of_the_full_path() {
         ..Default::default()
     };
     let run = |mode: SynthesisMode| {
-        let prover =
-            host_prover(1, BlindingSource::Seeded(BLINDING_SEED)).with_synthesis(mode);
+        let prover = host_prover(1, BlindingSource::Seeded(BLINDING_SEED)).with_synthesis(mode);
         c2_from_bytes(&prover, &s.c1_json, &expected, s.prover_id, s.sector_id)
             .expect("C2 through the engine")
             .1
     };
     let full = run(SynthesisMode::Full);
     assert_eq!(&full.output.proof, ours, "full path");
-    assert!(full.times.report.per_partition.iter().all(|p| p.witness_ms.is_none()));
+    assert!(full
+        .times
+        .report
+        .per_partition
+        .iter()
+        .all(|p| p.witness_ms.is_none()));
     // Auto records the shape when it is not next to the params yet.
     let _ = run(SynthesisMode::Auto);
     let witness = run(SynthesisMode::Witness);
     assert_eq!(&witness.output.proof, ours, "witness path");
     for p in &witness.times.report.per_partition {
-        assert!(p.witness_ms.is_some() && p.evaluation_ms > 0.0, "partition {}", p.partition);
+        assert!(
+            p.witness_ms.is_some() && p.evaluation_ms > 0.0,
+            "partition {}",
+            p.partition
+        );
         let f = &full.times.report.per_partition[p.partition];
-        assert!(p.host_bytes < f.host_bytes, "{} < {}", p.host_bytes, f.host_bytes);
+        assert!(
+            p.host_bytes < f.host_bytes,
+            "{} < {}",
+            p.host_bytes,
+            f.host_bytes
+        );
     }
     for line in witness.times.partition_lines() {
         eprintln!("{line}");

@@ -32,17 +32,32 @@ fn winning_post_2kib_is_accepted_by_filecoin_proofs() {
         PublicReplicaInfo::new(s.comm_r).unwrap(),
     )];
     let check = |bytes: &[u8]| {
-        verify_winning_post::<SectorShape2KiB>(&config, &randomness(), &replicas, s.prover_id, bytes)
+        verify_winning_post::<SectorShape2KiB>(
+            &config,
+            &randomness(),
+            &replicas,
+            s.prover_id,
+            bytes,
+        )
     };
     assert!(check(&out.proof).expect("verifier runs"));
     let mut bad = out.proof.clone();
     bad[10] ^= 1;
-    assert!(!matches!(check(&bad), Ok(true)), "a flipped byte was accepted");
+    assert!(
+        !matches!(check(&bad), Ok(true)),
+        "a flipped byte was accepted"
+    );
     let mut other = randomness();
     other[0] ^= 1;
     assert!(
-        !verify_winning_post::<SectorShape2KiB>(&config, &other, &replicas, s.prover_id, &out.proof)
-            .unwrap_or(false),
+        !verify_winning_post::<SectorShape2KiB>(
+            &config,
+            &other,
+            &replicas,
+            s.prover_id,
+            &out.proof
+        )
+        .unwrap_or(false),
         "accepted for other randomness"
     );
 }

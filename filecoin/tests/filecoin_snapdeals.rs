@@ -17,7 +17,8 @@ use common::{host_prover, registered_2kib, sealed_2kib, test_params};
 fn snapdeals_2kib_is_accepted_by_filecoin_proofs() {
     test_params(&[TestCircuit::SnapDeals(SectorSize::KIB_2)]);
     let s = sealed_2kib();
-    let work = std::env::temp_dir().join(format!("cuda-prover-filecoin-snap-{}", std::process::id()));
+    let work =
+        std::env::temp_dir().join(format!("cuda-prover-filecoin-snap-{}", std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
     let prover = host_prover(1, BlindingSource::Random);
     let (updated, out) = prove_snap_for(&prover, s, &work, 9).expect("SnapDeals proof");

@@ -19,8 +19,9 @@ pub use glue::shape_file;
 pub use glue::{
     built_with_cuda, cuda_device_count, synthesize, synthesize_recording, synthesize_sized,
     synthesize_witness, Backend, Blinding, Context, ContextOptions, DeviceInfo, DeviceMutex,
-    DeviceStats, Error, ErrorCode, Parameters, Proof, ProofOutput, ProvingKey, Result, Scalar,
-    Shape, ShapeData, ShapeInfo, SizeHint, Synthesized, Timings, Witness, GPU_AUTO, GPU_BOUND,
+    DeviceStats, Error, ErrorCode, KeyCheck, Parameters, Proof, ProofOutput, ProvingKey, Result,
+    Scalar, Shape, ShapeData, ShapeInfo, SizeHint, Synthesized, Timings, Witness, GPU_AUTO,
+    GPU_BOUND,
 };
 
 /// How partitions are synthesized.

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use cuda_prover_engine::cpus::parse_cpu_sets;
-use cuda_prover_engine::{open_context, BackendChoice, DeviceSelection, Engine, EngineConfig, Policy};
+use cuda_prover_engine::{
+    open_context, BackendChoice, DeviceSelection, Engine, EngineConfig, Policy,
+};
 use cuda_prover_pipeline::SynthesisMode;
 
 use crate::error::{FilecoinError, Result};

@@ -24,5 +24,6 @@ pub fn print_times(t: &JobTimes) {
 pub fn write_report(path: &Path, t: &JobTimes) -> Result<()> {
     let json = serde_json::to_vec_pretty(&t.report)
         .map_err(|e| FilecoinError::Input(format!("serializing the report: {e}")))?;
-    std::fs::write(path, json).map_err(|e| FilecoinError::io(format!("writing {}", path.display()), e))
+    std::fs::write(path, json)
+        .map_err(|e| FilecoinError::io(format!("writing {}", path.display()), e))
 }
