@@ -19,7 +19,7 @@ pub struct Args {
     #[arg(long)]
     dir: Option<PathBuf>,
     /// Which circuits: porep, winning-post, window-post, snapdeals (comma separated).
-    #[arg(long, default_value = "porep,winning-post,window-post", value_delimiter = ',')]
+    #[arg(long, default_value = "porep,winning-post,window-post,snapdeals", value_delimiter = ',')]
     circuits: Vec<String>,
 }
 
