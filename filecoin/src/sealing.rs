@@ -265,7 +265,9 @@ fn snap_inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         .map_err(|e| FilecoinError::io(format!("creating {}", staged.display()), e))?;
     let (piece, _) =
         add_piece(Cursor::new(&data), staged_file, unpadded, &[]).map_err(e("add piece"))?;
+    // filecoin-proofs encodes into a file of the sector key's size.
     File::create(&replica)
+        .and_then(|f| f.set_len(sector.registered.size.bytes()))
         .map_err(|e| FilecoinError::io(format!("creating {}", replica.display()), e))?;
     let encoded = encode_into::<Tree>(
         &update_config,

@@ -21,7 +21,7 @@ pub struct Args {
     /// Which circuits: porep, winning-post, window-post, snapdeals (comma separated).
     #[arg(
         long,
-        default_value = "porep,winning-post,window-post",
+        default_value = "porep,winning-post,window-post,snapdeals",
         value_delimiter = ','
     )]
     circuits: Vec<String>,
