@@ -11,9 +11,9 @@ use sha2::{Digest, Sha256};
 
 use crate::convert::{g1, g1_slice, g2, g2_slice, to_g1, to_g2};
 use crate::error::{Error, Result};
+use crate::shape::Shape;
 use crate::Synthesized;
 pub use sys::{KeyCheck, LoadReport, SubgroupCheck};
-use crate::shape::Shape;
 
 fn fingerprint(vk: &VerifyingKey<Bls12>) -> [u8; 32] {
     let mut h = Sha256::new();
@@ -214,9 +214,22 @@ impl ProvingKey {
         Ok(self.srs.check_shape(shape.core())?)
     }
 
-    /// Device memory one proof of `num_constraints` constraints needs.
+    /// Memory one proof of `num_constraints` constraints needs by the host
+    /// backend's layout (no context). For a device, use
+    /// [`ProvingKey::device_memory_estimate`].
     pub fn memory_estimate(&self, num_constraints: u64) -> Result<sys::MemoryEstimate> {
         Ok(self.srs.memory_estimate(num_constraints)?)
+    }
+
+    /// Device memory one proof of `num_constraints` constraints needs on
+    /// device `ordinal` of `ctx`, by that device's backend (CUDA or host).
+    pub fn device_memory_estimate(
+        &self,
+        ctx: &sys::Context,
+        ordinal: u32,
+        num_constraints: u64,
+    ) -> Result<sys::MemoryEstimate> {
+        Ok(ctx.memory_estimate(ordinal, &self.srs, num_constraints)?)
     }
 
     /// Checks a proof with bellperson's verifier. `public_inputs` excludes ONE.

@@ -26,6 +26,7 @@ fn gpu() -> Option<Context> {
         backend: Backend::Cuda,
         host_devices: 0,
         host_threads: 0,
+        devices: Vec::new(),
     }) {
         Ok(c) => Some(c),
         Err(e) => {
@@ -267,20 +268,21 @@ fn automatic_backend_follows_the_hardware() {
     use cuda_prover_engine::{open_context, BackendChoice};
     assert!(cuda_prover_bellperson::built_with_cuda());
     let (n, why) = cuda_prover_bellperson::cuda_device_count().unwrap();
-    let auto = open_context(BackendChoice::Auto, 2).unwrap();
+    let auto = open_context(BackendChoice::Auto, 2, &DeviceSelection::All).unwrap();
     if n == 0 {
         assert!(why.is_some(), "a zero count says why");
         let err = Context::new(ContextOptions {
             backend: Backend::Cuda,
             host_devices: 0,
             host_threads: 0,
+            devices: Vec::new(),
         })
         .err()
         .expect("an explicit CUDA context needs a GPU");
         assert_eq!(err.code, ErrorCode::Device, "{err}");
         assert_eq!(auto.backend_name(), "host");
         assert_eq!(auto.device_count().unwrap(), 2);
-        assert!(open_context(BackendChoice::Cuda, 0).is_err());
+        assert!(open_context(BackendChoice::Cuda, 0, &DeviceSelection::All).is_err());
     } else {
         assert_eq!(auto.backend_name(), "cuda");
         assert_eq!(auto.device_count().unwrap(), n);
