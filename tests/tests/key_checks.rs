@@ -127,7 +127,10 @@ fn torsion_points_in_parameters_are_refused() {
         let key = ProvingKey::from_params_with(&p, KeyCheck::TrustedUnchecked).unwrap();
         let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(1), 1);
         match create_proof_batch(&ctx, vec![builtin(Kind::Chain, 7, 2)], &key, &bl, 0, None) {
-            Err(e) => assert!(e.to_string().contains("prime-order subgroup"), "{name}: {e}"),
+            Err(e) => assert!(
+                e.to_string().contains("prime-order subgroup"),
+                "{name}: {e}"
+            ),
             Ok(proofs) => {
                 let pr = &proofs[0].proof;
                 assert!(bool::from(pr.a.is_torsion_free()), "{name}");
