@@ -177,9 +177,22 @@ impl ProvingKey {
         Ok(self.srs.check_shape(shape.core())?)
     }
 
-    /// Device memory one proof of `num_constraints` constraints needs.
+    /// Memory one proof of `num_constraints` constraints needs by the host
+    /// backend's layout (no context). For a device, use
+    /// [`ProvingKey::device_memory_estimate`].
     pub fn memory_estimate(&self, num_constraints: u64) -> Result<sys::MemoryEstimate> {
         Ok(self.srs.memory_estimate(num_constraints)?)
+    }
+
+    /// Device memory one proof of `num_constraints` constraints needs on
+    /// device `ordinal` of `ctx`, by that device's backend (CUDA or host).
+    pub fn device_memory_estimate(
+        &self,
+        ctx: &sys::Context,
+        ordinal: u32,
+        num_constraints: u64,
+    ) -> Result<sys::MemoryEstimate> {
+        Ok(ctx.memory_estimate(ordinal, &self.srs, num_constraints)?)
     }
 
     /// Checks a proof with bellperson's verifier. `public_inputs` excludes ONE.

@@ -30,8 +30,8 @@ pub use witness::{synthesize_witness, Witness};
 
 /// The core's device-level types, for the layers above.
 pub use cuda_prover_sys::{
-    built_with_cuda, cuda_device_count, Backend, Context, ContextOptions, DeviceInfo, DeviceMutex,
-    DeviceStats, ErrorCode, Timings, GPU_AUTO, GPU_BOUND,
+    built_with_cuda, cuda_device_count, cuda_device_info, cuda_usable_devices, Backend, Context,
+    ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, ErrorCode, Timings, GPU_AUTO, GPU_BOUND,
 };
 
 pub use bellperson::groth16::{Parameters, Proof, VerifyingKey};

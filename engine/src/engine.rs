@@ -323,12 +323,16 @@ impl Engine {
         let n = key
             .domain_size()
             .map_err(|e| EngineError::Setup(e.to_string()))?;
-        let est = key
-            .memory_estimate(n)
-            .map_err(|e| EngineError::Setup(e.to_string()))?;
         let shape_bytes = shape.map(|s| s.info().device_bytes).unwrap_or(0);
-        let need = est.working_bytes + est.srs_bytes + shape_bytes;
         for d in &self.devices {
+            // The device's own backend's estimate (the CUDA layout on a GPU).
+            let est = key
+                .device_memory_estimate(&self.ctx, d.ordinal, n)
+                .map_err(|e| EngineError::Setup(e.to_string()))?;
+            let need = est
+                .working_bytes
+                .saturating_add(est.srs_bytes)
+                .saturating_add(shape_bytes);
             let info = self
                 .ctx
                 .device_info(d.ordinal)
@@ -347,6 +351,21 @@ impl Engine {
             }
         }
         Ok(())
+    }
+
+    /// Every ordinal of the context's backend that the core touched (bound
+    /// a thread to, allocated on, made a context on), by the core's record:
+    /// a job should touch its own devices only.
+    pub fn devices_touched(&self) -> Result<Vec<u32>, EngineError> {
+        let setup = |e: cuda_prover_pipeline::Error| EngineError::Setup(e.to_string());
+        let n = self.ctx.device_count().map_err(|e| setup(e.into()))?;
+        let mut out = Vec::new();
+        for d in 0..n as u32 {
+            if self.ctx.touched(d).map_err(|e| setup(e.into()))? {
+                out.push(d);
+            }
+        }
+        Ok(out)
     }
 
     /// Frees every device's working cache, timed.
@@ -578,6 +597,7 @@ impl Engine {
                 batch_add_ms: ns_ms(t.batch_add_ns),
                 upload_ms: ns_ms(t.upload_ns),
                 peak_device_bytes: t.peak_device_bytes,
+                estimated_device_bytes: t.estimated_device_bytes,
             });
             proofs.push(d.proof);
         }
@@ -604,6 +624,12 @@ impl Engine {
                         / 1e3,
                     queue_wait_s: mine.iter().map(|p| p.queue_wait_ms).sum::<f64>() / 1e3,
                     epilogue_s: mine.iter().map(|p| p.epilogue_ms).sum::<f64>() / 1e3,
+                    peak_device_bytes: mine.iter().map(|p| p.peak_device_bytes).max().unwrap_or(0),
+                    estimated_device_bytes: mine
+                        .iter()
+                        .map(|p| p.estimated_device_bytes)
+                        .max()
+                        .unwrap_or(0),
                 }
             })
             .collect();
@@ -634,6 +660,7 @@ impl Engine {
             peak_in_flight: shared.peak_in_flight.load(Ordering::SeqCst),
             in_flight_bound: bound,
             verified: true,
+            devices_touched: self.devices_touched()?,
             per_device,
             per_partition,
             trims,

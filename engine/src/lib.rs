@@ -16,7 +16,7 @@ pub mod params;
 pub mod report;
 pub mod shape_cache;
 
-pub use devices::{open_context, resolve, BackendChoice, DeviceSelection};
+pub use devices::{list_devices, open_context, resolve, BackendChoice, DeviceSelection};
 pub use engine::{BlindingSource, Engine, EngineConfig, Job, JobOutput, Policy, Progress};
 pub use error::EngineError;
 pub use report::JobReport;

@@ -13,8 +13,8 @@ use cuda_prover_engine::cpus::parse_cpu_sets;
 use cuda_prover_engine::output::OutputFile;
 use cuda_prover_engine::params::load_key_and_shape;
 use cuda_prover_engine::{
-    open_context, resolve, BackendChoice, BlindingSource, DeviceSelection, Engine, EngineConfig,
-    EngineError, Job, Policy,
+    list_devices, open_context, BackendChoice, BlindingSource, DeviceSelection, Engine,
+    EngineConfig, EngineError, Job, Policy,
 };
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
 use cuda_prover_pipeline::{PartitionProof, SynthesisMode};
@@ -195,17 +195,22 @@ fn run_filecoin() -> ExitCode {
 fn run(cli: Cli) -> Result<(), EngineError> {
     match cli.command {
         Command::Devices { dev } => {
-            let ctx = open_context(backend(dev.backend), dev.host_devices)?;
-            println!("backend: {}", ctx.backend_name());
-            for d in resolve(&ctx, &DeviceSelection::All)? {
+            // Listing creates no CUDA context: free GPU memory is not shown.
+            let (name, devices) = list_devices(backend(dev.backend), dev.host_devices)?;
+            println!("backend: {name}");
+            for d in devices {
                 println!(
-                    "device {}: {}{} cc {}.{}, {} MiB free of {} MiB",
+                    "device {}: {}{} cc {}.{}, {}{} MiB",
                     d.ordinal,
                     d.name,
                     if d.simulated { " (simulated)" } else { "" },
                     d.compute_capability.0,
                     d.compute_capability.1,
-                    d.free_bytes >> 20,
+                    if d.simulated {
+                        format!("{} MiB free of ", d.free_bytes >> 20)
+                    } else {
+                        String::new()
+                    },
                     d.total_bytes >> 20
                 );
             }
@@ -243,7 +248,11 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                 .map(|s| parse_cpu_sets(&s))
                 .transpose()
                 .map_err(EngineError::Setup)?;
-            let ctx = Arc::new(open_context(backend(dev.backend), dev.host_devices)?);
+            let ctx = Arc::new(open_context(
+                backend(dev.backend),
+                dev.host_devices,
+                &devices,
+            )?);
             let engine = Engine::new(
                 ctx,
                 EngineConfig {

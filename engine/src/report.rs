@@ -31,7 +31,12 @@ pub struct PartitionReport {
     pub msm_b_g2_ms: f64,
     pub batch_add_ms: f64,
     pub upload_ms: f64,
+    /// Measured: the device memory the core held at its highest during the
+    /// device part (CUDA: key copy, working cache, shape and the memory
+    /// pool's high-water mark; host: the working cache).
     pub peak_device_bytes: u64,
+    /// The backend's estimate of the same.
+    pub estimated_device_bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -44,6 +49,9 @@ pub struct DeviceReport {
     pub synthesis_s: f64,
     pub queue_wait_s: f64,
     pub epilogue_s: f64,
+    /// The highest measured peak of its partitions, and the estimate.
+    pub peak_device_bytes: u64,
+    pub estimated_device_bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -71,6 +79,8 @@ pub struct JobReport {
     pub peak_in_flight: usize,
     pub in_flight_bound: usize,
     pub verified: bool,
+    /// Ordinals the core touched (its own record, see `cp_device_touched`).
+    pub devices_touched: Vec<u32>,
     pub per_device: Vec<DeviceReport>,
     pub per_partition: Vec<PartitionReport>,
     pub trims: Vec<TrimReport>,
@@ -158,6 +168,18 @@ impl JobReport {
             dev(&|d| d.epilogue_s),
         );
         metric(
+            "device_peak_memory_bytes",
+            "Device memory held at the highest, measured.",
+            "gauge",
+            dev(&|d| d.peak_device_bytes as f64),
+        );
+        metric(
+            "device_estimated_memory_bytes",
+            "Device memory a partition needs, by the backend's estimate.",
+            "gauge",
+            dev(&|d| d.estimated_device_bytes as f64),
+        );
+        metric(
             "device_trim_seconds",
             "Time to trim the device's cache after the job.",
             "gauge",
@@ -187,12 +209,14 @@ impl JobReport {
         for d in &self.per_device {
             let _ = writeln!(
                 s,
-                "  device {} ({}): {} partitions, busy {:.3} s ({:.1}%)",
+                "  device {} ({}): {} partitions, busy {:.3} s ({:.1}%), peak memory {:.1} MiB measured, {:.1} MiB estimated",
                 d.device,
                 d.name,
                 d.partitions,
                 d.busy_s,
-                100.0 * d.busy_fraction
+                100.0 * d.busy_fraction,
+                d.peak_device_bytes as f64 / (1 << 20) as f64,
+                d.estimated_device_bytes as f64 / (1 << 20) as f64
             );
         }
         for p in &self.per_partition {

@@ -190,7 +190,7 @@ fn engine_run(
         _ => DeviceSelection::All,
     };
     let t = Instant::now();
-    let ctx = Arc::new(open_context(choice, a.host_devices)?);
+    let ctx = Arc::new(open_context(choice, a.host_devices, &devices)?);
     let engine = Engine::new(
         ctx,
         EngineConfig {

@@ -17,11 +17,11 @@ use cuda_prover_bellperson as glue;
 pub use glue::circuits;
 pub use glue::shape_file;
 pub use glue::{
-    built_with_cuda, cuda_device_count, synthesize, synthesize_recording, synthesize_sized,
-    synthesize_witness, Backend, Blinding, Context, ContextOptions, DeviceInfo, DeviceMutex,
-    DeviceStats, Error, ErrorCode, KeyCheck, Parameters, Proof, ProofOutput, ProvingKey, Result,
-    Scalar, Shape, ShapeData, ShapeInfo, SizeHint, Synthesized, Timings, Witness, GPU_AUTO,
-    GPU_BOUND,
+    built_with_cuda, cuda_device_count, cuda_device_info, cuda_usable_devices, synthesize,
+    synthesize_recording, synthesize_sized, synthesize_witness, Backend, Blinding, Context,
+    ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, Error, ErrorCode, KeyCheck, Parameters,
+    Proof, ProofOutput, ProvingKey, Result, Scalar, Shape, ShapeData, ShapeInfo, SizeHint,
+    Synthesized, Timings, Witness, GPU_AUTO, GPU_BOUND,
 };
 
 /// How partitions are synthesized.

@@ -112,23 +112,38 @@ pub const CP_BACKEND_HOST: cp_backend_kind = 0;
 pub const CP_BACKEND_CUDA: cp_backend_kind = 1;
 pub type cp_backend_kind = ::std::os::raw::c_uint;
 #[repr(C)]
-#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub struct cp_context_options {
     pub backend: i32,
     pub host_devices: i32,
     pub host_threads: i32,
+    pub devices: *const i32,
+    pub num_devices: usize,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_context_options"][::std::mem::size_of::<cp_context_options>() - 12usize];
-    ["Alignment of cp_context_options"][::std::mem::align_of::<cp_context_options>() - 4usize];
+    ["Size of cp_context_options"][::std::mem::size_of::<cp_context_options>() - 32usize];
+    ["Alignment of cp_context_options"][::std::mem::align_of::<cp_context_options>() - 8usize];
     ["Offset of field: cp_context_options::backend"]
         [::std::mem::offset_of!(cp_context_options, backend) - 0usize];
     ["Offset of field: cp_context_options::host_devices"]
         [::std::mem::offset_of!(cp_context_options, host_devices) - 4usize];
     ["Offset of field: cp_context_options::host_threads"]
         [::std::mem::offset_of!(cp_context_options, host_threads) - 8usize];
+    ["Offset of field: cp_context_options::devices"]
+        [::std::mem::offset_of!(cp_context_options, devices) - 16usize];
+    ["Offset of field: cp_context_options::num_devices"]
+        [::std::mem::offset_of!(cp_context_options, num_devices) - 24usize];
 };
+impl Default for cp_context_options {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cp_context {
@@ -158,7 +173,21 @@ unsafe extern "C" {
     pub fn cp_cuda_device_count(out: *mut i32) -> cp_status;
 }
 unsafe extern "C" {
+    pub fn cp_cuda_usable_devices(out: *mut i32, cap: usize, len: *mut usize) -> cp_status;
+}
+unsafe extern "C" {
     pub fn cp_device_count(ctx: *const cp_context, out: *mut i32) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_context_devices(
+        ctx: *const cp_context,
+        out: *mut i32,
+        cap: usize,
+        len: *mut usize,
+    ) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_device_touched(ctx: *const cp_context, ordinal: i32, out: *mut i32) -> cp_status;
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -205,6 +234,9 @@ unsafe extern "C" {
         ordinal: i32,
         out: *mut cp_device_info,
     ) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_cuda_device_info(cuda_ordinal: i32, out: *mut cp_device_info) -> cp_status;
 }
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
@@ -465,6 +497,15 @@ unsafe extern "C" {
         out: *mut cp_memory_estimate,
     ) -> cp_status;
 }
+unsafe extern "C" {
+    pub fn cp_device_memory_estimate(
+        ctx: *const cp_context,
+        ordinal: i32,
+        srs: *const cp_srs,
+        num_constraints: u64,
+        out: *mut cp_memory_estimate,
+    ) -> cp_status;
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub struct cp_circuit {
@@ -532,10 +573,11 @@ pub struct cp_timings {
     pub device_ns: u64,
     pub epilogue_ns: u64,
     pub peak_device_bytes: u64,
+    pub estimated_device_bytes: u64,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_timings"][::std::mem::size_of::<cp_timings>() - 104usize];
+    ["Size of cp_timings"][::std::mem::size_of::<cp_timings>() - 112usize];
     ["Alignment of cp_timings"][::std::mem::align_of::<cp_timings>() - 8usize];
     ["Offset of field: cp_timings::wait_ns"][::std::mem::offset_of!(cp_timings, wait_ns) - 0usize];
     ["Offset of field: cp_timings::upload_ns"]
@@ -560,6 +602,8 @@ const _: () = {
         [::std::mem::offset_of!(cp_timings, epilogue_ns) - 88usize];
     ["Offset of field: cp_timings::peak_device_bytes"]
         [::std::mem::offset_of!(cp_timings, peak_device_bytes) - 96usize];
+    ["Offset of field: cp_timings::estimated_device_bytes"]
+        [::std::mem::offset_of!(cp_timings, estimated_device_bytes) - 104usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
@@ -572,7 +616,7 @@ pub struct cp_proof {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_proof"][::std::mem::size_of::<cp_proof>() - 496usize];
+    ["Size of cp_proof"][::std::mem::size_of::<cp_proof>() - 504usize];
     ["Alignment of cp_proof"][::std::mem::align_of::<cp_proof>() - 8usize];
     ["Offset of field: cp_proof::a"][::std::mem::offset_of!(cp_proof, a) - 0usize];
     ["Offset of field: cp_proof::b"][::std::mem::offset_of!(cp_proof, b) - 96usize];

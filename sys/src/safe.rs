@@ -41,23 +41,45 @@ pub fn cuda_device_count() -> Result<(usize, Option<String>)> {
     Ok((n.max(0) as usize, why))
 }
 
+/// The CUDA ordinals of the usable GPUs, without creating a CUDA context.
+pub fn cuda_usable_devices() -> Result<Vec<u32>> {
+    let mut len = 0usize;
+    // SAFETY: a NULL buffer with capacity 0 asks for the count only.
+    check(unsafe { ffi::cp_cuda_usable_devices(ptr::null_mut(), 0, &mut len) })?;
+    let mut v = vec![0i32; len];
+    // SAFETY: `v` holds `v.len()` writable i32s.
+    check(unsafe { ffi::cp_cuda_usable_devices(v.as_mut_ptr(), v.len(), &mut len) })?;
+    v.truncate(len);
+    Ok(v.into_iter().map(|d| d.max(0) as u32).collect())
+}
+
+/// A GPU's name, compute capability and total memory, without creating a
+/// CUDA context (`free_bytes` is 0: unknown).
+pub fn cuda_device_info(ordinal: u32) -> Result<DeviceInfo> {
+    let mut info = ffi::cp_device_info::default();
+    let o = i32::try_from(ordinal).unwrap_or(i32::MAX);
+    // SAFETY: `info` is a valid out pointer.
+    check(unsafe { ffi::cp_cuda_device_info(o, &mut info) })?;
+    Ok(DeviceInfo::from_raw(&info))
+}
+
 /// Options for [`Context::new`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Default)]
 pub struct ContextOptions {
     pub backend: Backend,
     /// Host backend: simulated devices; 0 reads `CUDA_PROVER_HOST_DEVICES`.
     pub host_devices: u32,
     /// Host backend: threads per proof; 0 means all hardware threads.
     pub host_threads: u32,
+    /// The ordinals the context opens (CUDA ordinals for the CUDA backend);
+    /// empty opens every device. The others stay closed: the core never
+    /// touches them. For CUDA the first context fixes the process's set.
+    pub devices: Vec<u32>,
 }
 
-impl Default for ContextOptions {
+impl Default for Backend {
     fn default() -> Self {
-        Self {
-            backend: Backend::Host,
-            host_devices: 0,
-            host_threads: 0,
-        }
+        Backend::Host
     }
 }
 
@@ -70,6 +92,25 @@ pub struct DeviceInfo {
     pub compute_capability: (i32, i32),
     pub free_bytes: u64,
     pub total_bytes: u64,
+}
+
+impl DeviceInfo {
+    fn from_raw(info: &ffi::cp_device_info) -> Self {
+        let name_bytes: Vec<u8> = info
+            .name
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        DeviceInfo {
+            ordinal: info.ordinal as u32,
+            simulated: info.simulated != 0,
+            name: String::from_utf8_lossy(&name_bytes).into_owned(),
+            compute_capability: (info.cc_major, info.cc_minor),
+            free_bytes: info.free_bytes,
+            total_bytes: info.total_bytes,
+        }
+    }
 }
 
 /// The core's per-device state: devices, their mutexes, caches and counters.
@@ -101,9 +142,26 @@ impl Context {
             },
             host_devices: c_int("host_devices", options.host_devices)?,
             host_threads: c_int("host_threads", options.host_threads)?,
+            devices: ptr::null(),
+            num_devices: 0,
+        };
+        let devices = options
+            .devices
+            .iter()
+            .map(|&d| c_int("device", d))
+            .collect::<Result<Vec<i32>>>()?;
+        let opts = ffi::cp_context_options {
+            devices: if devices.is_empty() {
+                ptr::null()
+            } else {
+                devices.as_ptr()
+            },
+            num_devices: devices.len(),
+            ..opts
         };
         let mut raw = ptr::null_mut();
-        // SAFETY: valid pointers; on success `raw` is owned by us.
+        // SAFETY: valid pointers (`devices` outlives the call, which copies
+        // it); on success `raw` is owned by us.
         check(unsafe { ffi::cp_context_new(&opts, &mut raw) })?;
         Ok(Self { raw })
     }
@@ -114,6 +172,7 @@ impl Context {
             backend: Backend::Host,
             host_devices: n,
             host_threads: 0,
+            devices: Vec::new(),
         })
     }
 
@@ -136,20 +195,48 @@ impl Context {
     pub fn device_info(&self, ordinal: u32) -> Result<DeviceInfo> {
         let mut info = ffi::cp_device_info::default();
         check(unsafe { ffi::cp_device_info_get(self.raw, ordinal as i32, &mut info) })?;
-        let name_bytes: Vec<u8> = info
-            .name
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
-            .collect();
-        Ok(DeviceInfo {
-            ordinal: info.ordinal as u32,
-            simulated: info.simulated != 0,
-            name: String::from_utf8_lossy(&name_bytes).into_owned(),
-            compute_capability: (info.cc_major, info.cc_minor),
-            free_bytes: info.free_bytes,
-            total_bytes: info.total_bytes,
-        })
+        Ok(DeviceInfo::from_raw(&info))
+    }
+
+    /// The ordinals this context opened, ascending (its device set).
+    pub fn open_devices(&self) -> Result<Vec<u32>> {
+        let mut len = 0usize;
+        // SAFETY: a live context; a NULL buffer with capacity 0 asks for the
+        // count only.
+        check(unsafe { ffi::cp_context_devices(self.raw, ptr::null_mut(), 0, &mut len) })?;
+        let mut v = vec![0i32; len];
+        // SAFETY: `v` holds `v.len()` writable i32s.
+        check(unsafe { ffi::cp_context_devices(self.raw, v.as_mut_ptr(), v.len(), &mut len) })?;
+        v.truncate(len);
+        Ok(v.into_iter().map(|d| d.max(0) as u32).collect())
+    }
+
+    /// Whether the core touched device `ordinal` (open or closed): bound a
+    /// thread to it, allocated on it or created a context on it. For CUDA
+    /// this is per process (see `cp_device_touched`).
+    pub fn touched(&self, ordinal: u32) -> Result<bool> {
+        let mut t = 0i32;
+        let o = i32::try_from(ordinal).unwrap_or(i32::MAX);
+        // SAFETY: a live context and a valid out pointer.
+        check(unsafe { ffi::cp_device_touched(self.raw, o, &mut t) })?;
+        Ok(t != 0)
+    }
+
+    /// What device `ordinal` needs for proofs of `num_constraints`
+    /// constraints with `srs`, by its own backend's layout.
+    pub fn memory_estimate(
+        &self,
+        ordinal: u32,
+        srs: &Srs,
+        num_constraints: u64,
+    ) -> Result<MemoryEstimate> {
+        let mut e = MemoryEstimate::default();
+        let o = i32::try_from(ordinal).unwrap_or(i32::MAX);
+        // SAFETY: a live context and key, and a valid out pointer.
+        check(unsafe {
+            ffi::cp_device_memory_estimate(self.raw, o, srs.raw, num_constraints, &mut e)
+        })?;
+        Ok(e)
     }
 
     pub fn device_stats(&self, ordinal: u32) -> Result<DeviceStats> {

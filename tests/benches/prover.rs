@@ -112,6 +112,7 @@ fn context(backend: &str) -> Option<Context> {
         backend: b,
         host_devices: 1,
         host_threads: 0,
+        devices: Vec::new(),
     }) {
         Ok(c) => Some(c),
         Err(e) => {

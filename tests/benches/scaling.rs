@@ -73,11 +73,13 @@ fn main() {
                     backend: Backend::Cuda,
                     host_devices: 0,
                     host_threads: 0,
+                    devices: Vec::new(),
                 }),
                 _ => Context::new(ContextOptions {
                     backend: Backend::Host,
                     host_devices: host_devices.max(set.iter().copied().max().unwrap_or(0) + 1),
                     host_threads: (cores / set.len()).max(1) as u32,
+                    devices: Vec::new(),
                 }),
             }
             .unwrap();

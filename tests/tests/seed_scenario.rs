@@ -95,6 +95,7 @@ fn two_workers_on_two_simulated_devices() {
         backend: Backend::Host,
         host_devices: 2,
         host_threads: 1,
+        devices: Vec::new(),
     })
     .unwrap();
     two_workers(&ctx, Kind::Bits, 9, &keys);
@@ -108,6 +109,7 @@ fn two_workers_on_two_gpus() {
         backend: Backend::Cuda,
         host_devices: 0,
         host_threads: 0,
+        devices: Vec::new(),
     }) {
         Ok(c) if c.device_count().unwrap() >= 2 => c,
         Ok(c) => {
@@ -132,6 +134,7 @@ fn two_workers_on_two_gpus() {
             backend: Backend::Cuda,
             host_devices: 0,
             host_threads: 0,
+            devices: Vec::new(),
         })
         .unwrap();
         two_workers(&ctx, kind, log, &keys);

@@ -12,11 +12,16 @@
  * (coordinates in Montgomery form). blstrs' Scalar, G1Affine and G2Affine have
  * exactly these layouts.
  *
- * Devices: an ordinal is in [0, cp_device_count). A gpu_index argument is
+ * Devices: an ordinal is in [0, cp_device_count): for the CUDA backend the
+ * CUDA device ordinal, for the host backend the simulated device's number.
+ * A context opens only the devices of its device set (cp_context_options);
+ * the others keep their ordinals but are closed: every call naming one is
+ * CP_ERR_DEVICE_INDEX, and the core never binds a thread to it, allocates on
+ * it or creates a CUDA context on it. A gpu_index argument is
  *   >= 0                 every circuit of the call runs on that device;
- *   CP_GPU_AUTO (-1)     circuits are split in contiguous ranges over
- *                        min(device_count, num_circuits) devices, range t on
- *                        device t;
+ *   CP_GPU_AUTO (-1)     circuits are split in contiguous ranges over the
+ *                        first min(open devices, num_circuits) open devices,
+ *                        range t on the t-th;
  *   CP_GPU_BOUND (-2)    the device bound to the calling thread with
  *                        cp_select_gpu; an error when the thread has none.
  * Anything else, or an ordinal >= the device count, is CP_ERR_DEVICE_INDEX.
@@ -111,6 +116,20 @@ typedef struct cp_context_options {
     int32_t host_devices;
     /* Host backend: worker threads per proof; 0 means all hardware threads. */
     int32_t host_threads;
+    /* The device set: the ordinals this context opens (CUDA device ordinals
+     * for the CUDA backend), or num_devices == 0 for every usable device.
+     * An ordinal that does not exist, a duplicate, or (CUDA) a device that
+     * lacks compute capability 7.0 or cooperative launch is
+     * CP_ERR_DEVICE_INDEX.
+     *
+     * CUDA: a process has one set of devices it may use, fixed by its first
+     * CUDA context (sppark's kernels keep per-device state for the process).
+     * A later context may open a subset of it (num_devices == 0 opens the
+     * whole fixed set); asking for a device outside it is
+     * CP_ERR_DEVICE_INDEX naming the fixed set. Nothing touches a GPU
+     * outside the set: no cudaSetDevice, no context, no allocation. */
+    const int32_t *devices;
+    size_t num_devices;
 } cp_context_options;
 
 /* The context owns one state per device: its mutex, its cache slot, its
@@ -129,12 +148,32 @@ const char *cp_context_backend_name(const cp_context *ctx);
 /* Whether this library was built with the CUDA backend. */
 int32_t cp_built_with_cuda(void);
 
-/* Number of CUDA devices visible to the runtime; 0 (with CP_OK) when the
- * library has no CUDA backend, there is no GPU or no driver. The message of
- * a successful call may say why the count is 0 (free it). */
+/* Number of usable CUDA devices (compute capability >= 7.0 and cooperative
+ * launch); 0 (with CP_OK) when the library has no CUDA backend, there is no
+ * GPU or no driver. The message of a successful call may say why the count
+ * is 0 or why some visible devices are left out (free it). Creates no CUDA
+ * context (cudaGetDeviceCount and cudaGetDeviceProperties only). */
 cp_status cp_cuda_device_count(int32_t *out);
 
+/* The CUDA ordinals of the usable devices, ascending: writes min(cap, n) of
+ * them to out and n to *len. Creates no CUDA context. */
+cp_status cp_cuda_usable_devices(int32_t *out, size_t cap, size_t *len);
+
+/* The size of the context's ordinal space: CUDA, every visible device;
+ * host, the simulated devices. Some may be closed (see cp_context_devices). */
 cp_status cp_device_count(const cp_context *ctx, int32_t *out);
+
+/* The context's open devices, ascending: min(cap, n) ordinals to out, n to
+ * *len. */
+cp_status cp_context_devices(const cp_context *ctx, int32_t *out, size_t cap, size_t *len);
+
+/* Whether the core touched device `ordinal` (open or closed): bound a thread
+ * to it, allocated on it or created a context on it. CUDA: anything this
+ * process's core did to that GPU through any context (CUDA contexts are per
+ * process), or a primary context on it, whoever made it (asked from the
+ * driver, which creates none for the question). Host: what this context
+ * did to the simulated device. */
+cp_status cp_device_touched(const cp_context *ctx, int32_t ordinal, int32_t *out);
 
 typedef struct cp_device_info {
     int32_t ordinal;
@@ -147,6 +186,11 @@ typedef struct cp_device_info {
 } cp_device_info;
 
 cp_status cp_device_info_get(const cp_context *ctx, int32_t ordinal, cp_device_info *out);
+
+/* A CUDA device's description without a context: name, compute capability
+ * and total memory; free_bytes is 0 (unknown: measuring it would create a
+ * context). CP_ERR_DEVICE_INDEX for an ordinal that is not visible. */
+cp_status cp_cuda_device_info(int32_t cuda_ordinal, cp_device_info *out);
 
 typedef struct cp_device_stats {
     uint64_t proofs;              /* circuits proved on this device */
@@ -301,8 +345,17 @@ cp_status cp_srs_shape_get(const cp_srs *srs, cp_srs_shape *out);
  * ic array is written to ic_out when ic_cap >= ic_len. */
 cp_status cp_srs_vk_get(const cp_srs *srs, cp_srs_parts *vk_out, cp_g1_affine *ic_out, size_t ic_cap);
 
+/* The host backend's estimate, needing no context. For a device of a
+ * context use cp_device_memory_estimate: each backend lays out its memory
+ * its own way. */
 cp_status cp_memory_estimate_get(const cp_srs *srs, uint64_t num_constraints,
                                  cp_memory_estimate *out);
+
+/* What device `ordinal` of `ctx` needs for proofs of `num_constraints`
+ * constraints with `srs`, by that device's backend (the CUDA layout of the
+ * key copy and the working cache, sppark's MSM temporaries). */
+cp_status cp_device_memory_estimate(const cp_context *ctx, int32_t ordinal, const cp_srs *srs,
+                                    uint64_t num_constraints, cp_memory_estimate *out);
 
 /* ------------------------------------------------------------------ */
 /* Proving                                                             */
@@ -344,7 +397,15 @@ typedef struct cp_timings {
                                 (0 for circuits given as a, b, c) */
     uint64_t device_ns;      /* whole device part, lock held */
     uint64_t epilogue_ns;    /* host epilogue in cp_prove_finish */
+    /* Measured: the device memory the core held during the device part at
+     * its highest. CUDA: the key copy, the working cache and the resident
+     * shape, plus the high-water mark of the device's memory pool (sppark's
+     * MSM and NTT temporaries) over the device part. Host: the working
+     * cache's bytes. */
     uint64_t peak_device_bytes;
+    /* The backend's estimate of the same (cp_device_memory_estimate:
+     * working set, plus the key copy where the backend keeps one). */
+    uint64_t estimated_device_bytes;
 } cp_timings;
 
 typedef struct cp_proof {

@@ -115,6 +115,10 @@ public:
     // Makes the calling thread run on this device (cudaSetDevice for CUDA).
     virtual void bind_thread() = 0;
 
+    // Whether the core bound a thread to this device, allocated on it or
+    // created a context on it (cp_device_touched).
+    virtual bool touched() const = 0;
+
     virtual cp_device_info info() const = 0;
 
     // Runs H and the five MSMs of one circuit (first a, b, c from the shape
@@ -145,13 +149,31 @@ private:
     std::atomic<uint64_t> memory_limit_{UINT64_MAX};
 };
 
-// Backend factories. Each returns the devices of a new context.
-std::vector<std::unique_ptr<device>> host_devices(int count, int threads);
+// Backend factories.
+// The host backend's simulated device `ordinal`.
+std::unique_ptr<device> host_device(int ordinal, int threads);
 
 #ifdef CP_WITH_CUDA
-// Number of CUDA devices, 0 when there is no GPU or driver (why in *why).
+// None of these creates a CUDA context.
+// Visible CUDA devices (the CUDA context's ordinal space), 0 when there is
+// no GPU or driver (why in *why).
+int cuda_visible_count(std::string *why);
+// Usable CUDA devices (compute capability >= 7.0, cooperative launch),
+// ascending; *why says why some or all visible ones are left out.
+std::vector<int> cuda_usable_devices(std::string *why);
 int cuda_device_count(std::string *why);
-std::vector<std::unique_ptr<device>> cuda_devices();
+// Name, compute capability and total memory of a visible device.
+cp_device_info cuda_device_info(int cuda_id);
+// Claims `ids` (validated CUDA ordinals; empty = every device the process
+// may use) for a new context and returns the ordinals it opens; fails with
+// CP_ERR_DEVICE_INDEX when one lies outside the process's device set.
+std::vector<int> cuda_claim(std::vector<int> ids);
+// The device of a claimed CUDA ordinal; nothing happens on the GPU until it
+// is used.
+std::unique_ptr<device> cuda_device_for(int cuda_id);
+// Whether the core touched CUDA device `cuda_id` (any context) or it holds
+// an active primary context.
+bool cuda_touched(int cuda_id);
 #endif
 
 }  // namespace cp

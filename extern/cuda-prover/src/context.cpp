@@ -5,6 +5,7 @@
 // The thread binding is a thread_local list of (context id, ordinal); the
 // context id comes from a process-wide counter so that a freed context's
 // stale bindings never match a new context allocated at the same address.
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -87,9 +88,34 @@ void check_ordinal(const cp_context *ctx, int32_t ordinal, const char *where) {
         fail(CP_ERR_DEVICE_INDEX, std::string(where) + ": device " + std::to_string(ordinal) +
                                       " is out of range: this context has " +
                                       std::to_string(ctx->count()) + " devices");
+    if (!ctx->is_open(ordinal))
+        fail(CP_ERR_DEVICE_INDEX, std::string(where) + ": device " + std::to_string(ordinal) +
+                                      " is not in this context's device set " + ctx->open_list());
 }
 
 namespace {
+
+// The caller's device set: ordinals below `space`, distinct, ascending.
+// Empty means every device.
+std::vector<int> requested_set(const cp_context_options &o, int space, const char *backend) {
+    if (o.num_devices > 0 && !o.devices)
+        fail(CP_ERR_INVALID_ARGUMENT, "cp_context_new: num_devices is " +
+                                          std::to_string(o.num_devices) + " but devices is NULL");
+    std::vector<int> v;
+    for (size_t i = 0; i < o.num_devices; i++) {
+        const int32_t d = o.devices[i];
+        if (d < 0 || d >= space)
+            fail(CP_ERR_DEVICE_INDEX, std::string("cp_context_new: device ") + std::to_string(d) +
+                                          " does not exist: the " + backend + " backend has " +
+                                          std::to_string(space) + " device(s)");
+        if (std::find(v.begin(), v.end(), d) != v.end())
+            fail(CP_ERR_DEVICE_INDEX, "cp_context_new: device " + std::to_string(d) +
+                                          " is listed twice");
+        v.push_back(d);
+    }
+    std::sort(v.begin(), v.end());
+    return v;
+}
 
 bind_scope::bind_scope(cp_context &c, int ordinal) : ctx(c), prev(bound_device(c.id)) {
     ctx.slot(ordinal).dev->bind_thread();
@@ -124,27 +150,45 @@ cp_status cp_context_new(const cp_context_options *options, cp_context **out) {
         ctx->id = g_next_context_id.fetch_add(1);
         ctx->backend = options->backend;
         ctx->threads = options->host_threads > 0 ? options->host_threads : hardware_threads();
-        std::vector<std::unique_ptr<device>> devs;
+        int space = 0;
+        std::vector<int> open;
         if (options->backend == CP_BACKEND_HOST) {
-            devs = host_devices(host_device_count(options->host_devices), ctx->threads);
+            space = host_device_count(options->host_devices);
+            open = requested_set(*options, space, "host");
+            if (open.empty())
+                for (int i = 0; i < space; i++) open.push_back(i);
         } else if (options->backend == CP_BACKEND_CUDA) {
 #ifdef CP_WITH_CUDA
             std::string why;
-            if (cuda_device_count(&why) == 0)
+            space = cuda_visible_count(&why);
+            if (space == 0)
                 fail(CP_ERR_DEVICE, "no CUDA device: " + (why.empty() ? std::string("none visible") : why));
-            devs = cuda_devices();
-            if (devs.empty()) fail(CP_ERR_DEVICE, "no CUDA device could be opened");
+            std::vector<int> wanted = requested_set(*options, space, "cuda");
+            const std::vector<int> usable = cuda_usable_devices(&why);
+            if (usable.empty()) fail(CP_ERR_DEVICE, "no usable CUDA device: " + why);
+            for (int d : wanted)
+                if (!std::binary_search(usable.begin(), usable.end(), d))
+                    fail(CP_ERR_DEVICE_INDEX, "cp_context_new: CUDA device " + std::to_string(d) +
+                                                  " lacks compute capability 7.0 or cooperative launch");
+            open = cuda_claim(std::move(wanted));
 #else
             fail(CP_ERR_UNSUPPORTED, "CP_BACKEND_CUDA: this library was built without the cuda feature");
 #endif
         } else {
             fail(CP_ERR_INVALID_ARGUMENT, "unknown backend " + std::to_string(options->backend));
         }
-        for (auto &d : devs) {
+        ctx->slots.resize(static_cast<size_t>(space));
+        for (int o : open) {
             std::unique_ptr<device_slot> s(new device_slot);
-            s->dev = std::move(d);
-            ctx->slots.push_back(std::move(s));
+#ifdef CP_WITH_CUDA
+            s->dev = options->backend == CP_BACKEND_CUDA ? cuda_device_for(o) : host_device(o, ctx->threads);
+#else
+            s->dev = host_device(o, ctx->threads);
+#endif
+            ctx->slots[static_cast<size_t>(o)] = std::move(s);
         }
+        ctx->open = std::move(open);
+        if (ctx->open.empty()) fail(CP_ERR_DEVICE, "cp_context_new: no device to open");
         *out = ctx.release();
     });
 }
@@ -183,6 +227,80 @@ cp_status cp_cuda_device_count(int32_t *out) {
     });
     if (st.code == CP_OK && out && *out == 0 && !why.empty()) return make_status(CP_OK, why.c_str());
     return st;
+}
+
+cp_status cp_cuda_usable_devices(int32_t *out, size_t cap, size_t *len) {
+    return guard("cp_cuda_usable_devices", [&] {
+        if (!len || (cap > 0 && !out))
+            fail(CP_ERR_INVALID_ARGUMENT, "cp_cuda_usable_devices: NULL argument");
+        *len = 0;
+#ifdef CP_WITH_CUDA
+        const std::vector<int> ids = cuda_usable_devices(nullptr);
+        for (size_t i = 0; i < ids.size() && i < cap; i++) out[i] = ids[i];
+        *len = ids.size();
+#else
+        (void)cap;
+#endif
+    });
+}
+
+cp_status cp_cuda_device_info(int32_t cuda_ordinal, cp_device_info *out) {
+    return guard("cp_cuda_device_info", [&] {
+        if (!out) fail(CP_ERR_INVALID_ARGUMENT, "cp_cuda_device_info: out is NULL");
+#ifdef CP_WITH_CUDA
+        std::string why;
+        const int n = cuda_visible_count(&why);
+        if (cuda_ordinal < 0 || cuda_ordinal >= n)
+            fail(CP_ERR_DEVICE_INDEX, "cp_cuda_device_info: CUDA device " + std::to_string(cuda_ordinal) +
+                                          " is not visible: " + std::to_string(n) + " device(s)" +
+                                          (why.empty() ? std::string() : " (" + why + ")"));
+        *out = cuda_device_info(cuda_ordinal);
+#else
+        (void)cuda_ordinal;
+        fail(CP_ERR_UNSUPPORTED, "cp_cuda_device_info: this library was built without the cuda feature");
+#endif
+    });
+}
+
+cp_status cp_context_devices(const cp_context *ctx, int32_t *out, size_t cap, size_t *len) {
+    return guard("cp_context_devices", [&] {
+        if (!ctx || !len || (cap > 0 && !out))
+            fail(CP_ERR_INVALID_ARGUMENT, "cp_context_devices: NULL argument");
+        for (size_t i = 0; i < ctx->open.size() && i < cap; i++) out[i] = ctx->open[i];
+        *len = ctx->open.size();
+    });
+}
+
+cp_status cp_device_touched(const cp_context *ctx, int32_t ordinal, int32_t *out) {
+    return guard("cp_device_touched", [&] {
+        if (!ctx || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_device_touched: NULL argument");
+        if (ordinal < 0 || ordinal >= ctx->count())
+            fail(CP_ERR_DEVICE_INDEX, "cp_device_touched: device " + std::to_string(ordinal) +
+                                          " is out of range: this context has " +
+                                          std::to_string(ctx->count()) + " devices");
+        *out = 0;
+#ifdef CP_WITH_CUDA
+        if (ctx->backend == CP_BACKEND_CUDA) {
+            *out = cuda_touched(ordinal) ? 1 : 0;
+            return;
+        }
+#endif
+        if (ctx->is_open(ordinal))
+            *out = ctx->slots[static_cast<size_t>(ordinal)]->dev->touched() ? 1 : 0;
+    });
+}
+
+cp_status cp_device_memory_estimate(const cp_context *ctx, int32_t ordinal, const cp_srs *srs,
+                                    uint64_t num_constraints, cp_memory_estimate *out) {
+    return guard("cp_device_memory_estimate", [&] {
+        if (!ctx || !srs || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_device_memory_estimate: NULL argument");
+        check_ordinal(ctx, ordinal, "cp_device_memory_estimate");
+        if (num_constraints > (uint64_t(1) << MAX_LG_DOMAIN))
+            fail(CP_ERR_INVALID_ARGUMENT,
+                 "cp_device_memory_estimate: num_constraints " + std::to_string(num_constraints) +
+                     " is more than the largest domain, 2^" + std::to_string(MAX_LG_DOMAIN));
+        *out = ctx->slots[static_cast<size_t>(ordinal)]->dev->estimate(srs->key, num_constraints);
+    });
 }
 
 cp_status cp_device_count(const cp_context *ctx, int32_t *out) {
@@ -269,6 +387,9 @@ cp_status cp_select_gpu(cp_context *ctx, int32_t ordinal) {
                                           std::to_string(ctx->count()) +
                                           " devices (valid: -1 to unbind, 0.." +
                                           std::to_string(ctx->count() - 1) + ")");
+        if (ordinal >= 0 && !ctx->is_open(ordinal))
+            fail(CP_ERR_DEVICE_INDEX, "cp_select_gpu: device " + std::to_string(ordinal) +
+                                          " is not in this context's device set " + ctx->open_list());
         if (ordinal >= 0) ctx->slot(ordinal).dev->bind_thread();
         set_bound_device(ctx->id, ordinal);
     });
@@ -300,6 +421,7 @@ cp_status cp_inject_fault(cp_context *ctx, int32_t ordinal, int64_t tag) {
         if (!ctx) fail(CP_ERR_INVALID_ARGUMENT, "cp_inject_fault: ctx is NULL");
         if (ordinal == -1) {
             for (auto &s : ctx->slots) {
+                if (!s) continue;
                 std::lock_guard<std::mutex> lk(s->state);
                 s->faults.clear();
             }

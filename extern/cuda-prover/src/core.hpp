@@ -42,7 +42,7 @@ struct cp_context;
 
 namespace cp {
 
-// Fails with CP_ERR_DEVICE_INDEX unless 0 <= ordinal < device count.
+// Fails with CP_ERR_DEVICE_INDEX unless `ordinal` is an open device of ctx.
 void check_ordinal(const cp_context *ctx, int32_t ordinal, const char *where);
 
 }  // namespace cp
@@ -51,14 +51,27 @@ struct cp_context {
     uint64_t id = 0;  // unique per context, keys the thread-local bindings
     int32_t backend = CP_BACKEND_HOST;
     int threads = 1;
+    // One entry per ordinal of the backend (CUDA: every visible device);
+    // null for a device outside the context's device set (closed).
     std::vector<std::unique_ptr<cp::device_slot>> slots;
+    std::vector<int> open;  // the open ordinals, ascending
 
     // Test hook: extra device time for circuits by tag (cp_set_tag_delay).
     std::mutex tag_delay_mu;
     std::map<int64_t, uint64_t> tag_delay_ns;
 
     int count() const { return static_cast<int>(slots.size()); }
+    bool is_open(int ordinal) const {
+        return ordinal >= 0 && ordinal < count() && slots[static_cast<size_t>(ordinal)] != nullptr;
+    }
+    // An open device (callers check with check_ordinal or route first).
     cp::device_slot &slot(int ordinal) { return *slots[static_cast<size_t>(ordinal)]; }
+    // "{1,3}": the open ordinals, for messages.
+    std::string open_list() const {
+        std::string s;
+        for (int o : open) s += (s.empty() ? "" : ",") + std::to_string(o);
+        return "{" + s + "}";
+    }
 };
 
 struct cp_mutex {

@@ -79,26 +79,32 @@ route resolve_route(const cp_context &ctx, int32_t gpu_index, size_t n, const cp
     const int count = ctx.count();
     route r;
     if (gpu_index >= 0 && gpu_index < count) {
-        r.base = gpu_index;
+        if (!ctx.is_open(gpu_index))
+            fail(CP_ERR_DEVICE_INDEX, std::string(where) + ": gpu_index " + std::to_string(gpu_index) +
+                                          " is not in this context's device set " + ctx.open_list());
+        r.ordinals.push_back(gpu_index);
     } else if (gpu_index == CP_GPU_AUTO) {
-        r.n_gpus = static_cast<int>(std::min<size_t>(static_cast<size_t>(count), n));
+        const size_t k = std::min(ctx.open.size(), n);
+        r.ordinals.assign(ctx.open.begin(), ctx.open.begin() + static_cast<long>(k));
     } else if (gpu_index == CP_GPU_BOUND) {
-        r.base = bound_device(ctx.id);
-        if (r.base < 0)
+        const int b = bound_device(ctx.id);
+        if (b < 0)
             fail(CP_ERR_NO_DEVICE_BOUND, std::string(where) +
                                              ": gpu_index CP_GPU_BOUND: this thread has no device "
                                              "bound; call cp_select_gpu");
+        r.ordinals.push_back(b);
     } else {
         fail(CP_ERR_DEVICE_INDEX, std::string(where) + ": gpu_index " + std::to_string(gpu_index) +
                                       " is out of range: this context has " + std::to_string(count) +
-                                      " devices (valid: -1 for automatic, -2 for the bound device, 0.." +
-                                      std::to_string(count - 1) + ")");
+                                      " devices, open " + ctx.open_list() +
+                                      " (valid: -1 for automatic, -2 for the bound device, or an "
+                                      "open ordinal)");
     }
-    if (r.n_gpus < 1) fail(CP_ERR_DEVICE, std::string(where) + ": the context has no devices");
-    if (mutex && r.n_gpus > 1)
+    if (r.ordinals.empty()) fail(CP_ERR_DEVICE, std::string(where) + ": the context has no devices");
+    if (mutex && r.ordinals.size() > 1)
         fail(CP_ERR_INVALID_ARGUMENT,
              std::string(where) + ": a cp_mutex belongs to one device, but gpu_index -1 spreads these " +
-                 std::to_string(n) + " items over " + std::to_string(r.n_gpus) +
+                 std::to_string(n) + " items over " + std::to_string(r.ordinals.size()) +
                  " devices; pass NULL or route to one device");
     return r;
 }
@@ -108,9 +114,11 @@ void dispatch(cp_context &ctx, const route &r, const std::vector<dispatch_item> 
               std::vector<item_times> &times) {
     const size_t n = items.size();
     times.assign(n, item_times{});
-    if (r.n_gpus == 1) {
-        bind_scope scope(ctx, r.base);
-        for (size_t k = 0; k < n; k++) run_item(ctx, k, items[k], r.base, mutex, work, times[k]);
+    const int n_gpus = static_cast<int>(r.ordinals.size());
+    if (n_gpus == 1) {
+        const int ord = r.ordinals[0];
+        bind_scope scope(ctx, ord);
+        for (size_t k = 0; k < n; k++) run_item(ctx, k, items[k], ord, mutex, work, times[k]);
         return;
     }
     std::mutex err_mu;
@@ -126,7 +134,7 @@ void dispatch(cp_context &ctx, const route &r, const std::vector<dispatch_item> 
         abort = true;
     };
     auto worker = [&](int tid, size_t lo, size_t hi) {
-        const int ord = r.base + tid;
+        const int ord = r.ordinals[static_cast<size_t>(tid)];
         size_t k = lo;
         try {
             ctx.slot(ord).dev->bind_thread();
@@ -138,11 +146,11 @@ void dispatch(cp_context &ctx, const route &r, const std::vector<dispatch_item> 
         set_bound_device(ctx.id, -1);
     };
     std::vector<std::thread> threads;
-    threads.reserve(static_cast<size_t>(r.n_gpus));
+    threads.reserve(static_cast<size_t>(n_gpus));
     try {
-        const size_t q = n / static_cast<size_t>(r.n_gpus), rem = n % static_cast<size_t>(r.n_gpus);
+        const size_t q = n / static_cast<size_t>(n_gpus), rem = n % static_cast<size_t>(n_gpus);
         size_t lo = 0;
-        for (int tid = 0; tid < r.n_gpus; tid++) {
+        for (int tid = 0; tid < n_gpus; tid++) {
             size_t len = q + (static_cast<size_t>(tid) < rem ? 1 : 0);
             threads.emplace_back(worker, tid, lo, lo + len);
             lo += len;

@@ -15,15 +15,16 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core.hpp"
 
 namespace cp {
 
-// Where the items of one call run: devices [base, base + n_gpus).
+// Where the items of one call run: the open devices `ordinals` (one, or
+// several for CP_GPU_AUTO).
 struct route {
-    int base = 0;
-    int n_gpus = 1;
+    std::vector<int> ordinals;
 };
 
 // Resolves gpu_index (an ordinal, CP_GPU_AUTO or CP_GPU_BOUND) for n items;

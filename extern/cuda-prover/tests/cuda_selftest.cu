@@ -759,7 +759,9 @@ int main(int argc, char **argv) {
         report(!why.empty(), "no device: count 0 with a reason");
         return g_failures ? 1 : 0;
     }
-    auto devs = cp::cuda_devices();
+    std::vector<std::unique_ptr<cp::device>> devs;
+    for (int id : cp::cuda_claim({}))
+        devs.push_back(cp::cuda_device_for(id));
     for (auto &d : devs) {
         cp_device_info i = d->info();
         std::printf("INFO device %d: %s cc %d.%d, %.1f / %.1f GiB free\n", i.ordinal, i.name,

@@ -75,7 +75,7 @@ impl EngineArgs {
             BackendArg::Host => BackendChoice::Host,
             BackendArg::Cuda => BackendChoice::Cuda,
         };
-        let ctx = Arc::new(open_context(backend, self.host_devices)?);
+        let ctx = Arc::new(open_context(backend, self.host_devices, &devices)?);
         let engine = Engine::new(
             ctx,
             EngineConfig {

@@ -65,7 +65,9 @@ pub fn sealed_4kib() -> SealedSector {
 
 /// A prover over `devices` simulated host devices.
 pub fn host_prover(devices: u32, blinding: BlindingSource) -> FilecoinProver {
-    let ctx = Arc::new(open_context(BackendChoice::Host, devices).expect("host context"));
+    let ctx = Arc::new(
+        open_context(BackendChoice::Host, devices, &DeviceSelection::All).expect("host context"),
+    );
     let engine = Engine::new(
         ctx,
         EngineConfig {

@@ -7,11 +7,14 @@
 // proof only as h + l): its time is reported in msm_h_ns, out.l is zero.
 // A circuit given by a shape sends only its witness: the shape's matrices
 // stay on the device (one resident shape per device, freed by trim) and a, b,
-// c are evaluated and checked there.
+// c are evaluated and checked there. A device is one CUDA ordinal of the
+// process's device set (registry.hpp); it does nothing on its GPU until it
+// is first used.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,7 @@
 
 #include "backend.hpp"
 #include "gpu_ops.hpp"
+#include "registry.hpp"
 
 namespace cp {
 namespace {
@@ -61,42 +65,24 @@ inline void cuda_check(cudaError_t e, const std::string &what) {
     fail(code, "CUDA device " + std::to_string(cuda_id) + ": " + e.what());
 }
 
-// The device the calling thread was set to, as far as the core can tell.
-// cudaGetDevice answers 0 for a thread that never chose a device, and
-// cudaSetDevice(0) creates a context on GPU 0, so "restoring" that 0 would
-// put a context (and its memory) on a GPU the thread never used. Device 0
-// is restored only when this thread set it through the core.
-thread_local int t_device = -1;
+using cp_cuda::device_scope;
 
-int previous_device() {
-    if (t_device >= 0)
-        return t_device;
-    int d = -1;
-    if (cudaGetDevice(&d) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return -1;
-    }
-    return d > 0 ? d : -1;
-}
-
+// cudaSetDevice through the registry, with its failure as a cp::error.
 void set_device(int id) {
-    cuda_check(cudaSetDevice(id), "cudaSetDevice(" + std::to_string(id) + ")");
-    t_device = id;
+    try {
+        cp_cuda::set_device(id);
+    } catch (const cuda_error &e) {
+        rethrow_sppark(e, id);
+    }
 }
 
-// Scoped cudaSetDevice that restores the previous device (see above).
-class device_scope {
-    int prev_ = -1;
-public:
-    explicit device_scope(int id) : prev_(previous_device()) {
-        if (prev_ != id)
-            set_device(id);
-    }
-    ~device_scope() {
-        if (prev_ >= 0 && prev_ != t_device && cudaSetDevice(prev_) == cudaSuccess)
-            t_device = prev_;
-    }
-};
+// The smallest power of two >= n (n <= 2^MAX_LG_DOMAIN from the callers;
+// the loop stops at 2^62 whatever it is given).
+size_t domain_for(uint64_t n) {
+    uint32_t lg = 0;
+    while (lg < 62 && (uint64_t(1) << lg) < n) lg++;
+    return size_t(1) << lg;
+}
 
 struct srs_sizes {
     size_t h, l, a, b_g1, b_g2, total;
@@ -124,13 +110,11 @@ struct srs_copy final : srs_device_copy {
 
     ~srs_copy() override {
         if (base) {
-            // No throwing here: device_scope reports a failed switch.
-            const int prev = previous_device();
-            if (cudaSetDevice(cuda_id) == cudaSuccess) {
-                t_device = cuda_id;
+            try {
+                device_scope scope(cuda_id);
                 (void)cudaFree(base);
-                if (prev >= 0 && prev != cuda_id && cudaSetDevice(prev) == cudaSuccess)
-                    t_device = prev;
+            } catch (...) {
+                // The device is gone: nothing left to free.
             }
         }
     }
@@ -281,13 +265,18 @@ constexpr size_t STAGE_PIECE = 512 * 1024;  // per host thread
 
 class cuda_device final : public device {
 public:
-    cuda_device(int ordinal, const gpu_t *gpu)
-        : ordinal_(ordinal), cuda_id_(gpu->cid()), gpu_(gpu) {}
+    cuda_device(int cuda_id, const cudaDeviceProp &props)
+        : ordinal_(cuda_id), cuda_id_(cuda_id), props_(props) {}
 
     ~cuda_device() override {
-        const int prev = previous_device();
-        if (cudaSetDevice(cuda_id_) == cudaSuccess)
-            t_device = cuda_id_;
+        if (!holds_anything())
+            return;  // never used: its GPU is left alone
+        std::unique_ptr<device_scope> scope;
+        try {
+            scope.reset(new device_scope(cuda_id_));
+        } catch (...) {
+            return;
+        }
         if (cache_)
             (void)cudaFree(cache_);
         if (shape_.base)
@@ -298,22 +287,27 @@ public:
         for (cudaEvent_t e : {ev_abc_, ev_rest_})
             if (e)
                 (void)cudaEventDestroy(e);
-        if (prev >= 0 && prev != cuda_id_ && cudaSetDevice(prev) == cudaSuccess)
-            t_device = prev;
     }
 
     void bind_thread() override { set_device(cuda_id_); }
+
+    bool touched() const override { return cp_cuda::touched(cuda_id_); }
 
     cp_device_info info() const override {
         cp_device_info inf;
         std::memset(&inf, 0, sizeof(inf));
         inf.ordinal = ordinal_;
         inf.simulated = 0;
-        const cudaDeviceProp &p = gpu_->props();
+        const cudaDeviceProp &p = props_;
         std::strncpy(inf.name, p.name, sizeof(inf.name) - 1);
         inf.cc_major = p.major;
         inf.cc_minor = p.minor;
-        device_scope scope(cuda_id_);
+        std::unique_ptr<device_scope> scope;
+        try {
+            scope.reset(new device_scope(cuda_id_));
+        } catch (const cuda_error &e) {
+            rethrow_sppark(e, cuda_id_);
+        }
         size_t free_b = 0, total_b = 0;
         cuda_check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
         inf.free_bytes = std::min<uint64_t>(free_b, memory_limit());
@@ -324,11 +318,9 @@ public:
     void prepare(const srs &key, uint64_t num_constraints, const shape *sh) override {
         bind_thread();
         try {
-            size_t m = 1;
-            while (m < num_constraints)
-                m <<= 1;
+            const size_t m = domain_for(num_constraints);
             const cache_layout L = layout_for(key, m);
-            const size_t temp = temp_bytes(L, gpu_->sm_count());
+            const size_t temp = temp_bytes(L, props_.multiProcessorCount);
             const size_t cache_need = cache_bytes_.load() >= L.total ? 0 : L.total;
             cp_timings t;
             std::memset(&t, 0, sizeof(t));
@@ -421,7 +413,7 @@ public:
         // device: loaded, result discarded (it satisfies nothing).
         if (sh && sh->num_inputs == ni && sh->num_aux == na) {
             evaluate(*sh, layout_for(key, m));
-            gpu_sync_default(*gpu_);
+            gpu_sync_default(gpu());
             warmed_shape_ = sh->id;
         }
     }
@@ -437,10 +429,13 @@ public:
     }
 
     uint64_t trim() override {
-        device_scope scope(cuda_id_);
+        if (!holds_anything())
+            return 0;  // never used: nothing to free, and its GPU is left alone
         uint64_t freed = 0;
+        std::unique_ptr<device_scope> scope;
         try {
-            gpu_->sync();
+            scope.reset(new device_scope(cuda_id_));
+            gpu().sync();
         } catch (const cuda_error &e) {
             rethrow_sppark(e, cuda_id_);
         }
@@ -470,12 +465,9 @@ public:
     uint64_t srs_uploads() const override { return srs_uploads_.load(); }
 
     cp_memory_estimate estimate(const srs &key, uint64_t num_constraints) const override {
-        size_t m = 1;
-        while (m < num_constraints)
-            m <<= 1;
-        const cache_layout L = layout_for(key, m);
+        const cache_layout L = layout_for(key, domain_for(num_constraints));
         cp_memory_estimate e;
-        e.working_bytes = L.total + temp_bytes(L, gpu_->sm_count());
+        e.working_bytes = L.total + temp_bytes(L, props_.multiProcessorCount);
         e.srs_bytes = srs_layout(key).total;
         return e;
     }
@@ -483,7 +475,8 @@ public:
 private:
     int ordinal_;
     int cuda_id_;
-    const gpu_t *gpu_;
+    cudaDeviceProp props_;
+    mutable const gpu_t *gpu_ = nullptr;  // sppark's streams and pool, on first use
     void *cache_ = nullptr;
     size_t warmed_m_ = 0;  // largest domain warm_up ran for since the last trim
     uint64_t warmed_shape_ = 0;  // shape whose evaluation warm_up ran
@@ -500,7 +493,29 @@ private:
     cudaEvent_t ev_abc_ = nullptr, ev_rest_ = nullptr;
     std::vector<uint32_t> pre_host_;
 
-    cudaStream_t stream() const { return (cudaStream_t)(*gpu_); }
+    // The device's gpu_t, built the first time (the thread is bound).
+    const gpu_t &gpu() const {
+        if (!gpu_)
+            gpu_ = &cp_cuda::gpu_of(cuda_id_);
+        return *gpu_;
+    }
+
+    cudaStream_t stream() const { return (cudaStream_t)gpu(); }
+
+    // Whether this device allocated or created anything on its GPU.
+    bool holds_anything() const {
+        if (gpu_ || cache_ || shape_.base || copy_ || ev_abc_ || ev_rest_)
+            return true;
+        for (int i = 0; i < STAGE_BUFS; i++)
+            if (stage_[i] || stage_ev_[i])
+                return true;
+        return false;
+    }
+
+    // Device memory the core holds on this GPU outside the memory pool.
+    uint64_t held_bytes(const srs_copy &dk) const {
+        return dk.total + cache_bytes_.load() + shape_.bytes;
+    }
 
     size_t free_bytes() const {
         size_t free_b = 0, total_b = 0;
@@ -567,7 +582,7 @@ private:
                 std::memcpy(h, s, len);
             } else {
                 const size_t pieces = (len + STAGE_PIECE - 1) / STAGE_PIECE;
-                gpu_->par_map(pieces, 1, [&](size_t i) {
+                gpu().par_map(pieces, 1, [&](size_t i) {
                     const size_t off = i * STAGE_PIECE;
                     std::memcpy(h + off, s + off, std::min(STAGE_PIECE, len - off));
                 });
@@ -722,9 +737,9 @@ private:
         fr_raw *d_aux = (fr_raw *)(base + L.hl) + (L.m - 1);
         const size_t rows = sh.num_constraints;
         for (int i = 0; i < 3; i++)
-            eval_rows_async(*gpu_, d_a + i * L.m, shape_.row_ptr[i], shape_.entries[i],
+            eval_rows_async(gpu(), d_a + i * L.m, shape_.row_ptr[i], shape_.entries[i],
                             shape_.coeffs, d_in, (uint32_t)sh.num_inputs, d_aux, rows);
-        check_rows_async(*gpu_, d_a, d_a + L.m, d_a + 2 * L.m, rows,
+        check_rows_async(gpu(), d_a, d_a + L.m, d_a + 2 * L.m, rows,
                          (uint64_t *)(base + L.bad));
     }
 
@@ -768,7 +783,7 @@ private:
         const uint64_t t_start = now_ns();
         const size_t m = size_t(1) << job.lg_domain;
         const cache_layout L = layout_for(key, m);
-        const size_t temp = temp_bytes(L, gpu_->sm_count());
+        const size_t temp = temp_bytes(L, props_.multiProcessorCount);
         if (job.num_inputs != L.ni || job.num_aux != L.na ||
             L.ni + job.a_aux_count != L.n_a || job.b_input_count + job.b_aux_count != L.n_b ||
             key.h.size() != m - 1 || key.b_g2.size() != L.n_b)
@@ -782,6 +797,17 @@ private:
         if (job.sh)
             ensure_shape(*job.sh, temp + cache_need);
         ensure_cache(L.total, temp);
+        // The pool's high-water mark from here on measures sppark's
+        // temporaries of this device part.
+        cudaMemPool_t pool = nullptr;
+        if (cudaDeviceGetDefaultMemPool(&pool, cuda_id_) == cudaSuccess) {
+            uint64_t zero = 0;
+            if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero) != cudaSuccess)
+                pool = nullptr;
+        } else {
+            pool = nullptr;
+        }
+        (void)cudaGetLastError();
 
         char *base = (char *)cache_;
         fr_raw *d_a = (fr_raw *)(base + L.abc);
@@ -822,7 +848,7 @@ private:
                                "cudaMemsetAsync");
             t_h = now_ns();
             t.eval_ns += t_h - t_up;
-            compute_h_async(*gpu_, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
+            compute_h_async(gpu(), d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
             d_bits_a = shape_.bits;
             d_bits_bi = d_bits_a + L.w_aux;
             d_bits_ba = d_bits_bi + L.w_in;
@@ -844,7 +870,7 @@ private:
             }
             cuda_check(cudaEventRecord(ev_abc_, copy_), "cudaEventRecord");
             cuda_check(cudaStreamWaitEvent(zs, ev_abc_, 0), "cudaStreamWaitEvent");
-            compute_h_async(*gpu_, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
+            compute_h_async(gpu(), d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
 
             stage(d_aux, job.aux, L.na * sizeof(fr_raw));
             stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
@@ -887,82 +913,97 @@ private:
         launch_compact(zs, d_sb, d_in, d_bits_bi, d_pre + L.w_aux, L.ni);
         launch_compact(zs, d_sb + job.b_input_count, d_aux, d_bits_ba,
                        d_pre + L.w_aux + L.w_in, L.na);
-        gpu_sync_default(*gpu_);
+        gpu_sync_default(gpu());
         uint64_t t0 = now_ns();
         t.ntt_ns += t0 - t_h;
 
         // h + l as one MSM over the adjacent H and L points.
         g1_proj_raw r1;
         g2_proj_raw r2;
-        msm_g1_device(*gpu_, r1, dk.h, d_hl, L.n_hl);
+        msm_g1_device(gpu(), r1, dk.h, d_hl, L.n_hl);
         std::memcpy(&out.h, &r1, sizeof(r1));
         std::memset(&out.l, 0, sizeof(out.l));  // infinity (Z = 0)
         uint64_t t1 = now_ns();
         t.msm_h_ns += t1 - t0;
 
-        msm_g1_device(*gpu_, r1, dk.a, d_sa, L.n_a);
+        msm_g1_device(gpu(), r1, dk.a, d_sa, L.n_a);
         std::memcpy(&out.a, &r1, sizeof(r1));
         t0 = now_ns();
         t.msm_a_ns += t0 - t1;
 
-        msm_g1_device(*gpu_, r1, dk.b_g1, d_sb, L.n_b);
+        msm_g1_device(gpu(), r1, dk.b_g1, d_sb, L.n_b);
         std::memcpy(&out.b_g1, &r1, sizeof(r1));
         t1 = now_ns();
         t.msm_b_g1_ns += t1 - t0;
 
-        msm_g2_device(*gpu_, r2, dk.b_g2, d_sb, L.n_b);
+        msm_g2_device(gpu(), r2, dk.b_g2, d_sb, L.n_b);
         std::memcpy(&out.b_g2, &r2, sizeof(r2));
         t.msm_b_g2_ns += now_ns() - t1;
 
-        t.peak_device_bytes =
-            std::max<uint64_t>(t.peak_device_bytes, dk.total + cache_bytes_.load() + temp);
+        uint64_t pool_high = 0;
+        if (pool) {
+            uint64_t high = 0, used = 0;
+            if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high) == cudaSuccess &&
+                cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess)
+                pool_high = std::max<uint64_t>(high, used);
+            (void)cudaGetLastError();
+        }
+        t.peak_device_bytes = std::max<uint64_t>(t.peak_device_bytes, held_bytes(dk) + pool_high);
+        t.estimated_device_bytes = std::max<uint64_t>(
+            t.estimated_device_bytes, dk.total + L.total + temp + (job.sh ? shape_.bytes : 0));
     }
 };
 
 }  // namespace
 
-int cuda_device_count(std::string *why) {
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        if (why)
-            *why = std::string("CUDA runtime: ") + cudaGetErrorString(e);
-        return 0;
+int cuda_visible_count(std::string *why) { return cp_cuda::visible_devices(why); }
+
+std::vector<int> cuda_usable_devices(std::string *why) {
+    std::string reason;
+    const int n = cp_cuda::visible_devices(&reason);
+    std::vector<int> ids = cp_cuda::usable_devices();
+    if (why) {
+        if (n == 0)
+            *why = reason;
+        else if (ids.size() < (size_t)n)
+            *why = std::to_string(n - ids.size()) + " of " + std::to_string(n) +
+                   " CUDA devices lack compute capability 7.0 or cooperative launch";
     }
-    if (n == 0) {
-        if (why)
-            *why = "no CUDA device visible";
-        return 0;
-    }
-    size_t usable = 0;
-    try {
-        usable = ngpus();
-    } catch (const cuda_error &err) {
-        if (why)
-            *why = std::string("CUDA device setup failed: ") + err.what();
-        return 0;
-    }
-    if (why && usable < (size_t)n)
-        *why = std::to_string(n - usable) + " of " + std::to_string(n) +
-               " CUDA devices lack compute capability 7.0 or cooperative launch";
-    return (int)usable;
+    return ids;
 }
 
-std::vector<std::unique_ptr<device>> cuda_devices() {
-    std::string why;
-    const int n = cuda_device_count(&why);
-    if (n == 0)
-        fail(CP_ERR_DEVICE, "no usable CUDA device: " + why);
-    std::vector<std::unique_ptr<device>> out;
-    try {
-        const auto &gpus = all_gpus();
-        for (int i = 0; i < n && (size_t)i < gpus.size(); i++)
-            out.push_back(std::make_unique<cuda_device>(i, gpus[i]));
-    } catch (const cuda_error &e) {
-        fail(CP_ERR_DEVICE, std::string("CUDA device setup failed: ") + e.what());
+int cuda_device_count(std::string *why) { return (int)cuda_usable_devices(why).size(); }
+
+cp_device_info cuda_device_info(int cuda_id) {
+    cp_device_info inf;
+    std::memset(&inf, 0, sizeof(inf));
+    cudaDeviceProp p;
+    if (cudaGetDeviceProperties(&p, cuda_id) != cudaSuccess) {
+        const cudaError_t e = cudaGetLastError();
+        fail(CP_ERR_DEVICE, "CUDA device " + std::to_string(cuda_id) + ": " + cudaGetErrorString(e));
     }
-    return out;
+    inf.ordinal = cuda_id;
+    std::strncpy(inf.name, p.name, sizeof(inf.name) - 1);
+    inf.cc_major = p.major;
+    inf.cc_minor = p.minor;
+    inf.total_bytes = p.totalGlobalMem;
+    return inf;
 }
+
+std::vector<int> cuda_claim(std::vector<int> ids) {
+    const std::string why = cp_cuda::claim_devices(ids);
+    if (!why.empty())
+        fail(CP_ERR_DEVICE_INDEX, "cp_context_new: " + why);
+    return ids;
+}
+
+std::unique_ptr<device> cuda_device_for(int cuda_id) {
+    cudaDeviceProp p;
+    if (!cp_cuda::usable_device(cuda_id, &p))
+        fail(CP_ERR_DEVICE, "CUDA device " + std::to_string(cuda_id) + " is not usable");
+    return std::unique_ptr<device>(new cuda_device(cuda_id, p));
+}
+
+bool cuda_touched(int cuda_id) { return cp_cuda::touched(cuda_id); }
 
 }  // namespace cp

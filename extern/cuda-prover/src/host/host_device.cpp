@@ -110,7 +110,8 @@ class host_device final : public device {
 public:
     host_device(int ordinal, int threads) : ordinal_(ordinal), threads_(threads) {}
 
-    void bind_thread() override {}
+    void bind_thread() override { touched_ = true; }
+    bool touched() const override { return touched_.load(); }
 
     cp_device_info info() const override {
         cp_device_info d;
@@ -128,6 +129,7 @@ public:
     }
 
     void prepare(const srs &key, uint64_t num_constraints, const shape *) override {
+        touched_ = true;
         // Callers bound num_constraints by 2^MAX_LG_DOMAIN; the loop also
         // stops at 63 whatever it is given.
         uint32_t lg = 0;
@@ -141,6 +143,7 @@ public:
         const uint32_t lg = job.lg_domain;
         const size_t m = size_t(1) << lg;
         const size_t n = job.num_constraints;
+        touched_ = true;
         check_memory(key, n);
         cache_.ensure(lg, threads_);
         blst_fr *a = cache_.a.get(), *b = cache_.b.get(), *c = cache_.c.get();
@@ -209,7 +212,10 @@ public:
         }
         t.msm_b_g2_ns = elapsed_ns(t0);
         t.batch_add_ns = add_ns;
-        t.peak_device_bytes = cache_.bytes;
+        // Measured: what the working cache holds; estimated: the backend's
+        // estimate of the working set.
+        t.peak_device_bytes = std::max<uint64_t>(t.peak_device_bytes, cache_.bytes);
+        t.estimated_device_bytes = estimate(key, n).working_bytes;
     }
 
     uint64_t trim() override { return cache_.release(); }
@@ -225,6 +231,7 @@ private:
     int ordinal_;
     int threads_;
     working_cache cache_;
+    std::atomic<bool> touched_{false};
 
     void check_memory(const srs &key, uint64_t num_constraints) const {
         const cp_memory_estimate need = estimate(key, num_constraints);
@@ -261,11 +268,8 @@ cp_memory_estimate estimate(const srs &key, uint64_t num_constraints) {
 
 }  // namespace host
 
-std::vector<std::unique_ptr<device>> host_devices(int count, int threads) {
-    std::vector<std::unique_ptr<device>> out;
-    out.reserve(static_cast<size_t>(count));
-    for (int i = 0; i < count; i++) out.emplace_back(new host::host_device(i, threads));
-    return out;
+std::unique_ptr<device> host_device(int ordinal, int threads) {
+    return std::unique_ptr<device>(new host::host_device(ordinal, threads));
 }
 
 }  // namespace cp
