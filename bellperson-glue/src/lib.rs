@@ -12,6 +12,7 @@ pub mod circuits;
 mod convert;
 mod cs;
 mod error;
+mod gpu;
 mod key;
 mod prove;
 mod shape;
@@ -20,6 +21,7 @@ mod witness;
 
 pub use cs::{synthesize, synthesize_recording, synthesize_sized, Density, SizeHint, Synthesized};
 pub use error::{Error, Result};
+pub use gpu::{GpuIndex, GPU_AUTO, GPU_BOUND};
 pub use key::{KeyCheck, LoadReport, ProvingKey, SubgroupCheck};
 pub use prove::{
     create_proof_batch, create_random_proof_batch, prove_from_assignments, prove_from_witnesses,
@@ -31,7 +33,7 @@ pub use witness::{synthesize_witness, Witness};
 /// The core's device-level types, for the layers above.
 pub use cuda_prover_sys::{
     built_with_cuda, cuda_device_count, cuda_device_info, cuda_usable_devices, Backend, Context,
-    ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, ErrorCode, Timings, GPU_AUTO, GPU_BOUND,
+    ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, ErrorCode, Timings,
 };
 
 pub use bellperson::groth16::{Parameters, Proof, VerifyingKey};

@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use crate::convert::{fr, fr_slice, to_g1, to_g2};
 use crate::cs::{synthesize, Synthesized};
 use crate::error::{Error, Result};
+use crate::gpu::GpuIndex;
 use crate::key::ProvingKey;
 use crate::shape::Shape;
 use crate::witness::Witness;
@@ -109,7 +110,7 @@ pub fn prove_start<S: Borrow<Synthesized>>(
     circuits: &[S],
     blinding: &[Blinding],
     tags: &[i64],
-    gpu_index: i32,
+    gpu_index: impl Into<GpuIndex>,
     mutex: Option<&sys::DeviceMutex>,
 ) -> Result<PendingProofs> {
     check_lengths(circuits.len(), blinding.len(), tags.len())?;
@@ -134,7 +135,7 @@ pub fn prove_start<S: Borrow<Synthesized>>(
             })
         })
         .collect::<sys::Result<Vec<_>>>()?;
-    let inner = ctx.prove_start(key.srs(), &raw, gpu_index, mutex)?;
+    let inner = ctx.prove_start(key.srs(), &raw, gpu_index.into().raw(), mutex)?;
     Ok(PendingProofs { inner })
 }
 
@@ -149,7 +150,7 @@ pub fn prove_start_witness<W: Borrow<Witness>>(
     witnesses: &[W],
     blinding: &[Blinding],
     tags: &[i64],
-    gpu_index: i32,
+    gpu_index: impl Into<GpuIndex>,
     mutex: Option<&sys::DeviceMutex>,
 ) -> Result<PendingProofs> {
     check_lengths(witnesses.len(), blinding.len(), tags.len())?;
@@ -168,7 +169,8 @@ pub fn prove_start_witness<W: Borrow<Witness>>(
             )
         })
         .collect();
-    let inner = ctx.prove_start_witness(key.srs(), shape.core(), &raw, gpu_index, mutex)?;
+    let inner =
+        ctx.prove_start_witness(key.srs(), shape.core(), &raw, gpu_index.into().raw(), mutex)?;
     Ok(PendingProofs { inner })
 }
 
@@ -179,7 +181,7 @@ pub fn prove_from_witnesses(
     shape: &Shape,
     witnesses: &[Witness],
     blinding: &[Blinding],
-    gpu_index: i32,
+    gpu_index: impl Into<GpuIndex>,
     mutex: Option<&sys::DeviceMutex>,
 ) -> Result<Vec<ProofOutput>> {
     prove_start_witness(ctx, key, shape, witnesses, blinding, &[], gpu_index, mutex)?.finish()
@@ -191,7 +193,7 @@ pub fn prove_from_assignments(
     key: &ProvingKey,
     circuits: &[Synthesized],
     blinding: &[Blinding],
-    gpu_index: i32,
+    gpu_index: impl Into<GpuIndex>,
     mutex: Option<&sys::DeviceMutex>,
 ) -> Result<Vec<ProofOutput>> {
     prove_start(ctx, key, circuits, blinding, &[], gpu_index, mutex)?.finish()
@@ -204,7 +206,7 @@ pub fn create_proof_batch<C>(
     circuits: Vec<C>,
     key: &ProvingKey,
     blinding: &[Blinding],
-    gpu_index: i32,
+    gpu_index: impl Into<GpuIndex>,
     mutex: Option<&sys::DeviceMutex>,
 ) -> Result<Vec<ProofOutput>>
 where
@@ -223,7 +225,7 @@ pub fn create_random_proof_batch<C, R>(
     circuits: Vec<C>,
     key: &ProvingKey,
     rng: &mut R,
-    gpu_index: i32,
+    gpu_index: impl Into<GpuIndex>,
     mutex: Option<&sys::DeviceMutex>,
 ) -> Result<Vec<ProofOutput>>
 where

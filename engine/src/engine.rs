@@ -826,7 +826,7 @@ fn worker(
             tags: vec![k as i64],
         };
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            gpu_prove_start(ctx, &job, key, Some(mutex), ordinal as i32).and_then(|h| h.finish())
+            gpu_prove_start(ctx, &job, key, Some(mutex), ordinal).and_then(|h| h.finish())
         }));
         drop(job);
         let elapsed = t.elapsed().as_nanos() as u64;

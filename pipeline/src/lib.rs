@@ -19,9 +19,9 @@ pub use glue::shape_file;
 pub use glue::{
     built_with_cuda, cuda_device_count, cuda_device_info, cuda_usable_devices, synthesize,
     synthesize_recording, synthesize_sized, synthesize_witness, Backend, Blinding, Context,
-    ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, Error, ErrorCode, KeyCheck, Parameters,
-    Proof, ProofOutput, ProvingKey, Result, Scalar, Shape, ShapeData, ShapeInfo, SizeHint,
-    Synthesized, Timings, Witness, GPU_AUTO, GPU_BOUND,
+    ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, Error, ErrorCode, GpuIndex, KeyCheck,
+    Parameters, Proof, ProofOutput, ProvingKey, Result, Scalar, Shape, ShapeData, ShapeInfo,
+    SizeHint, Synthesized, Timings, Witness, GPU_AUTO, GPU_BOUND,
 };
 
 /// How partitions are synthesized.
@@ -190,7 +190,7 @@ pub fn gpu_prove_start(
     job: &SynthesizedJob,
     key: &ProvingKey,
     mutex: Option<&DeviceMutex>,
-    gpu_index: i32,
+    gpu_index: impl Into<GpuIndex>,
 ) -> Result<ProveHandle> {
     let pending = match job.partitions.first() {
         None => return Err(Error::Invalid("the job has no partitions".into())),
@@ -249,7 +249,7 @@ pub fn gpu_prove(
     job: &SynthesizedJob,
     key: &ProvingKey,
     mutex: Option<&DeviceMutex>,
-    gpu_index: i32,
+    gpu_index: impl Into<GpuIndex>,
 ) -> Result<Vec<(i64, ProofOutput, Vec<Scalar>)>> {
     gpu_prove_start(ctx, job, key, mutex, gpu_index)?.finish()
 }
@@ -267,7 +267,7 @@ pub fn prove_overlapped<C, B, P>(
     shape: Option<&Arc<Shape>>,
     circuits: Vec<C>,
     mut blinding: B,
-    gpu_index: i32,
+    gpu_index: impl Into<GpuIndex>,
     mutex: Option<&DeviceMutex>,
     mut progress: P,
 ) -> Result<Vec<PartitionProof>>
@@ -277,6 +277,7 @@ where
     P: FnMut(&PartitionProof),
 {
     let n = circuits.len();
+    let gpu_index: GpuIndex = gpu_index.into();
     let hint = key.size_hint()?;
     let (tx, rx) = crossbeam_channel::bounded::<(usize, Result<Prepared>, Duration)>(1);
     std::thread::scope(|s| {

@@ -138,7 +138,7 @@ fn routing_on_one_gpu() {
     let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(1), 1);
     let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap();
     assert_eq!(o[0].device, 0);
-    let err = prove_from_assignments(&ctx, &keys.key, &s, &bl, n as i32, None).unwrap_err();
+    let err = prove_from_assignments(&ctx, &keys.key, &s, &bl, n as u32, None).unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::DeviceIndex), "{err}");
     let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, GPU_AUTO, None).unwrap();
     assert_eq!(o[0].device, 0);

@@ -6,8 +6,15 @@ use std::time::Duration;
 use cuda_prover_bellperson::circuits::Kind;
 use cuda_prover_bellperson::{
     prove_from_assignments, prove_start, synthesize, Blinding, Context, DeviceMutex, ErrorCode,
-    Synthesized, GPU_AUTO, GPU_BOUND,
+    GpuIndex, Synthesized, GPU_AUTO, GPU_BOUND,
 };
+
+/// blstrs scalars as the core's (same layout, checked in the glue).
+fn fr(s: &[blstrs::Scalar]) -> &[cuda_prover_sys::Fr] {
+    // SAFETY: blstrs::Scalar is repr(transparent) over blst_fr, which is
+    // cp_fr; the glue asserts equal size and alignment at compile time.
+    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const cuda_prover_sys::Fr, s.len()) }
+}
 use cuda_prover_tests::{builtin, builtin_keys};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
@@ -47,8 +54,7 @@ fn explicit_index_proves_everything_there() {
             let before: Vec<u64> = (0..devices)
                 .map(|d| ctx.device_stats(d).unwrap().proofs)
                 .collect();
-            let pending =
-                prove_start(&ctx, &keys.key, &cs, &blinding(3), &[], k as i32, None).unwrap();
+            let pending = prove_start(&ctx, &keys.key, &cs, &blinding(3), &[], k, None).unwrap();
             assert_eq!(pending.devices(), vec![k; 3]);
             let outs = pending.finish().unwrap();
             assert!(outs.iter().all(|o| o.device == k));
@@ -97,7 +103,7 @@ fn out_of_range_index_is_an_error_not_device_zero() {
     let keys = builtin_keys(Kind::Bits, 8);
     let ctx = Context::host(2).unwrap();
     let cs = circuits(1);
-    for bad in [2, 7, -3, i32::MIN] {
+    for bad in [2u32, 7, 1 << 20] {
         let err =
             prove_from_assignments(&ctx, &keys.key, &cs, &blinding(1), bad, None).unwrap_err();
         assert_eq!(
@@ -109,6 +115,44 @@ fn out_of_range_index_is_an_error_not_device_zero() {
             err.to_string().contains(&bad.to_string()),
             "message names the index: {err}"
         );
+    }
+    // An ordinal beyond i32 reaches the core as i32::MAX: out of range too.
+    let err =
+        prove_from_assignments(&ctx, &keys.key, &cs, &blinding(1), u32::MAX, None).unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::DeviceIndex), "{err}");
+    // The C convention's other negatives are no GpuIndex at all ...
+    for bad in [-3, i32::MIN] {
+        let err = GpuIndex::try_from(bad).unwrap_err();
+        assert!(err.to_string().contains(&bad.to_string()), "{err}");
+    }
+    // ... and the core refuses them when they come through the C ABI.
+    let synth: Vec<Synthesized> = cs.clone();
+    let raw = synth
+        .iter()
+        .map(|c| {
+            cuda_prover_sys::Circuit::new(cuda_prover_sys::CircuitParts {
+                a: fr(&c.a),
+                b: fr(&c.b),
+                c: fr(&c.c),
+                inputs: fr(&c.inputs),
+                aux: fr(&c.aux),
+                a_aux_density: c.a_aux_density.words(),
+                b_input_density: c.b_input_density.words(),
+                b_aux_density: c.b_aux_density.words(),
+                r: cuda_prover_sys::Fr::default(),
+                s: cuda_prover_sys::Fr::default(),
+                tag: None,
+            })
+            .unwrap()
+        })
+        .collect::<Vec<_>>();
+    for bad in [-3, i32::MIN] {
+        let err = ctx
+            .prove_start(keys.key.srs(), &raw, bad, None)
+            .err()
+            .unwrap();
+        assert_eq!(err.code, ErrorCode::DeviceIndex, "gpu_index {bad}: {err}");
+        assert!(err.to_string().contains(&bad.to_string()), "{err}");
     }
     assert_eq!(ctx.device_stats(0).unwrap().proofs, 0);
     assert_eq!(ctx.device_stats(1).unwrap().proofs, 0);
@@ -158,15 +202,9 @@ fn two_threads(
                 let (cs, keys, barrier) = (&cs, &keys, &barrier);
                 s.spawn(move || {
                     barrier.wait();
-                    let o = prove_from_assignments(
-                        ctx,
-                        &keys.key,
-                        cs,
-                        &blinding(1),
-                        d as i32,
-                        shared_mutex,
-                    )
-                    .unwrap();
+                    let o =
+                        prove_from_assignments(ctx, &keys.key, cs, &blinding(1), d, shared_mutex)
+                            .unwrap();
                     assert_eq!(o[0].device, d);
                     (o[0].timings.wait_ns, o[0].timings.device_ns)
                 })

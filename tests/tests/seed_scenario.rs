@@ -27,7 +27,7 @@ fn two_workers(ctx: &Context, kind: Kind, log: u32, keys: &cuda_prover_tests::Ke
                     None,
                     circuits.clone(),
                     |i| Blinding::random(&mut ChaCha8Rng::seed_from_u64(mine[i])),
-                    ordinal as i32,
+                    ordinal,
                     Some(mutex),
                     |_| {},
                 )
