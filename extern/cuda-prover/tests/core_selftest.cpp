@@ -490,7 +490,7 @@ static key_parts key_for(size_t nc, size_t ni, size_t na) {
 }
 
 static cp_context *host_ctx(int devices, int threads) {
-    cp_context_options o;
+    cp_context_options o{};
     o.backend = CP_BACKEND_HOST;
     o.host_devices = devices;
     o.host_threads = threads;
