@@ -1,6 +1,6 @@
 // Owns: the definitions of the opaque ABI handles (cp_context, cp_srs,
 // cp_mutex, cp_shape, cp_pending) and the per-thread device binding, shared by
-// context.cpp, srs.cpp and prove.cpp.
+// context.cpp, srs.cpp, shape.cpp, dispatch.cpp and groth16.cpp.
 #pragma once
 
 #include <cstdint>
