@@ -15,7 +15,7 @@ use crate::with_sector_shape;
 /// optional `0x`), zero-padded on the right to 32 bytes.
 pub fn parse_prover_id(s: &str) -> Result<[u8; 32]> {
     let h = s.trim().trim_start_matches("0x");
-    if h.is_empty() || h.len() % 2 != 0 || h.len() > 64 {
+    if h.is_empty() || !h.len().is_multiple_of(2) || h.len() > 64 {
         return Err(FilecoinError::Input(format!(
             "prover id '{s}' is not 1 to 32 bytes of hex"
         )));

@@ -170,7 +170,7 @@ pub fn prepare_c2<Tree: 'static + MerkleTreeTrait>(
         .map(|(k, proofs)| {
             <Compound<Tree> as CompoundProof<Vanilla<'static, Tree>, _>>::circuit(
                 &public_inputs,
-                Default::default(),
+                (),
                 proofs,
                 &public_params.vanilla_params,
                 Some(k),

@@ -148,7 +148,7 @@ pub fn use_test_parameter_dir(dir: &Path) -> Result<PathBuf> {
     if std::env::var_os(PARENT_CACHE_ENV).is_none() {
         std::env::set_var(PARENT_CACHE_ENV, dir.join("parents"));
     }
-    let effective = PathBuf::from(parameter_cache_dir());
+    let effective = parameter_cache_dir();
     let effective = effective.canonicalize().unwrap_or(effective);
     if effective != dir {
         return Err(FilecoinError::TestParameters(format!(

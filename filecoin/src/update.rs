@@ -129,7 +129,7 @@ pub fn generate_empty_sector_update_proof_with_vanilla<
         .map(|(k, proof)| {
             EmptySectorUpdateCompound::<Tree>::circuit(
                 &public_inputs,
-                Default::default(),
+                (),
                 proof,
                 &compound.vanilla_params,
                 Some(k),

@@ -20,8 +20,9 @@ pub const GPU_AUTO: i32 = ffi::CP_GPU_AUTO;
 pub const GPU_BOUND: i32 = ffi::CP_GPU_BOUND;
 
 /// Which backend a context runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Backend {
+    #[default]
     Host,
     Cuda,
 }
@@ -75,12 +76,6 @@ pub struct ContextOptions {
     /// empty opens every device. The others stay closed: the core never
     /// touches them. For CUDA the first context fixes the process's set.
     pub devices: Vec<u32>,
-}
-
-impl Default for Backend {
-    fn default() -> Self {
-        Backend::Host
-    }
 }
 
 /// Description of one device of a context.

@@ -122,8 +122,8 @@ fn aux_only_in_c_is_byte_identical() {
 #[test]
 fn recording_during_synthesis_equals_structure_only() {
     let c = builtin(Kind::Bits, 8, 3);
-    let (synth, recorded) = synthesize_recording(c.clone(), SizeHint::default()).unwrap();
-    assert_eq!(recorded, ShapeData::record(c.clone()).unwrap());
+    let (synth, recorded) = synthesize_recording(c, SizeHint::default()).unwrap();
+    assert_eq!(recorded, ShapeData::record(c).unwrap());
     assert_eq!(recorded.num_constraints(), synth.num_constraints());
     let shape = Shape::new(&recorded).unwrap();
     assert_eq!(
