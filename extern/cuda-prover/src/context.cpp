@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "core.hpp"
+#include "dispatch.hpp"
 #include "field.hpp"
 #include "parallel.hpp"
 #include "status.hpp"
@@ -50,15 +51,6 @@ int host_device_count(int32_t requested) {
                                           std::to_string(MAX_HOST_DEVICES));
     return static_cast<int>(v);
 }
-
-// Binds the calling thread to `ordinal` of `ctx` for its lifetime, then
-// restores the previous binding (none, or another device of ctx).
-struct bind_scope {
-    cp_context &ctx;
-    int prev;
-    bind_scope(cp_context &c, int ordinal);
-    ~bind_scope();
-};
 
 }  // namespace
 
@@ -115,21 +107,6 @@ std::vector<int> requested_set(const cp_context_options &o, int space, const cha
     }
     std::sort(v.begin(), v.end());
     return v;
-}
-
-bind_scope::bind_scope(cp_context &c, int ordinal) : ctx(c), prev(bound_device(c.id)) {
-    ctx.slot(ordinal).dev->bind_thread();
-    set_bound_device(ctx.id, ordinal);
-}
-
-bind_scope::~bind_scope() {
-    set_bound_device(ctx.id, prev);
-    if (prev >= 0) {
-        try {
-            ctx.slot(prev).dev->bind_thread();
-        } catch (...) {
-        }
-    }
 }
 
 }  // namespace

@@ -82,6 +82,13 @@ constexpr uint32_t FR_TWO_ADICITY = 32;
 // Largest domain the provers accept (bellperson: exp < S = 32).
 constexpr uint32_t MAX_LG_DOMAIN = 31;
 
+// The smallest lg with 2^lg >= n, at most 63 whatever n is.
+inline uint32_t domain_lg_of(uint64_t n) {
+    uint32_t lg = 0;
+    while (lg < 63 && (uint64_t(1) << lg) < n) lg++;
+    return lg;
+}
+
 // blstrs' MULTIPLICATIVE_GENERATOR (7), the coset shift.
 inline blst_fr fr_coset_generator() { return fr_from_u64(7); }
 

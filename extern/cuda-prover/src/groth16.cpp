@@ -30,8 +30,7 @@ std::string circuit_name(size_t k, int64_t tag) {
 const blst_fr *as_fr(const cp_fr *p) { return reinterpret_cast<const blst_fr *>(p); }
 
 uint32_t domain_lg(const std::string &who, uint64_t num_constraints) {
-    uint32_t lg = 0;
-    while (lg < 63 && (uint64_t(1) << lg) < num_constraints) lg++;
+    const uint32_t lg = domain_lg_of(num_constraints);
     if (lg > MAX_LG_DOMAIN)
         fail(CP_ERR_SHAPE_MISMATCH, who + ": num_constraints " + std::to_string(num_constraints) +
                                         " needs a domain of 2^" + std::to_string(lg) +

@@ -130,10 +130,8 @@ public:
 
     void prepare(const srs &key, uint64_t num_constraints, const shape *) override {
         touched_ = true;
-        // Callers bound num_constraints by 2^MAX_LG_DOMAIN; the loop also
-        // stops at 63 whatever it is given.
-        uint32_t lg = 0;
-        while (lg < 63 && (uint64_t(1) << lg) < num_constraints) lg++;
+        // Callers bound num_constraints by 2^MAX_LG_DOMAIN.
+        const uint32_t lg = domain_lg_of(num_constraints);
         check_memory(key, num_constraints);
         cache_.ensure(lg, threads_);
     }
