@@ -67,6 +67,11 @@ pub struct EngineConfig {
     /// epilogues overlap. Each worker adds one queue slot and one running
     /// partition to the in-flight bound (2 x workers).
     pub workers_per_device: usize,
+    /// A cap on the memory the core may use on each of the engine's devices
+    /// (bytes; `--device-memory-limit`). A key that does not fit next to a
+    /// proof's working set is streamed through the device in chunks. `None`
+    /// leaves the context's limits as they are.
+    pub device_memory_limit: Option<u64>,
 }
 
 impl Default for EngineConfig {
@@ -77,6 +82,7 @@ impl Default for EngineConfig {
             worker_cpus: None,
             synthesis_threads: 0,
             workers_per_device: 1,
+            device_memory_limit: None,
         }
     }
 }
@@ -288,6 +294,17 @@ impl Engine {
                 )));
             }
         }
+        if let Some(bytes) = config.device_memory_limit {
+            if bytes == 0 {
+                return Err(EngineError::Setup(
+                    "a device memory limit of 0 bytes: give a positive limit".into(),
+                ));
+            }
+            for d in &devices {
+                ctx.set_memory_limit(d.ordinal, Some(bytes))
+                    .map_err(|e| EngineError::Setup(e.to_string()))?;
+            }
+        }
         let mutexes = devices
             .iter()
             .map(|_| DeviceMutex::new().map_err(|e| EngineError::Setup(e.to_string())))
@@ -308,8 +325,10 @@ impl Engine {
         &self.ctx
     }
 
-    /// Checks that every device has room for the key and one proof's
-    /// working set; the error names the device.
+    /// Checks that every device has room for one proof: the key and the
+    /// working set, or else the working set with the key's bases streamed
+    /// in chunks (`MemoryEstimate::streamed_bytes`); the error names the
+    /// device.
     pub fn check_memory(&self, key: &ProvingKey) -> Result<(), EngineError> {
         self.check_memory_with(key, None)
     }
@@ -337,16 +356,18 @@ impl Engine {
                 .ctx
                 .device_info(d.ordinal)
                 .map_err(|e| EngineError::Setup(e.to_string()))?;
-            if info.free_bytes < need {
+            let streamed = est.streamed_bytes.saturating_add(shape_bytes);
+            if info.free_bytes < need && info.free_bytes < streamed {
                 return Err(EngineError::Setup(format!(
-                    "device {} ({}) has {} MiB free but the job needs {} MiB (key {} MiB + working set {} MiB + shape {} MiB)",
+                    "device {} ({}) has {} MiB free but the job needs {} MiB (key {} MiB + working set {} MiB + shape {} MiB), or {} MiB with the key streamed in chunks",
                     d.ordinal,
                     info.name,
                     info.free_bytes >> 20,
-                    need >> 20,
+                    need.div_ceil(1 << 20),
                     est.srs_bytes >> 20,
                     est.working_bytes >> 20,
-                    shape_bytes >> 20
+                    shape_bytes >> 20,
+                    streamed.div_ceil(1 << 20)
                 )));
             }
         }
@@ -598,6 +619,7 @@ impl Engine {
                 upload_ms: ns_ms(t.upload_ns),
                 peak_device_bytes: t.peak_device_bytes,
                 estimated_device_bytes: t.estimated_device_bytes,
+                stream_chunks: t.stream_chunks,
             });
             proofs.push(d.proof);
         }

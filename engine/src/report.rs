@@ -37,6 +37,9 @@ pub struct PartitionReport {
     pub peak_device_bytes: u64,
     /// The backend's estimate of the same.
     pub estimated_device_bytes: u64,
+    /// Chunks of the key's bases streamed through the device (0: the key
+    /// was resident; see `--device-memory-limit`).
+    pub stream_chunks: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -2,7 +2,8 @@
 // backend seam (backend.hpp) and the files of device/: device scoping
 // (scope.hpp), owners of CUDA objects (raii.hpp), key residency
 // (key_residency.*), the resident shape (shape_residency.*), the working
-// cache (working_cache.*), the staging ring (staging.*), the warm-up's
+// cache (working_cache.*), the staging ring (staging.*), streamed keys
+// (key_streaming.*), the warm-up's
 // synthetic witness (warm_up.*) and the Groth16 pass (groth16_pass.*). Each
 // device keeps the proving keys it has seen in device memory (srs::copies,
 // by CUDA ordinal) and a working cache reused between proofs. A device is
@@ -44,6 +45,7 @@ public:
             d_.cache.release();
             d_.shape.clear();
             d_.staging.release();
+            d_.streamer.release();
         } catch (...) {
         }
     }
@@ -109,6 +111,8 @@ public:
             d_.shape.clear();
         }
         freed += d_.cache.release();
+        freed += d_.streamer.held();
+        d_.streamer.release();
         d_.staging.release();
         cudaMemPool_t pool;
         if (cudaDeviceGetDefaultMemPool(&pool, d_.cuda_id) == cudaSuccess)
@@ -125,6 +129,8 @@ public:
         cp_memory_estimate e;
         e.working_bytes = L.total + temp_bytes(L, d_.props.multiProcessorCount);
         e.srs_bytes = srs_layout(key).total;
+        bool fits = false;
+        e.streamed_bytes = plan_for(d_, 0, L.total, key, &fits).total_bytes;
         return e;
     }
 

@@ -15,10 +15,17 @@ struct memory_budget {
     int ordinal;     // the context's ordinal, for messages
     uint64_t limit;  // device::memory_limit()
 
-    size_t free_bytes() const {
+    // The card's free memory, capped by the limit.
+    size_t free_bytes() const { return std::min<uint64_t>(card_free(), limit); }
+
+    // What the core may use in all, holding `held` bytes now: the card's
+    // free memory plus what is held, capped by the limit.
+    uint64_t usable(uint64_t held) const { return std::min<uint64_t>(card_free() + held, limit); }
+
+    static size_t card_free() {
         size_t free_b = 0, total_b = 0;
         cuda_check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-        return std::min<uint64_t>(free_b, limit);
+        return free_b;
     }
 
     [[noreturn]] void oom(uint64_t needed, uint64_t free_b) const {

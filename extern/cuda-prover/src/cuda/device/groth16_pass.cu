@@ -6,6 +6,8 @@
 #include <string>
 
 #include "device/key_residency.hpp"
+#include "device/key_streaming.hpp"
+#include "stream_plan.hpp"
 
 namespace cp {
 namespace cuda_dev {
@@ -63,19 +65,90 @@ fr_raw z_inverse(uint32_t lg) {
 
 }  // namespace
 
+stream_plan plan_for(const device_state &d, uint64_t avail, uint64_t fixed, const srs &key,
+                     bool *fits) {
+    const int sm = d.props.multiProcessorCount;
+    stream_plan plan;
+    *fits = plan_stream(plan, avail, fixed, msm_sizes_of(key), [sm](uint64_t g1, uint64_t g2) {
+        return (uint64_t)std::max(msm_temp_bytes(g1, false, sm), msm_temp_bytes(g2, true, sm));
+    });
+    return plan;
+}
+
+namespace {
+
+// Where a pass finds the key's bases: resident (dk) or streamed (plan).
+struct key_place {
+    const srs_copy *dk = nullptr;
+    stream_plan plan;  // when dk is NULL
+    size_t temp = 0;   // sppark's temporaries of the largest MSM
+};
+
+// Places the key (resident when it fits next to the working set and the
+// shape, streamed otherwise), the shape and the working cache.
+key_place place(device_state &d, const memory_budget &budget, const srs &key,
+                const cache_layout &L, const shape *sh, cp_timings &key_t) {
+    key_place kp;
+    const size_t full_temp = temp_bytes(L, d.props.multiProcessorCount);
+    const size_t cache_need = d.cache.need(L.total);
+    const size_t shape_need = d.shape.need(sh);
+    kp.dk = resident_key(key, d.cuda_id);
+    if (!kp.dk) {
+        // The decision counts what the device holds: the memory it may use
+        // in all (the limit) against the cache and shape it will hold plus
+        // the key, or plus the chunk buffers (given back for a resident key).
+        const uint64_t held = d.cache.bytes.load() + d.shape.bytes() + d.streamer.held();
+        const uint64_t avail = budget.usable(held);
+        const uint64_t cache_after = std::max<uint64_t>(d.cache.bytes.load(), L.total);
+        const uint64_t shape_after =
+            sh ? (shape_need ? shape_need : d.shape.bytes()) : d.shape.bytes();
+        const uint64_t fixed = cache_after + shape_after;
+        const uint64_t need = srs_layout(key).total + full_temp + fixed;
+        if (need <= avail) {
+            d.streamer.release();
+            kp.dk = &ensure_key(key, d.cuda_id, budget, full_temp + cache_need + shape_need,
+                                d.stream(), key_t, d.srs_uploads);
+        } else {
+            bool fits = false;
+            kp.plan = plan_for(d, avail, fixed, key, &fits);
+            if (!fits)
+                fail(CP_ERR_OUT_OF_MEMORY,
+                     "needs " + mib(kp.plan.total_bytes) + " on device " +
+                         std::to_string(d.ordinal) + ", " + mib(avail) +
+                         " free: the proving key (" + mib(srs_layout(key).total) +
+                         ") does not fit next to the working set (" + mib(L.total) +
+                         ") and streaming it in chunks needs at least " +
+                         mib(kp.plan.total_bytes));
+        }
+    }
+    if (kp.dk) {
+        kp.temp = full_temp;
+        if (sh)
+            d.shape.ensure(*sh, d.cuda_id, budget, full_temp + cache_need, d.stream());
+        d.cache.ensure(d.cuda_id, budget, L.total, full_temp);
+    } else {
+        kp.temp = kp.plan.temp_bytes;
+        if (d.streamer.buffer_bytes() != kp.plan.buffer_bytes)
+            d.streamer.release();
+        const size_t buffers = 2 * kp.plan.buffer_bytes;
+        const size_t stream_need = d.streamer.buffer_bytes() == kp.plan.buffer_bytes ? 0 : buffers;
+        if (sh)
+            d.shape.ensure(*sh, d.cuda_id, budget, kp.temp + cache_need + stream_need,
+                           d.stream());
+        d.cache.ensure(d.cuda_id, budget, L.total, kp.temp + stream_need);
+        d.streamer.ensure(d.cuda_id, budget, kp.plan.buffer_bytes, kp.temp);
+    }
+    d.ensure_streams();
+    return kp;
+}
+
+}  // namespace
+
 void prepare_pass(device_state &d, const memory_budget &budget, const srs &key, size_t m,
                   const shape *sh) {
-    const cache_layout L = layout_for(key, m);
-    const size_t temp = temp_bytes(L, d.props.multiProcessorCount);
-    const size_t cache_need = d.cache.need(L.total);
     cp_timings t;
     std::memset(&t, 0, sizeof(t));
-    ensure_key(key, d.cuda_id, budget, temp + cache_need + d.shape.need(sh), d.stream(), t,
-               d.srs_uploads);
-    if (sh)
-        d.shape.ensure(*sh, d.cuda_id, budget, temp + cache_need, d.stream());
-    d.cache.ensure(d.cuda_id, budget, L.total, temp);
-    d.ensure_streams();
+    place(d, budget, key, layout_for(key, m), sh, t);
 }
 
 void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
@@ -83,7 +156,6 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
     const uint64_t t_start = now_ns();
     const size_t m = size_t(1) << job.lg_domain;
     const cache_layout L = layout_for(key, m);
-    const size_t temp = temp_bytes(L, d.props.multiProcessorCount);
     if (job.num_inputs != L.ni || job.num_aux != L.na ||
         L.ni + job.a_aux_count != L.n_a || job.b_input_count + job.b_aux_count != L.n_b ||
         key.h.size() != m - 1 || key.b_g2.size() != L.n_b)
@@ -91,15 +163,10 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
 
     // A first upload of the key or the shape falls in upload_ns through
     // t_start.
-    const size_t cache_need = d.cache.need(L.total);
     cp_timings key_t{};
-    const srs_copy &dk = ensure_key(key, d.cuda_id, budget,
-                                    temp + cache_need + d.shape.need(job.sh), d.stream(), key_t,
-                                    d.srs_uploads);
-    if (job.sh)
-        d.shape.ensure(*job.sh, d.cuda_id, budget, temp + cache_need, d.stream());
-    d.cache.ensure(d.cuda_id, budget, L.total, temp);
-    d.ensure_streams();
+    const key_place kp = place(d, budget, key, L, job.sh, key_t);
+    const srs_copy *dk = kp.dk;
+    const size_t temp = kp.temp;
     // The pool's high-water mark from here on measures sppark's
     // temporaries of this device part.
     cudaMemPool_t pool = nullptr;
@@ -225,28 +292,71 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
     uint64_t t0 = now_ns();
     t.ntt_ns += t0 - t_h;
 
-    // h + l as one MSM over the adjacent H and L points.
-    g1_proj_raw r1;
-    g2_proj_raw r2;
-    msm_g1_device(gpu, r1, dk.h, d_hl, L.n_hl);
-    std::memcpy(&out.h, &r1, sizeof(r1));
-    std::memset(&out.l, 0, sizeof(out.l));  // infinity (Z = 0)
-    uint64_t t1 = now_ns();
-    t.msm_h_ns += t1 - t0;
+    if (dk) {
+        // h + l as one MSM over the adjacent H and L points.
+        g1_proj_raw r1;
+        g2_proj_raw r2;
+        msm_g1_device(gpu, r1, dk->h, d_hl, L.n_hl);
+        std::memcpy(&out.h, &r1, sizeof(r1));
+        std::memset(&out.l, 0, sizeof(out.l));  // infinity (Z = 0)
+        uint64_t t1 = now_ns();
+        t.msm_h_ns += t1 - t0;
 
-    msm_g1_device(gpu, r1, dk.a, d_sa, L.n_a);
-    std::memcpy(&out.a, &r1, sizeof(r1));
-    t0 = now_ns();
-    t.msm_a_ns += t0 - t1;
+        msm_g1_device(gpu, r1, dk->a, d_sa, L.n_a);
+        std::memcpy(&out.a, &r1, sizeof(r1));
+        t0 = now_ns();
+        t.msm_a_ns += t0 - t1;
 
-    msm_g1_device(gpu, r1, dk.b_g1, d_sb, L.n_b);
-    std::memcpy(&out.b_g1, &r1, sizeof(r1));
-    t1 = now_ns();
-    t.msm_b_g1_ns += t1 - t0;
+        msm_g1_device(gpu, r1, dk->b_g1, d_sb, L.n_b);
+        std::memcpy(&out.b_g1, &r1, sizeof(r1));
+        t1 = now_ns();
+        t.msm_b_g1_ns += t1 - t0;
 
-    msm_g2_device(gpu, r2, dk.b_g2, d_sb, L.n_b);
-    std::memcpy(&out.b_g2, &r2, sizeof(r2));
-    t.msm_b_g2_ns += now_ns() - t1;
+        msm_g2_device(gpu, r2, dk->b_g2, d_sb, L.n_b);
+        std::memcpy(&out.b_g2, &r2, sizeof(r2));
+        t.msm_b_g2_ns += now_ns() - t1;
+        t.stream_chunks = 0;
+        t.stream_buffer_bytes = 0;
+    } else {
+        // The same MSMs with the bases streamed from the host key; each
+        // MSM's time includes its uploads.
+        const size_t g1 = sizeof(blst_p1_affine), g2 = sizeof(blst_p2_affine);
+        const stream_plan &plan = kp.plan;
+        uint64_t chunks = 0;
+        host_bases hl;
+        hl.run[0] = key.h.data();
+        hl.n[0] = key.h.size();
+        hl.run[1] = key.l.data();
+        hl.n[1] = key.l.size();
+        hl.point_bytes = g1;
+        d.streamer.msm_g1(gpu, d.cuda_id, d.staging, hl, d_hl, plan.g1_per_chunk, out.h, chunks);
+        std::memset(&out.l, 0, sizeof(out.l));  // infinity (Z = 0)
+        uint64_t t1 = now_ns();
+        t.msm_h_ns += t1 - t0;
+
+        auto one = [&](const void *pts, size_t n, size_t bytes) {
+            host_bases b;
+            b.run[0] = pts;
+            b.n[0] = n;
+            b.point_bytes = bytes;
+            return b;
+        };
+        d.streamer.msm_g1(gpu, d.cuda_id, d.staging, one(key.a.data(), L.n_a, g1), d_sa,
+                          plan.g1_per_chunk, out.a, chunks);
+        t0 = now_ns();
+        t.msm_a_ns += t0 - t1;
+
+        d.streamer.msm_g1(gpu, d.cuda_id, d.staging, one(key.b_g1.data(), L.n_b, g1), d_sb,
+                          plan.g1_per_chunk, out.b_g1, chunks);
+        t1 = now_ns();
+        t.msm_b_g1_ns += t1 - t0;
+
+        d.streamer.msm_g2(gpu, d.cuda_id, d.staging, one(key.b_g2.data(), L.n_b, g2), d_sb,
+                          plan.g2_per_chunk, out.b_g2, chunks);
+        t.msm_b_g2_ns += now_ns() - t1;
+        t.stream_chunks = chunks;
+        t.stream_buffer_bytes = plan.buffer_bytes;
+    }
 
     uint64_t pool_high = 0;
     if (pool) {
@@ -256,10 +366,11 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
             pool_high = std::max<uint64_t>(high, used);
         (void)cudaGetLastError();
     }
-    const uint64_t held = dk.bytes() + d.cache.bytes.load() + d.shape.bytes();
+    const uint64_t key_bytes = dk ? dk->bytes() : d.streamer.held();
+    const uint64_t held = key_bytes + d.cache.bytes.load() + d.shape.bytes();
     t.peak_device_bytes = std::max<uint64_t>(t.peak_device_bytes, held + pool_high);
     t.estimated_device_bytes = std::max<uint64_t>(
-        t.estimated_device_bytes, dk.bytes() + L.total + temp + (job.sh ? d.shape.bytes() : 0));
+        t.estimated_device_bytes, key_bytes + L.total + temp + (job.sh ? d.shape.bytes() : 0));
 }
 
 }  // namespace cuda_dev

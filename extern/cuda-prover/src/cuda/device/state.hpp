@@ -10,6 +10,7 @@
 
 #include <cuda_runtime.h>
 
+#include "device/key_streaming.hpp"
 #include "device/raii.hpp"
 #include "device/shape_residency.hpp"
 #include "device/staging.hpp"
@@ -30,6 +31,7 @@ struct device_state {
     working_cache cache;
     shape_copy shape;     // the resident shape
     stager staging;       // the copy stream and the pinned ring
+    key_stream streamer;  // chunk buffers of a streamed key
     cuda_event ev_abc, ev_rest;
     std::vector<uint32_t> pre_host;
     size_t warmed_m = 0;        // largest domain warm_up ran for since the last trim
@@ -47,7 +49,8 @@ struct device_state {
 
     // Whether this device allocated or created anything on its GPU.
     bool holds_anything() const {
-        return gpu_ || cache.buf || shape.buf || staging.holds_anything() || ev_abc || ev_rest;
+        return gpu_ || cache.buf || shape.buf || staging.holds_anything() || ev_abc || ev_rest ||
+               streamer.held();
     }
 
     // The streams, events and pinned ring of a pass; the thread is bound.
