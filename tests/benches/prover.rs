@@ -194,7 +194,11 @@ fn cold_child(
 fn limit_bytes(spec: &str, working: u64, key: u64) -> u64 {
     match spec.strip_prefix("key/") {
         Some(n) => working + key / n.parse::<u64>().expect("key/N with N a number"),
-        None => spec.parse::<u64>().expect("--device-memory-limit MIB or key/N") << 20,
+        None => {
+            spec.parse::<u64>()
+                .expect("--device-memory-limit MIB or key/N")
+                << 20
+        }
     }
 }
 
@@ -207,12 +211,17 @@ fn stream_compare(args: &Args, spec: &str) {
             let shape = BuiltIn::new(kind, log, 0).unwrap();
             let synth = {
                 let key = load_or_create(&args.params_dir, &shape, &say).unwrap();
-                synthesize_sized(BuiltIn::new(kind, log, 42).unwrap(), key.size_hint().unwrap())
-                    .unwrap()
+                synthesize_sized(
+                    BuiltIn::new(kind, log, 42).unwrap(),
+                    key.size_hint().unwrap(),
+                )
+                .unwrap()
             };
             let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(log as u64), 1);
             for backend in &args.backends {
-                let Some(ctx) = context(backend) else { continue };
+                let Some(ctx) = context(backend) else {
+                    continue;
+                };
                 // A key no device holds yet: streamed first, then resident.
                 let key = load_or_create(&args.params_dir, &shape, &say).unwrap();
                 let n = key.domain_size().unwrap();
@@ -247,7 +256,10 @@ fn stream_compare(args: &Args, spec: &str) {
                 ctx.set_memory_limit(0, None).unwrap();
                 let resident = run();
                 let same = proof_bytes(&streamed.proof) == proof_bytes(&resident.proof);
-                let (r, st) = (ms(resident.timings.device_ns), ms(streamed.timings.device_ns));
+                let (r, st) = (
+                    ms(resident.timings.device_ns),
+                    ms(streamed.timings.device_ns),
+                );
                 println!(
                     "{} 2^{log} {backend}: key {} MiB, limit {} MiB -> {} chunks of {} KiB; device part resident {r:.1} ms, streamed {st:.1} ms ({:.2}x); same bytes: {same}",
                     kind.name(),
@@ -271,8 +283,11 @@ fn stream_compare(args: &Args, spec: &str) {
         }
     }
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&json!({ "streaming": rows })).unwrap())
-            .unwrap();
+        std::fs::write(
+            path,
+            serde_json::to_string_pretty(&json!({ "streaming": rows })).unwrap(),
+        )
+        .unwrap();
         println!("wrote {}", path.display());
     }
 }

@@ -205,7 +205,8 @@ fn memory_check_uses_the_device_estimate_and_reports_measure_the_peak() {
     assert!(est.streamed_bytes < need);
     ctx.set_memory_limit(1, Some(need - 1)).unwrap();
     engine.check_memory(&keys.key).unwrap();
-    ctx.set_memory_limit(1, Some(est.streamed_bytes - 1)).unwrap();
+    ctx.set_memory_limit(1, Some(est.streamed_bytes - 1))
+        .unwrap();
     let err = engine.check_memory(&keys.key).err().unwrap().to_string();
     assert!(err.contains("device 1"), "{err}");
     ctx.set_memory_limit(1, None).unwrap();

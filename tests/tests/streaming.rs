@@ -51,11 +51,16 @@ fn limits(keys: &Keys, ctx: &Context) -> Vec<(u64, u64)> {
         .map(|k| MIN_BUFFER + k * GRAIN)
         .find(|b| n_hl % (b / 96) != 0 && n_a % (b / 96) != 0 && b / 96 < n_a)
         .unwrap();
-    let largest = [n_hl * 96, n_a * 96, p.b_g1.len() as u64 * 96, p.b_g2.len() as u64 * 192]
-        .into_iter()
-        .max()
-        .unwrap()
-        .div_ceil(GRAIN)
+    let largest = [
+        n_hl * 96,
+        n_a * 96,
+        p.b_g1.len() as u64 * 96,
+        p.b_g2.len() as u64 * 192,
+    ]
+    .into_iter()
+    .max()
+    .unwrap()
+    .div_ceil(GRAIN)
         * GRAIN;
     let whole = fixed + 2 * largest;
     assert!(
@@ -113,16 +118,16 @@ fn streamed_same_as_resident(kind: Kind, witness: bool) {
                 "limit {limit}: chunks"
             );
             assert!(p.timings.stream_chunks >= 4);
-            assert!(p.timings.peak_device_bytes <= limit, "stays within the limit");
+            assert!(
+                p.timings.peak_device_bytes <= limit,
+                "stays within the limit"
+            );
             assert_eq!(
                 proof_bytes(&p.proof),
                 proof_bytes(&resident[k].proof),
                 "limit {limit}, partition {k}: streamed = resident"
             );
-            assert!(keys
-                .key
-                .verify(&p.proof, &[cs[k].public_input()])
-                .unwrap());
+            assert!(keys.key.verify(&p.proof, &[cs[k].public_input()]).unwrap());
         }
     }
     ctx.set_memory_limit(1, None).unwrap();
@@ -167,19 +172,24 @@ fn too_small_for_one_chunk_is_a_clear_error() {
     let ctx = Arc::new(Context::host(2).unwrap());
     let n = keys.key.domain_size().unwrap();
     let est = keys.key.device_memory_estimate(&ctx, 1, n).unwrap();
-    ctx.set_memory_limit(1, Some(est.streamed_bytes - 1)).unwrap();
+    ctx.set_memory_limit(1, Some(est.streamed_bytes - 1))
+        .unwrap();
     let s = synthesize(builtin(Kind::Chain, LOG, 4)).unwrap();
-    let err = prove_from_assignments(&ctx, &keys.key, &[s], &blinding(1, 4), 1, None)
-        .unwrap_err();
+    let err = prove_from_assignments(&ctx, &keys.key, &[s], &blinding(1, 4), 1, None).unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::OutOfMemory), "{err}");
     let msg = err.to_string();
-    assert!(msg.contains("device 1") && msg.contains("streaming"), "{msg}");
+    assert!(
+        msg.contains("device 1") && msg.contains("streaming"),
+        "{msg}"
+    );
     ctx.set_memory_limit(1, None).unwrap();
 
     // The engine applies its limit to its devices and refuses up front.
     let job = |seed| Job {
         name: "streamed".into(),
-        partitions: (0..2).map(|i| builtin(Kind::Chain, LOG, seed + i)).collect(),
+        partitions: (0..2)
+            .map(|i| builtin(Kind::Chain, LOG, seed + i))
+            .collect(),
         blinding: BlindingSource::Seeded(seed),
         trim_after: false,
         synthesis: SynthesisMode::Full,
@@ -190,7 +200,11 @@ fn too_small_for_one_chunk_is_a_clear_error() {
         ..Default::default()
     };
     let engine = Engine::new(ctx.clone(), config(est.streamed_bytes - 1)).unwrap();
-    let e = engine.run(job(10), &keys.key, |_| {}).err().unwrap().to_string();
+    let e = engine
+        .run(job(10), &keys.key, |_| {})
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("device 0") && e.contains("streamed"), "{e}");
 
     // At the least streamed memory the engine accepts the job and streams.
@@ -203,9 +217,6 @@ fn too_small_for_one_chunk_is_a_clear_error() {
         );
     }
     for p in &out.proofs {
-        assert!(keys
-            .key
-            .verify(&p.output.proof, &p.public_inputs)
-            .unwrap());
+        assert!(keys.key.verify(&p.output.proof, &p.public_inputs).unwrap());
     }
 }
