@@ -502,6 +502,7 @@ fn main() {
                             worker_cpus: None,
                             synthesis_threads: args.synthesis_threads,
                             workers_per_device: args.workers_per_device,
+                            ..Default::default()
                         },
                     )
                     .unwrap();
