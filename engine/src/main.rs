@@ -65,6 +65,8 @@ struct DeviceArgs {
     host_devices: u32,
 }
 
+// Parsed once per run: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Prove N partitions of a built-in circuit, verify them, report.

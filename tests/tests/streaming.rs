@@ -49,7 +49,7 @@ fn limits(keys: &Keys, ctx: &Context) -> Vec<(u64, u64)> {
     let n_a = p.a.len() as u64;
     let odd = (1..64)
         .map(|k| MIN_BUFFER + k * GRAIN)
-        .find(|b| n_hl % (b / 96) != 0 && n_a % (b / 96) != 0 && b / 96 < n_a)
+        .find(|b| !n_hl.is_multiple_of(b / 96) && !n_a.is_multiple_of(b / 96) && b / 96 < n_a)
         .unwrap();
     let largest = [
         n_hl * 96,
@@ -82,7 +82,7 @@ fn streamed_same_as_resident(kind: Kind, witness: bool) {
     let cs: Vec<BuiltIn> = (0..2).map(|i| builtin(kind, LOG, 90 + i)).collect();
     let bl = blinding(cs.len(), 5);
     let native = native_proofs(cs.clone(), &keys.params, &bl);
-    let data = ShapeData::record(cs[0].clone()).unwrap();
+    let data = ShapeData::record(cs[0]).unwrap();
     let shape = Shape::new(&data).unwrap();
     let hint = keys.key.size_hint().unwrap();
     let prove = |device: u32| {
