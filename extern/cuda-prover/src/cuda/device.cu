@@ -164,10 +164,15 @@ cache_layout layout_for(const srs &key, size_t m) {
     return L;
 }
 
+// The MSM slots of a proof: h + l, a, b_g1 (G1) and b_g2 (G2), run at the
+// same time.
+std::vector<msm_slot_spec> msm_slots(const cache_layout &L) {
+    return {{msm_group::g1, L.n_hl}, {msm_group::g1, L.n_a}, {msm_group::g1, L.n_b},
+            {msm_group::g2, L.n_b}};
+}
+
 size_t temp_bytes(const cache_layout &L, int sm_count) {
-    return std::max({msm_temp_bytes(L.n_hl, false, sm_count),
-                     msm_temp_bytes(L.n_a, false, sm_count),
-                     msm_temp_bytes(L.n_b, true, sm_count)});
+    return msm_context_bytes(msm_slots(L), sm_count);
 }
 
 // dst[prefix of i] = src[i] for the set bits i < n of `bits`, where pre[w]
@@ -277,6 +282,7 @@ public:
         } catch (...) {
             return;
         }
+        msm_.reset();
         if (cache_)
             (void)cudaFree(cache_);
         if (shape_.base)
@@ -320,7 +326,7 @@ public:
         try {
             const size_t m = domain_for(num_constraints);
             const cache_layout L = layout_for(key, m);
-            const size_t temp = temp_bytes(L, props_.multiProcessorCount);
+            const size_t temp = msm_need(L);
             const size_t cache_need = cache_bytes_.load() >= L.total ? 0 : L.total;
             cp_timings t;
             std::memset(&t, 0, sizeof(t));
@@ -443,6 +449,10 @@ public:
             cuda_check(cudaStreamSynchronize(copy_), "cudaStreamSynchronize");
         warmed_m_ = 0;
         warmed_shape_ = 0;
+        if (msm_) {
+            freed += msm_->bytes();
+            msm_.reset();
+        }
         if (shape_.base) {
             cuda_check(cudaFree(shape_.base), "cudaFree");
             freed += shape_.bytes;
@@ -492,6 +502,19 @@ private:
     cudaStream_t copy_ = nullptr;
     cudaEvent_t ev_abc_ = nullptr, ev_rest_ = nullptr;
     std::vector<uint32_t> pre_host_;
+    std::unique_ptr<msm_context> msm_;  // MSM engines and streams (device mutex held)
+
+    // Device bytes the MSM engines for L still need (0 when held).
+    size_t msm_need(const cache_layout &L) const {
+        return msm_ && msm_->fits(msm_slots(L)) ? 0 : temp_bytes(L, props_.multiProcessorCount);
+    }
+
+    void ensure_msm(const cache_layout &L) {
+        if (msm_ && msm_->fits(msm_slots(L)))
+            return;
+        msm_.reset();
+        msm_.reset(new msm_context(gpu(), msm_slots(L)));
+    }
 
     // The device's gpu_t, built the first time (the thread is bound).
     const gpu_t &gpu() const {
@@ -793,10 +816,13 @@ private:
         // t_start.
         const size_t cache_need = cache_bytes_.load() >= L.total ? 0 : L.total;
         cp_timings key_t{};
-        const srs_copy &dk = ensure_srs(key, temp + cache_need + shape_need(job.sh), key_t);
+        const size_t msm_bytes = msm_need(L);
+        const srs_copy &dk =
+            ensure_srs(key, msm_bytes + cache_need + shape_need(job.sh), key_t);
         if (job.sh)
-            ensure_shape(*job.sh, temp + cache_need);
-        ensure_cache(L.total, temp);
+            ensure_shape(*job.sh, msm_bytes + cache_need);
+        ensure_cache(L.total, msm_bytes);
+        ensure_msm(L);
         // The pool's high-water mark from here on measures sppark's
         // temporaries of this device part.
         cudaMemPool_t pool = nullptr;
@@ -917,28 +943,29 @@ private:
         uint64_t t0 = now_ns();
         t.ntt_ns += t0 - t_h;
 
-        // h + l as one MSM over the adjacent H and L points.
+        // h + l (one MSM over the adjacent H and L points), a, b_g1 and b_g2
+        // at the same time, each on its slot's stream; per-MSM GPU times.
+        const msm_job jobs[4] = {{0, dk.h, d_hl, L.n_hl},
+                                 {1, dk.a, d_sa, L.n_a},
+                                 {2, dk.b_g1, d_sb, L.n_b},
+                                 {3, dk.b_g2, d_sb, L.n_b}};
+        uint64_t msm_ns[4] = {};
+        msm_->run(jobs, 4, nullptr, msm_ns);
         g1_proj_raw r1;
         g2_proj_raw r2;
-        msm_g1_device(gpu(), r1, dk.h, d_hl, L.n_hl);
+        msm_->read(0, r1);
         std::memcpy(&out.h, &r1, sizeof(r1));
         std::memset(&out.l, 0, sizeof(out.l));  // infinity (Z = 0)
-        uint64_t t1 = now_ns();
-        t.msm_h_ns += t1 - t0;
-
-        msm_g1_device(gpu(), r1, dk.a, d_sa, L.n_a);
+        msm_->read(1, r1);
         std::memcpy(&out.a, &r1, sizeof(r1));
-        t0 = now_ns();
-        t.msm_a_ns += t0 - t1;
-
-        msm_g1_device(gpu(), r1, dk.b_g1, d_sb, L.n_b);
+        msm_->read(2, r1);
         std::memcpy(&out.b_g1, &r1, sizeof(r1));
-        t1 = now_ns();
-        t.msm_b_g1_ns += t1 - t0;
-
-        msm_g2_device(gpu(), r2, dk.b_g2, d_sb, L.n_b);
+        msm_->read(3, r2);
         std::memcpy(&out.b_g2, &r2, sizeof(r2));
-        t.msm_b_g2_ns += now_ns() - t1;
+        t.msm_h_ns += msm_ns[0];
+        t.msm_a_ns += msm_ns[1];
+        t.msm_b_g1_ns += msm_ns[2];
+        t.msm_b_g2_ns += msm_ns[3];
 
         uint64_t pool_high = 0;
         if (pool) {
