@@ -87,7 +87,9 @@ struct engine_layout {
     size_t nbuckets = 0;     // bucket entries (and histogram entries)
     size_t nones = 0;        // batch addition partial sums
     size_t tail_cap = 0;     // scalars the 0/1 split may leave for Pippenger
-    size_t buckets, ones, wsum, out, hist, temps, digits, counts, bitmap, tail_s, tail_p;
+    size_t pair_stride = 0;  // entries per window row of `pairs`
+    size_t buckets, ones, ones_acc, pairs, wsum, out, hist, temps, digits, counts, bitmap,
+        tail_s, tail_p;
     size_t total = 0;
 };
 
@@ -114,6 +116,9 @@ inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affin
     };
     L.buckets = take(L.nbuckets * bucket_bytes);
     L.ones = take(L.nones * bucket_bytes);
+    L.ones_acc = take(L.nones * bucket_bytes);
+    L.pair_stride = 2 * nt;
+    L.pairs = take(max_windows * L.pair_stride * bucket_bytes);
     L.wsum = take(WSUM_SLOTS * bucket_bytes);
     L.out = take(bucket_bytes);
     L.hist = take(L.nbuckets * sizeof(uint32_t));
@@ -159,10 +164,10 @@ public:
         if (n > n_max_)
             throw cuda_error{-(int)cudaErrorInvalidValue,
                              std::string("cuda-prover MSM: more points than the engine holds")};
-        bucket_h *wsum = (bucket_h *)(base_ + L_.wsum);
-        cuda_ok(cudaMemsetAsync(wsum, 0, WSUM_SLOTS * sizeof(bucket_h), s), "cudaMemsetAsync");
-        const uint32_t nwins = pippenger(s, points, scalars, n);
-        combine(s, nwins);
+        clear(s);
+        const uint32_t nw = pippenger(s, points, scalars, n);
+        finish(s, nw);
+        combine(s, nw);
     }
 
     // First half of a run with the 0/1 split: classifies the scalars and
@@ -200,21 +205,21 @@ public:
             run(s, points, scalars, n);
             return;
         }
-        bucket_h *wsum = (bucket_h *)(base_ + L_.wsum);
-        cuda_ok(cudaMemsetAsync(wsum, 0, WSUM_SLOTS * sizeof(bucket_h), s), "cudaMemsetAsync");
+        clear(s);
         if (ones) {
             bucket_h *d_ones = (bucket_h *)(base_ + L_.ones);
             void (*add)(bucket_h *, const affine_h *, uint32_t, const uint32_t *, bool,
                         uint32_t) = batch_addition<bucket_t, affine_h>;
             launch_coop(s, add, dim3(sm_count_), dim3(BATCH_ADD_BLOCK_SIZE), 0, d_ones, points,
                         (uint32_t)n, (const uint32_t *)(base_ + L_.bitmap), false, sid_);
-            reduce_ones(s, (uint32_t)((size_t)sm_count_ * BATCH_ADD_BLOCK_SIZE / WARP_SZ));
+            add_ones(s);
         }
-        uint32_t nwins = 0;
+        uint32_t nw = 0;
         if (rest)
-            nwins = pippenger(s, (const affine_h *)(base_ + L_.tail_p),
-                              (const scalar_t *)(base_ + L_.tail_s), rest);
-        combine(s, nwins);
+            nw = pippenger(s, (const affine_h *)(base_ + L_.tail_p),
+                           (const scalar_t *)(base_ + L_.tail_s), rest);
+        finish(s, nw);
+        combine(s, nw);
     }
 
 private:
@@ -224,12 +229,36 @@ private:
     int sm_count_;
     uint32_t sid_;
 
-    // Adds the nones partial sums in the ones area into wsum[ONES_SLOT].
-    void reduce_ones(cudaStream_t s, uint32_t nones) {
-        msm_finish_windows<bucket_t><<<1, FINISH_THREADS, 0, s>>>(
-            (bucket_h *)(base_ + L_.buckets), 0, 10, FR_BITS, (bucket_h *)(base_ + L_.ones),
-            nones, (bucket_h *)(base_ + L_.wsum));
-        cuda_ok(cudaGetLastError(), "finish (ones)");
+    uint32_t nones() const {
+        return (uint32_t)((size_t)sm_count_ * BATCH_ADD_BLOCK_SIZE / WARP_SZ);
+    }
+
+    // Zeroes (xyzz infinity) what the batches of one MSM add up.
+    void clear(cudaStream_t s) {
+        cuda_ok(cudaMemsetAsync(base_ + L_.wsum, 0, WSUM_SLOTS * sizeof(bucket_h), s),
+                "cudaMemsetAsync");
+        cuda_ok(cudaMemsetAsync(base_ + L_.ones_acc, 0, L_.nones * sizeof(bucket_h), s),
+                "cudaMemsetAsync");
+        cuda_ok(cudaMemsetAsync(base_ + L_.pairs, 0,
+                                window_count(10) * L_.pair_stride * sizeof(bucket_h), s),
+                "cudaMemsetAsync");
+    }
+
+    // ones_acc += the batch addition's partial sums in the ones area.
+    void add_ones(cudaStream_t s) {
+        const uint32_t n = nones();
+        msm_add_rows<bucket_t><<<dim3((n * bucket_t::degree + 255) / 256, 1), 256, 0, s>>>(
+            (bucket_h *)(base_ + L_.ones_acc), 0, (const bucket_h *)(base_ + L_.ones), 0, n);
+        cuda_ok(cudaGetLastError(), "add (ones)");
+    }
+
+    // Window sums and the ones into wsum, from the accumulated pairs.
+    void finish(cudaStream_t s, uint32_t nwins_and_wbits) {
+        const uint32_t nwins = nwins_and_wbits & 0xffff, wbits = nwins_and_wbits >> 16;
+        msm_finish_windows<bucket_t><<<nwins + 1, FINISH_THREADS, 0, s>>>(
+            (bucket_h *)(base_ + L_.pairs), L_.pair_stride, nwins, wbits, FR_BITS,
+            (bucket_h *)(base_ + L_.ones_acc), nones(), (bucket_h *)(base_ + L_.wsum));
+        cuda_ok(cudaGetLastError(), "finish");
     }
 
     void combine(cudaStream_t s, uint32_t nwins_and_wbits) {
@@ -239,8 +268,8 @@ private:
         cuda_ok(cudaGetLastError(), "combine");
     }
 
-    // Pippenger over n points into the window sums (which it adds to);
-    // returns nwins | wbits << 16 for combine.
+    // Pippenger over n points, adding to the pairs and ones accumulators;
+    // returns nwins | wbits << 16 for finish and combine.
     uint32_t pippenger(cudaStream_t s, const affine_h *points, const scalar_t *scalars,
                        size_t n) {
         if (n == 0)
@@ -252,10 +281,10 @@ private:
         const size_t stride = round_up((n + batch - 1) / batch, 32);
         bucket_h *buckets = (bucket_h *)(base_ + L_.buckets);
         bucket_h *ones = (bucket_h *)(base_ + L_.ones);
+        bucket_h *pairs = (bucket_h *)(base_ + L_.pairs);
         vec2d_t<uint32_t> hist{(uint32_t *)(base_ + L_.hist), row};
         vec2d_t<uint2> temps{(uint2 *)(base_ + L_.temps), (uint32_t)stride};
         vec2d_t<uint32_t> digits{(uint32_t *)(base_ + L_.digits), (uint32_t)stride};
-        const uint32_t nones = (uint32_t)((size_t)sm_count_ * BATCH_ADD_BLOCK_SIZE / WARP_SZ);
 
         uint32_t grid = std::max(sm_count_ / 3, 1);
         while (grid & (grid - 1))
@@ -293,9 +322,13 @@ private:
             integrate<bucket_t><<<nwins, MSM_NTHREADS, sizeof(bucket_t) * NT, s>>>(
                 buckets, nwins, wbits, FR_BITS);
             cuda_ok(cudaGetLastError(), "integrate");
-            msm_finish_windows<bucket_t><<<nwins + 1, FINISH_THREADS, 0, s>>>(
-                buckets, nwins, wbits, FR_BITS, ones, nones, (bucket_h *)(base_ + L_.wsum));
-            cuda_ok(cudaGetLastError(), "finish");
+            // The pairs integrate left in each row, and the digit-1 sums,
+            // added to what the earlier batches left.
+            msm_add_rows<bucket_t><<<dim3((2 * NT * bucket_t::degree + 255) / 256, nwins), 256,
+                                     0, s>>>(pairs, L_.pair_stride, buckets, row,
+                                             (uint32_t)(2 * NT));
+            cuda_ok(cudaGetLastError(), "add (pairs)");
+            add_ones(s);
         }
         return nwins | wbits << 16;
     }

@@ -22,7 +22,64 @@ constexpr uint32_t WSUM_SLOTS = MAX_WINDOWS + 1;
 constexpr uint32_t FINISH_THREADS = 256;
 constexpr uint32_t CLASSIFY_THREADS = 256;
 
-// k * a for a small k >= 0, by double-and-add (xyzz add doubles equal points).
+// The field of an xyzz bucket type, and its coordinates (xyzz_t keeps them
+// private; this view has the same members in the same order).
+template<class bucket_t> struct xyzz_field;
+template<class F, class H, const H *A4> struct xyzz_field<xyzz_t<F, H, A4>> {
+    using type = F;
+    static constexpr bool a_is_zero = A4 == nullptr;
+};
+template<class field_t> struct xyzz_coords {
+    field_t X, Y, ZZZ, ZZ;
+};
+
+// p = 2p for curves with a = 0 (dbl-2008-s-1: 6M + 3S, against the 4M more
+// and the branches of xyzz_t::add(p) with itself). Infinity (ZZ = ZZZ = 0)
+// stays infinity; there are no points of order 2 in the prime-order groups.
+template<class bucket_t>
+__device__ __forceinline__ void dbl_inplace(bucket_t &p) {
+    using field_t = typename xyzz_field<bucket_t>::type;
+    static_assert(xyzz_field<bucket_t>::a_is_zero, "doubling formula assumes a = 0");
+    static_assert(sizeof(xyzz_coords<field_t>) == sizeof(bucket_t), "xyzz layout");
+    auto &q = reinterpret_cast<xyzz_coords<field_t> &>(p);
+    field_t U = q.Y + q.Y;
+    field_t V = U ^ 2;
+    field_t W = U * V;
+    field_t S = q.X * V;
+    field_t M = q.X ^ 2;
+    M = M + M + M;
+    field_t X3 = M ^ 2;
+    X3 -= S;
+    X3 -= S;
+    S -= X3;
+    S *= M;
+    q.Y *= W;
+    q.Y = S - q.Y;
+    q.X = X3;
+    q.ZZ *= V;
+    q.ZZZ *= W;
+}
+
+// dst[row][i] += src[row][i] for i < count, rows = gridDim.y (row strides in
+// entries); degree lanes per entry.
+template<class bucket_t, class bucket_h = typename bucket_t::mem_t>
+__launch_bounds__(256) __global__
+void msm_add_rows(bucket_h dst[], size_t dst_stride, const bucket_h src[], size_t src_stride,
+                  uint32_t count) {
+    const uint32_t degree = bucket_t::degree;
+    bucket_h *d = dst + blockIdx.y * dst_stride;
+    const bucket_h *s = src + blockIdx.y * src_stride;
+    const uint32_t lanes = gridDim.x * blockDim.x / degree;
+    #pragma unroll 1
+    for (uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) / degree; i < count; i += lanes) {
+        bucket_t x = d[i];
+        bucket_t y = s[i];
+        x.add(y);
+        d[i] = x;
+    }
+}
+
+// k * a for a small k >= 0, by double-and-add.
 template<class bucket_t>
 __device__ __forceinline__ bucket_t small_mul(const bucket_t &a, uint32_t k) {
     bucket_t r;
@@ -32,28 +89,28 @@ __device__ __forceinline__ bucket_t small_mul(const bucket_t &a, uint32_t k) {
     r = a;
     #pragma unroll 1
     for (int bit = 30 - __clz(k); bit >= 0; bit--) {
-        bucket_t t = r;
-        r.add(t);
+        dbl_inplace(r);
         if ((k >> bit) & 1)
             r.add(a);
     }
     return r;
 }
 
-// After sppark's integrate, window w's row holds, for each of the nt =
+// sppark's integrate leaves in window w's row, for each of the nt =
 // blockDim/degree integrating threads t, the pair (p_t, a_t) at [2t], [2t+1]:
 // a_t is the sum of the thread's segment of buckets and p_t its weighted
-// sum. The window's value is sum_t p_t + t * 2^(lsbits-1-log2 nt) * a_t, or
-// for a top window narrower than log2 nt + 1 bits, sum_t (t / 2^(log2 nt -
-// lsbits + 1) + 1) * a_t (the same sums sppark's host-side integrate_row
-// forms). Block w < nwins reduces window w and adds it to wsum[w]; block
-// nwins reduces the nones partial sums of sppark's batch_addition (the
-// digit-1 points of window 0) into wsum[ONES_SLOT]. Rows are reused as
-// scratch; `ones` must have room for nt entries.
+// sum. The pairs of every batch are added up in `pairs` (row w at w *
+// pair_stride) by msm_add_rows. The window's value is sum_t p_t + t *
+// 2^(lsbits-1-log2 nt) * a_t, or for a top window narrower than log2 nt + 1
+// bits, sum_t (t / 2^(log2 nt - lsbits + 1) + 1) * a_t (the sums sppark's
+// host-side integrate_row forms). Block w < nwins reduces window w and adds
+// it to wsum[w]; block nwins reduces the nones partial sums of the
+// batch additions (scalars or digits 1) into wsum[ONES_SLOT]. The rows are
+// reused as scratch; `ones` must have room for nt entries.
 template<class bucket_t, class bucket_h = typename bucket_t::mem_t>
 __launch_bounds__(FINISH_THREADS) __global__
-void msm_finish_windows(bucket_h buckets[], uint32_t nwins, uint32_t wbits, uint32_t nbits,
-                        bucket_h ones[], uint32_t nones, bucket_h wsum[]) {
+void msm_finish_windows(bucket_h pairs[], size_t pair_stride, uint32_t nwins, uint32_t wbits,
+                        uint32_t nbits, bucket_h ones[], uint32_t nones, bucket_h wsum[]) {
     const uint32_t degree = bucket_t::degree;
     const uint32_t nt = blockDim.x / degree;
     const uint32_t tid = threadIdx.x / degree;
@@ -62,7 +119,7 @@ void msm_finish_windows(bucket_h buckets[], uint32_t nwins, uint32_t wbits, uint
     uint32_t slot;
     bucket_t q;
     if (w < nwins) {
-        row = buckets + ((size_t)w << (wbits - 1));
+        row = pairs + (size_t)w * pair_stride;
         slot = w;
         bucket_t p = row[2 * tid];
         bucket_t a = row[2 * tid + 1];
@@ -117,10 +174,8 @@ void msm_combine(const bucket_h wsum[], uint32_t nwins, uint32_t wbits, bucket_h
     for (uint32_t w = nwins; w-- > 0;) {
         if (w + 1 < nwins) {
             #pragma unroll 1
-            for (uint32_t i = 0; i < wbits; i++) {
-                bucket_t t = r;
-                r.add(t);
-            }
+            for (uint32_t i = 0; i < wbits; i++)
+                dbl_inplace(r);
         }
         bucket_t x = wsum[w];
         r.add(x);
