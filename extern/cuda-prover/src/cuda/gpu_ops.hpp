@@ -30,8 +30,8 @@ struct shape_entry_raw { uint32_t col, coeff; };  // cp_shape_entry
 // finished on the device (one point comes back). Slots run concurrently on
 // their streams. Scalars 0 and 1 are split off on the device: the 1s are
 // summed by a batch addition, only the rest (gathered) goes through
-// Pippenger; when more than 3/4 of the scalars are neither, Pippenger runs
-// over all points. Errors throw cuda_error (sppark's exception type).
+// Pippenger; when more than 3/4 of the scalars (or more than 2^23) are
+// neither, Pippenger runs over all points. Errors throw cuda_error (sppark's exception type).
 
 enum class msm_group : int { g1, g2 };
 
@@ -44,8 +44,8 @@ struct msm_slot_spec {
 // block): per slot the buckets and histogram of the widest window
 // (~n_max/170 buckets for large n), the digits of one Pippenger batch (26 x
 // 4 bytes per scalar of a batch of at most ~2^18), the 0/1 bitmap and room
-// for 3/4 n_max gathered scalars and points (the split's rest). For 2^20
-// points that is about 140 MiB in G1, 215 MiB in G2.
+// for min(3/4 n_max, 2^23) gathered scalars and points (the split's rest).
+// For 2^20 points that is about 140 MiB in G1, 215 MiB in G2.
 size_t msm_context_bytes(const std::vector<msm_slot_spec> &slots, int sm_count);
 
 struct msm_job {

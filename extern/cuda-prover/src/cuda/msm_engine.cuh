@@ -106,7 +106,10 @@ inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affin
     const size_t batch = batch_count(n_max, L.wbits_max);
     L.stride_cap = round_up((n_max + batch - 1) / batch, 32);
     L.nones = std::max<size_t>((size_t)sm_count * BATCH_ADD_BLOCK_SIZE / WARP_SZ, nt);
-    L.tail_cap = n_max / 4 * 3;
+    // At most 3/4 of the points, and at most 2^23 (1 GiB of G1, 1.75 GiB of
+    // G2 gathered): larger MSMs with more non-0/1 scalars than that run
+    // Pippenger over all points.
+    L.tail_cap = std::min<size_t>(n_max / 4 * 3, size_t(1) << 23);
     const size_t max_windows = window_count(10);
     size_t off = 0;
     auto take = [&](size_t bytes) {
