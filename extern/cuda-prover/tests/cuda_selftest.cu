@@ -743,8 +743,11 @@ static void check_abb(const cp::srs &k, const circuit_data &d, const cp::device_
 }
 
 static void print_timings(const char *label, const cp_timings &t, double wall) {
-    const double sum = (t.upload_ns + t.ntt_ns + t.msm_h_ns + t.msm_l_ns + t.msm_a_ns +
-                        t.msm_b_g1_ns + t.msm_b_g2_ns + t.batch_add_ns) / 1e6;
+    // The MSMs run at the same time on their own streams: their times
+    // overlap, the longest one counts.
+    const uint64_t msm = std::max({t.msm_h_ns, t.msm_l_ns, t.msm_a_ns, t.msm_b_g1_ns,
+                                   t.msm_b_g2_ns});
+    const double sum = (t.upload_ns + t.ntt_ns + msm + t.batch_add_ns) / 1e6;
     std::printf("TIME device_part %s: wall %.1f ms | upload %.1f ntt %.1f msm_h %.1f msm_l %.1f "
                 "msm_a %.1f msm_b_g1 %.1f msm_b_g2 %.1f batch_add %.1f | unattributed %.1f ms "
                 "| peak %.0f MiB\n",
