@@ -13,7 +13,7 @@ use ff::Field;
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use rand_chacha::ChaCha8Rng;
-use rand_core::SeedableRng;
+use rand_core::{RngCore, SeedableRng};
 
 /// Bellperson params and the core's key for them.
 pub struct Keys {
@@ -108,6 +108,67 @@ impl Circuit<Scalar> for COnly {
             let wv = cs.alloc(|| "w", || Ok(w))?;
             let zv = cs.alloc(|| "z", || Ok(x * w))?;
             cs.enforce(|| "z = x*w", |lc| lc + xv, |lc| lc + wv, |lc| lc + zv);
+        }
+        Ok(())
+    }
+}
+
+/// Which values the aux variables of a [`Pattern`] take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Values {
+    /// Every w_i is 0.
+    Zeros,
+    /// Every w_i is 1.
+    Ones,
+    /// About a third 0, a third 1, a third random.
+    Mixed,
+}
+
+/// `n` aux variables w_i with the given values and s_i = w_i^2 (one
+/// constraint w_i * w_i = s_i each), and one public input x with x * 1 = x:
+/// MSM scalars (A, B, L) that are all 0, all 1 or mixed, for any shape with
+/// the same n (the values do not change the constraints).
+#[derive(Clone, Copy)]
+pub struct Pattern {
+    pub n: usize,
+    pub values: Values,
+    pub seed: u64,
+}
+
+impl Pattern {
+    pub fn public_inputs(&self) -> Vec<Scalar> {
+        vec![Scalar::from(self.seed + 2)]
+    }
+
+    fn value(&self, rng: &mut ChaCha8Rng) -> Scalar {
+        match self.values {
+            Values::Zeros => Scalar::ZERO,
+            Values::Ones => Scalar::ONE,
+            Values::Mixed => match rng.next_u32() % 3 {
+                0 => Scalar::ZERO,
+                1 => Scalar::ONE,
+                _ => Scalar::random(&mut *rng),
+            },
+        }
+    }
+}
+
+impl Circuit<Scalar> for Pattern {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let x = self.public_inputs()[0];
+        let xv = cs.alloc_input(|| "x", || Ok(x))?;
+        cs.enforce(
+            || "x * 1 = x",
+            |lc| lc + xv,
+            |lc| lc + CS::one(),
+            |lc| lc + xv,
+        );
+        for _ in 0..self.n {
+            let w = self.value(&mut rng);
+            let wv = cs.alloc(|| "w", || Ok(w))?;
+            let sv = cs.alloc(|| "s", || Ok(w.square()))?;
+            cs.enforce(|| "w * w = s", |lc| lc + wv, |lc| lc + wv, |lc| lc + sv);
         }
         Ok(())
     }

@@ -8,7 +8,7 @@ use cuda_prover_bellperson::{
     GPU_AUTO,
 };
 use cuda_prover_tests::{
-    builtin, builtin_keys, keys_for, native_proofs, proof_bytes, COnly, MultiInput,
+    builtin, builtin_keys, keys_for, native_proofs, proof_bytes, COnly, MultiInput, Pattern, Values,
 };
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
@@ -100,6 +100,36 @@ fn aux_used_only_in_c() {
     let theirs = native_proofs(vec![c], &keys.params, &bl);
     assert!(keys.key.verify(&ours[0].proof, &c.public_inputs()).unwrap());
     assert_eq!(proof_bytes(&ours[0].proof), proof_bytes(&theirs[0]));
+}
+
+#[test]
+fn scalar_patterns_equal_bellperson() {
+    // All-0, all-1 and mixed MSM scalars (the fixture the GPU test uses).
+    let keys = keys_for(
+        "pattern-97",
+        Pattern {
+            n: 97,
+            values: Values::Mixed,
+            seed: 0,
+        },
+    );
+    let ctx = Context::host(1).unwrap();
+    for values in [Values::Zeros, Values::Ones, Values::Mixed] {
+        let c = Pattern {
+            n: 97,
+            values,
+            seed: 5,
+        };
+        let bl = blinding(1, 13);
+        let ours = core_batch(&ctx, vec![c], &keys.key, &bl, 0, None).unwrap();
+        let theirs = native_proofs(vec![c], &keys.params, &bl);
+        assert!(keys.key.verify(&ours[0].proof, &c.public_inputs()).unwrap());
+        assert_eq!(
+            proof_bytes(&ours[0].proof),
+            proof_bytes(&theirs[0]),
+            "{values:?}"
+        );
+    }
 }
 
 #[test]

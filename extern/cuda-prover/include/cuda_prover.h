@@ -196,7 +196,7 @@ typedef struct cp_device_stats {
     uint64_t proofs;              /* circuits proved on this device */
     uint64_t busy_ns;             /* time spent in device parts */
     uint64_t cache_allocations;   /* times the working cache was (re)allocated */
-    uint64_t cache_bytes;         /* bytes held by the working cache now */
+    uint64_t cache_bytes;         /* bytes held by the working cache now (CUDA: with the MSM buffers) */
     uint64_t srs_uploads;         /* proving keys copied to this device */
     uint64_t trims;               /* cp_device_trim calls that freed memory */
 } cp_device_stats;

@@ -1,5 +1,6 @@
-// Standalone GPU check of the CUDA backend: device MSMs (G1, G2; dense and
-// 0/1-heavy scalars) against blst's CPU Pippenger, H on the device against a
+// Standalone GPU check of the CUDA backend: device MSMs (G1, G2; dense,
+// 0/1-heavy, all-0 and all-1 scalars, with and without the 0/1 split, one
+// context reused and four MSMs at once) against blst's CPU Pippenger, H on the device against a
 // naive CPU DFT (2^10) and a CPU radix-2 FFT (2^10, 2^16, 2^20), and whole
 // device parts through cp::cuda_devices() against a CPU reference, with the
 // phase breakdown of whole device parts at 2^20 for a chain-like (dense) and
@@ -364,25 +365,34 @@ static void *upload(const std::vector<P> &v) {
 
 // ---------------------------------------------------------------- tests
 
+// One MSM through a one-slot context, with the 0/1 split (run) and without
+// (launch on the slot's stream), both against blst.
 static void test_msm_g1(const gpu_t &gpu, size_t n, int zpct, int opct, uint64_t seed) {
     auto pts = g1_points(std::min<size_t>(n, 1 << 16), n, seed);
     auto sc = scalars_mix(n, zpct, opct, seed + 1);
     void *dp = upload(pts);
-    dbuf scratch(sparse_scratch_bytes(n, gpu.sm_count()));
-    msm_plan plan;
-    make_plan(plan, (const fr_raw *)sc.data(), n);
-    g1_proj_raw raw;
-    msm_times tm;
-    msm_g1_plan(gpu, raw, dp, plan, {scratch.p, sparse_scratch_bytes(n, gpu.sm_count())}, tm);
-    blst_p1 got;
-    std::memcpy(&got, &raw, sizeof(got));
+    void *ds = upload(sc);
     blst_p1 want = n > (1u << 16) ? cpu_msm_g1(pts.data(), fold(sc, 1 << 16).data(), 1 << 16)
                                   : cpu_msm_g1(pts.data(), sc.data(), n);
+    msm_context ctx(gpu, {{msm_group::g1, n}});
+    msm_job job{0, dp, ds, n};
+    ctx.run(&job, 1, nullptr, nullptr);
+    g1_proj_raw raw;
+    ctx.read(0, raw);
+    blst_p1 got;
+    std::memcpy(&got, &raw, sizeof(got));
     char buf[160];
-    std::snprintf(buf, sizeof buf, "msm G1 n=%zu zeros=%d%% ones=%d%% (%s, %zu ones, %zu tail)", n,
-                  zpct, opct, plan.dense ? "dense" : "sparse", plan.ones, plan.tail_idx.size());
+    std::snprintf(buf, sizeof buf, "msm G1 n=%zu zeros=%d%% ones=%d%% (0/1 split)", n, zpct, opct);
+    report(eq1(got, want), buf);
+    ctx.launch(0, ctx.stream(0), dp, ds, n, false);
+    ck(cudaStreamSynchronize(ctx.stream(0)), "sync");
+    ctx.read(0, raw);
+    std::memcpy(&got, &raw, sizeof(got));
+    std::snprintf(buf, sizeof buf, "msm G1 n=%zu zeros=%d%% ones=%d%% (all Pippenger)", n, zpct,
+                  opct);
     report(eq1(got, want), buf);
     cudaFree(dp);
+    cudaFree(ds);
 }
 
 static void test_msm_g2(const gpu_t &gpu, size_t n, int zpct, int opct, uint64_t seed) {
@@ -390,21 +400,90 @@ static void test_msm_g2(const gpu_t &gpu, size_t n, int zpct, int opct, uint64_t
     auto pts = g2_points(distinct, n, seed);
     auto sc = scalars_mix(n, zpct, opct, seed + 1);
     void *dp = upload(pts);
-    dbuf scratch(sparse_scratch_bytes(n, gpu.sm_count()));
-    msm_plan plan;
-    make_plan(plan, (const fr_raw *)sc.data(), n);
-    g2_proj_raw raw;
-    msm_times tm;
-    msm_g2_plan(gpu, raw, dp, plan, {scratch.p, sparse_scratch_bytes(n, gpu.sm_count())}, tm);
-    blst_p2 got;
-    std::memcpy(&got, &raw, sizeof(got));
+    void *ds = upload(sc);
     blst_p2 want = n > distinct ? cpu_msm_g2(pts.data(), fold(sc, distinct).data(), distinct)
                                 : cpu_msm_g2(pts.data(), sc.data(), n);
+    msm_context ctx(gpu, {{msm_group::g2, n}});
+    msm_job job{0, dp, ds, n};
+    ctx.run(&job, 1, nullptr, nullptr);
+    g2_proj_raw raw;
+    ctx.read(0, raw);
+    blst_p2 got;
+    std::memcpy(&got, &raw, sizeof(got));
     char buf[160];
-    std::snprintf(buf, sizeof buf, "msm G2 n=%zu zeros=%d%% ones=%d%% (%s, %zu ones, %zu tail)", n,
-                  zpct, opct, plan.dense ? "dense" : "sparse", plan.ones, plan.tail_idx.size());
+    std::snprintf(buf, sizeof buf, "msm G2 n=%zu zeros=%d%% ones=%d%% (0/1 split)", n, zpct, opct);
+    report(eq2(got, want), buf);
+    ctx.launch(0, ctx.stream(0), dp, ds, n, false);
+    ck(cudaStreamSynchronize(ctx.stream(0)), "sync");
+    ctx.read(0, raw);
+    std::memcpy(&got, &raw, sizeof(got));
+    std::snprintf(buf, sizeof buf, "msm G2 n=%zu zeros=%d%% ones=%d%% (all Pippenger)", n, zpct,
+                  opct);
     report(eq2(got, want), buf);
     cudaFree(dp);
+    cudaFree(ds);
+}
+
+// One context reused for several sizes and patterns, and four MSMs (three
+// G1, one G2) at the same time on their streams, as in a proof.
+static void test_msm_context(const gpu_t &gpu) {
+    const size_t nmax = 70001;
+    auto p1 = g1_points(1 << 16, nmax, 21);
+    auto p2 = g2_points(1 << 14, nmax, 22);
+    void *d1 = upload(p1);
+    void *d2 = upload(p2);
+    msm_context ctx(gpu, {{msm_group::g1, nmax},
+                          {msm_group::g1, nmax},
+                          {msm_group::g1, 3000},
+                          {msm_group::g2, nmax}});
+    report(ctx.bytes() == msm_context_bytes({{msm_group::g1, nmax},
+                                             {msm_group::g1, nmax},
+                                             {msm_group::g1, 3000},
+                                             {msm_group::g2, nmax}},
+                                            gpu.sm_count()),
+           "msm context bytes");
+    struct pat { size_t n; int z, o; } pats[4] = {{nmax, 45, 45}, {1000, 0, 0}, {2999, 100, 0},
+                                                  {nmax - 17, 0, 100}};
+    for (int round = 0; round < 2; round++) {
+        std::vector<std::vector<blst_fr>> sc(4);
+        std::vector<void *> ds(4);
+        msm_job jobs[4];
+        for (int i = 0; i < 4; i++) {
+            const pat &p = pats[(i + round) % 4];
+            const size_t n = std::min(p.n, i == 2 ? (size_t)3000 : nmax);
+            sc[i] = scalars_mix(n, p.z, p.o, 100 + i + 10 * round);
+            ds[i] = upload(sc[i]);
+            jobs[i] = msm_job{(size_t)i, i == 3 ? d2 : d1, ds[i], n};
+        }
+        uint64_t ns[4];
+        ctx.run(jobs, 4, nullptr, ns);
+        for (int i = 0; i < 4; i++) {
+            const size_t n = jobs[i].n;
+            bool ok;
+            if (i == 3) {
+                g2_proj_raw r;
+                ctx.read(3, r);
+                blst_p2 got;
+                std::memcpy(&got, &r, sizeof(got));
+                ok = eq2(got, n > (1u << 14)
+                                  ? cpu_msm_g2(p2.data(), fold(sc[i], 1 << 14).data(), 1 << 14)
+                                  : cpu_msm_g2(p2.data(), sc[i].data(), n));
+            } else {
+                g1_proj_raw r;
+                ctx.read(i, r);
+                blst_p1 got;
+                std::memcpy(&got, &r, sizeof(got));
+                ok = eq1(got, n > (1u << 16)
+                                  ? cpu_msm_g1(p1.data(), fold(sc[i], 1 << 16).data(), 1 << 16)
+                                  : cpu_msm_g1(p1.data(), sc[i].data(), n));
+            }
+            report(ok, "msm context round " + std::to_string(round) + " slot " +
+                           std::to_string(i) + " n=" + std::to_string(n));
+            cudaFree(ds[i]);
+        }
+    }
+    cudaFree(d1);
+    cudaFree(d2);
 }
 
 static void test_h(const gpu_t &gpu, uint32_t lg, bool naive_too) {
@@ -424,78 +503,91 @@ static void test_h(const gpu_t &gpu, uint32_t lg, bool naive_too) {
         report(same_fr(got, cpu_h(a, b, c, lg, true)), "H 2^" + std::to_string(lg) + " vs naive DFT");
 }
 
+// The MSMs of a 2^lg proof (h + l over 2^(lg+1) points, a, b_g1 in G1,
+// b_g2 in G2), one at a time and all four at once, for dense and 0/1-heavy
+// scalars; the concurrent results checked against blst (points tiled).
 static void timing_msm(const gpu_t &gpu, uint32_t lg) {
     const size_t n = size_t(1) << lg;
-    auto p1 = g1_points(1 << 16, n, 11);
+    auto p1 = g1_points(1 << 16, 2 * n, 11);
     auto p2 = g2_points(1 << 14, n, 12);
     void *d1 = upload(p1);
     void *d2 = upload(p2);
-    const size_t sb = sparse_scratch_bytes(n, gpu.sm_count());
-    dbuf scratch(sb);
+    msm_context ctx(gpu, {{msm_group::g1, 2 * n},
+                          {msm_group::g1, n},
+                          {msm_group::g1, n},
+                          {msm_group::g2, n}});
+    std::printf("INFO msm context for 2^%u: %.0f MiB\n", lg, ctx.bytes() / 1048576.0);
     struct shape {
         const char *name;
         int z, o;
     } shapes[] = {{"dense", 0, 0}, {"bits(48% 0, 48% 1)", 48, 48}};
+    const char *names[4] = {"h+l", "a", "b_g1", "b_g2"};
+    {
+        // The fixed cost of one MSM: 32 dense scalars, 0/1 split or not.
+        auto sc = scalars_mix(32, 0, 0, 97);
+        void *ds = upload(sc);
+        for (int i : {1, 3}) {
+            msm_job job{(size_t)i, i == 3 ? d2 : d1, ds, 32};
+            uint64_t ns[1];
+            ctx.run(&job, 1, nullptr, ns);
+            double t0 = now_s();
+            for (int r = 0; r < 5; r++)
+                ctx.run(&job, 1, nullptr, ns);
+            const double split = (now_s() - t0) / 5;
+            t0 = now_s();
+            for (int r = 0; r < 5; r++) {
+                ctx.launch(i, ctx.stream(i), job.d_points, ds, 32, false);
+                ck(cudaStreamSynchronize(ctx.stream(i)), "sync");
+            }
+            std::printf("TIME msm fixed cost (n=32) %s: %.2f ms with the 0/1 split, %.2f ms "
+                        "without\n",
+                        i == 3 ? "G2" : "G1", split * 1e3, (now_s() - t0) / 5 * 1e3);
+        }
+        cudaFree(ds);
+    }
     for (auto &sh : shapes) {
+        auto hl = scalars_mix(2 * n, sh.z, sh.o, 98);
         auto sc = scalars_mix(n, sh.z, sh.o, 99);
-        msm_plan plan;
-        make_plan(plan, (const fr_raw *)sc.data(), n);
-        g1_proj_raw r1;
-        g2_proj_raw r2;
-        msm_times tm;
-        msm_g1_plan(gpu, r1, d1, plan, {scratch.p, sb}, tm);  // warm-up
+        void *dhl = upload(hl);
+        void *ds = upload(sc);
+        msm_job jobs[4] = {{0, d1, dhl, 2 * n}, {1, d1, ds, n}, {2, d1, ds, n}, {3, d2, ds, n}};
+        uint64_t ns[4];
+        for (int i = 0; i < 4; i++) {
+            ctx.run(&jobs[i], 1, nullptr, ns);  // warm-up
+            double t0 = now_s();
+            const int reps = 3;
+            for (int r = 0; r < reps; r++)
+                ctx.run(&jobs[i], 1, nullptr, ns);
+            std::printf("TIME msm 2^%u %s %s alone: %.2f ms wall, %.2f ms on its stream\n", lg,
+                        sh.name, names[i], (now_s() - t0) / reps * 1e3, ns[0] / 1e6);
+        }
+        ctx.run(jobs, 4, nullptr, ns);
         double t0 = now_s();
         const int reps = 3;
-        for (int i = 0; i < reps; i++)
-            msm_g1_plan(gpu, r1, d1, plan, {scratch.p, sb}, tm);
-        double g1s = (now_s() - t0) / reps;
-        msm_g2_plan(gpu, r2, d2, plan, {scratch.p, sb}, tm);
-        t0 = now_s();
-        for (int i = 0; i < reps; i++)
-            msm_g2_plan(gpu, r2, d2, plan, {scratch.p, sb}, tm);
-        double g2s = (now_s() - t0) / reps;
-        std::printf("TIME msm 2^%u %s (host plan): G1 %.1f ms, G2 %.1f ms\n", lg, sh.name,
-                    g1s * 1e3, g2s * 1e3);
-        {
-            // The device part's path: scalars on the device, one sppark MSM.
-            void *ds = upload(sc);
-            g1_proj_raw q1;
-            g2_proj_raw q2;
-            msm_g1_device(gpu, q1, d1, ds, n);
-            double u0 = now_s();
-            for (int i = 0; i < reps; i++)
-                msm_g1_device(gpu, q1, d1, ds, n);
-            double dg1 = (now_s() - u0) / reps;
-            msm_g2_device(gpu, q2, d2, ds, n);
-            u0 = now_s();
-            for (int i = 0; i < reps; i++)
-                msm_g2_device(gpu, q2, d2, ds, n);
-            double dg2 = (now_s() - u0) / reps;
-            std::printf("TIME msm 2^%u %s (device scalars): G1 %.1f ms, G2 %.1f ms\n", lg, sh.name,
-                        dg1 * 1e3, dg2 * 1e3);
-            report(std::memcmp(&q1, &r1, sizeof(q1)) == 0 || [&] {
-                blst_p1 a, b;
-                std::memcpy(&a, &q1, sizeof(a));
-                std::memcpy(&b, &r1, sizeof(b));
-                return eq1(a, b);
-            }(), std::string("msm G1 2^") + std::to_string(lg) + " " + sh.name + " device == plan");
-            report([&] {
-                blst_p2 a, b;
-                std::memcpy(&a, &q2, sizeof(a));
-                std::memcpy(&b, &r2, sizeof(b));
-                return eq2(a, b);
-            }(), std::string("msm G2 2^") + std::to_string(lg) + " " + sh.name + " device == plan");
-            cudaFree(ds);
-        }
-        // correctness at this size too (points tiled, scalars folded)
+        for (int r = 0; r < reps; r++)
+            ctx.run(jobs, 4, nullptr, ns);
+        std::printf("TIME msm 2^%u %s all four at once: %.2f ms wall (streams: h+l %.2f, a %.2f, "
+                    "b_g1 %.2f, b_g2 %.2f ms)\n",
+                    lg, sh.name, (now_s() - t0) / reps * 1e3, ns[0] / 1e6, ns[1] / 1e6,
+                    ns[2] / 1e6, ns[3] / 1e6);
+        g1_proj_raw r1;
+        g2_proj_raw r2;
         blst_p1 got1;
-        std::memcpy(&got1, &r1, sizeof(got1));
         blst_p2 got2;
-        std::memcpy(&got2, &r2, sizeof(got2));
+        ctx.read(0, r1);
+        std::memcpy(&got1, &r1, sizeof(got1));
+        report(eq1(got1, cpu_msm_g1(p1.data(), fold(hl, 1 << 16).data(), 1 << 16)),
+               std::string("msm G1 2^") + std::to_string(lg + 1) + " " + sh.name);
+        ctx.read(2, r1);
+        std::memcpy(&got1, &r1, sizeof(got1));
         report(eq1(got1, cpu_msm_g1(p1.data(), fold(sc, 1 << 16).data(), 1 << 16)),
                std::string("msm G1 2^") + std::to_string(lg) + " " + sh.name);
+        ctx.read(3, r2);
+        std::memcpy(&got2, &r2, sizeof(got2));
         report(eq2(got2, cpu_msm_g2(p2.data(), fold(sc, 1 << 14).data(), 1 << 14)),
                std::string("msm G2 2^") + std::to_string(lg) + " " + sh.name);
+        cudaFree(dhl);
+        cudaFree(ds);
     }
     cudaFree(d1);
     cudaFree(d2);
@@ -578,7 +670,17 @@ static void make_circuit(circuit_data &d, size_t nc, size_t ni, size_t na, int z
     uint32_t lg = 0;
     while ((size_t(1) << lg) < nc)
         lg++;
-    d.job.c = &d.c_abi;
+    d.job.a = d.a.data();
+    d.job.b = d.b.data();
+    d.job.c = d.c.data();
+    d.job.num_constraints = nc;
+    d.job.inputs = d.inputs.data();
+    d.job.num_inputs = ni;
+    d.job.aux = d.aux.data();
+    d.job.num_aux = na;
+    d.job.a_aux_density = d.a_aux.data();
+    d.job.b_input_density = d.b_in.data();
+    d.job.b_aux_density = d.b_aux.data();
     d.job.lg_domain = lg;
     d.job.a_aux_count = popcount(d.a_aux);
     d.job.b_input_count = popcount(d.b_in);
@@ -641,8 +743,11 @@ static void check_abb(const cp::srs &k, const circuit_data &d, const cp::device_
 }
 
 static void print_timings(const char *label, const cp_timings &t, double wall) {
-    const double sum = (t.upload_ns + t.ntt_ns + t.msm_h_ns + t.msm_l_ns + t.msm_a_ns +
-                        t.msm_b_g1_ns + t.msm_b_g2_ns + t.batch_add_ns) / 1e6;
+    // The MSMs run at the same time on their own streams: their times
+    // overlap, the longest one counts.
+    const uint64_t msm = std::max({t.msm_h_ns, t.msm_l_ns, t.msm_a_ns, t.msm_b_g1_ns,
+                                   t.msm_b_g2_ns});
+    const double sum = (t.upload_ns + t.ntt_ns + msm + t.batch_add_ns) / 1e6;
     std::printf("TIME device_part %s: wall %.1f ms | upload %.1f ntt %.1f msm_h %.1f msm_l %.1f "
                 "msm_a %.1f msm_b_g1 %.1f msm_b_g2 %.1f batch_add %.1f | unattributed %.1f ms "
                 "| peak %.0f MiB\n",
@@ -686,7 +791,7 @@ static void test_device_part(cp::device &dev) {
             // after it pays neither.
             double t0 = now_s();
             dev.bind_thread();
-            dev.prepare(k, nc);
+            dev.prepare(k, nc, nullptr);
             double secs = now_s() - t0;
             const uint64_t up = dev.srs_uploads(), al = dev.cache_allocations();
             cp::device_partials p;
@@ -774,16 +879,22 @@ int main(int argc, char **argv) {
         double t0 = now_s();
         test_h(gpu, 10, true);
         test_h(gpu, 16, false);
-        for (size_t nn : {1, 5, 100, 1000, 4096, 65536}) {
+        for (size_t nn : {1, 5, 100, 1000, 4097, 65536, 300001}) {
             test_msm_g1(gpu, nn, 45, 45, nn);
             test_msm_g1(gpu, nn, 0, 0, nn + 7);
+            test_msm_g1(gpu, nn, 90, 5, nn + 9);
         }
-        test_msm_g1(gpu, 65536, 0, 100, 3);
-        test_msm_g1(gpu, 65536, 100, 0, 4);
-        for (size_t nn : {1, 7, 300, 16384}) {
+        for (size_t nn : {33, 65539}) {
+            test_msm_g1(gpu, nn, 0, 100, nn + 3);
+            test_msm_g1(gpu, nn, 100, 0, nn + 4);
+        }
+        for (size_t nn : {1, 7, 300, 16385, 100003}) {
             test_msm_g2(gpu, nn, 45, 45, nn);
             test_msm_g2(gpu, nn, 0, 0, nn + 7);
         }
+        test_msm_g2(gpu, 16385, 0, 100, 5);
+        test_msm_g2(gpu, 16385, 100, 0, 6);
+        test_msm_context(gpu);
         std::printf("INFO small tests took %.1f s\n", now_s() - t0);
         test_device_part(*devs[0]);
         if (!quick) {

@@ -42,6 +42,7 @@ public:
         // thread on this device for the ones that need it.
         try {
             bound_scope scope(d_.cuda_id);
+            d_.drop_msm();
             d_.cache.release();
             d_.shape.clear();
             d_.staging.release();
@@ -110,6 +111,8 @@ public:
             freed += d_.shape.bytes();
             d_.shape.clear();
         }
+        freed += d_.msm_bytes();
+        d_.drop_msm();
         freed += d_.cache.release();
         freed += d_.streamer.held();
         d_.streamer.release();
@@ -120,7 +123,9 @@ public:
         return freed;
     }
 
-    uint64_t cache_bytes() const override { return d_.cache.bytes.load(); }
+    // The working cache and the MSM engines' buffers: what trim gives back
+    // besides the shape and a streamed key's chunk buffers.
+    uint64_t cache_bytes() const override { return d_.cache.bytes.load() + d_.msm_held.load(); }
     uint64_t cache_allocations() const override { return d_.cache.allocations.load(); }
     uint64_t srs_uploads() const override { return d_.srs_uploads.load(); }
 

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <util/gpu_t.cuh>
@@ -19,56 +20,85 @@ struct g1_proj_raw { uint64_t l[18]; };     // blst_p1 (Jacobian X, Y, Z)
 struct g2_proj_raw { uint64_t l[36]; };     // blst_p2
 struct shape_entry_raw { uint32_t col, coeff; };  // cp_shape_entry
 
-// How one MSM's scalars are split. Scalars equal to 0 are skipped, those
-// equal to 1 are summed with a batch addition over `ones_bitmap`, the rest
-// (the tail) go through Pippenger over gathered points. When the tail is
-// more than a quarter of the points the plan is dense: one MSM over all
-// points with the original scalars, no batch addition.
-struct msm_plan {
-    size_t n = 0;                      // points and scalars
-    const fr_raw *scalars = nullptr;   // host, n entries
-    bool dense = false;
-    size_t ones = 0;
-    std::vector<uint32_t> ones_bitmap; // padded to whole 1024-bit chunks
-    std::vector<uint32_t> tail_idx;
-    std::vector<fr_raw> tail_scalars;
+// ---------------------------------------------------------------- MSM
+// sum scalars[i] * points[i] over points and scalars on the device (scalars
+// in Montgomery form), with sppark's kernels under our orchestration
+// (msm_engine.cuh). An msm_context holds, per slot, one Pippenger engine
+// sized for up to n_max points of one group, its own stream and a pinned
+// result buffer: all of it is allocated when the context is built and
+// reused, so an MSM allocates nothing, and its bucket and window sums are
+// finished on the device (one point comes back). Slots run concurrently on
+// their streams. Scalars 0 and 1 are split off on the device: the 1s are
+// summed by a batch addition, only the rest (gathered) goes through
+// Pippenger; when more than 3/4 of the scalars (or more than 2^23) are
+// neither, Pippenger runs over all points. Errors throw cuda_error (sppark's exception type).
+
+enum class msm_group : int { g1, g2 };
+
+struct msm_slot_spec {
+    msm_group group;
+    size_t n_max;  // most points one MSM of this slot takes
 };
 
-// Classifies n host scalars (Montgomery form) into a plan.
-void make_plan(msm_plan &plan, const fr_raw *scalars, size_t n);
+// Exactly the device memory an msm_context with these slots allocates (one
+// block): per slot the buckets and histogram of the widest window
+// (~n_max/170 buckets for large n), the digits of one Pippenger batch (26 x
+// 4 bytes per scalar of a batch of at most ~2^18), the 0/1 bitmap and room
+// for min(3/4 n_max, 2^23) gathered scalars and points (the split's rest).
+// For 2^20 points that is about 140 MiB in G1, 215 MiB in G2.
+size_t msm_context_bytes(const std::vector<msm_slot_spec> &slots, int sm_count);
 
-struct msm_times {
-    uint64_t msm_ns = 0;
-    uint64_t batch_add_ns = 0;
+struct msm_job {
+    size_t slot;
+    const void *d_points;   // n affine points (blst layout)
+    const void *d_scalars;  // n scalars
+    size_t n;               // <= the slot's n_max
 };
 
-// Device scratch for sparse MSMs, carved by the callee.
-struct scratch_t {
-    void *base = nullptr;
-    size_t bytes = 0;
+class msm_context {
+public:
+    // Allocates everything on gpu's device (the caller's current device).
+    msm_context(const gpu_t &gpu, const std::vector<msm_slot_spec> &slots);
+    ~msm_context();
+    msm_context(const msm_context &) = delete;
+    msm_context &operator=(const msm_context &) = delete;
+
+    size_t bytes() const;  // msm_context_bytes of its slots
+    size_t slot_count() const;
+    // Whether these slots fit this context (same groups, no larger n_max).
+    bool fits(const std::vector<msm_slot_spec> &slots) const;
+
+    // Runs the jobs (distinct slots) at the same time, each on its slot's
+    // stream after `ready` (an event of the producer's stream, or null), and
+    // waits for them; gpu_ns[i] (if not null): job i's time on its stream.
+    // Results: read(job.slot, ...).
+    void run(const msm_job *jobs, size_t njobs, cudaEvent_t ready, uint64_t *gpu_ns);
+
+    // The asynchronous steps of run, on any stream s the caller owns (one
+    // MSM per slot in flight): classify enqueues the 0/1 split and the copy
+    // of its counts; after s has reached that point (synchronize s),
+    // launch enqueues the MSM (split01: use those counts, else Pippenger
+    // over all points) and the copy of its result; after s has finished,
+    // read converts the result (blst's Jacobian layout).
+    void classify(size_t slot, cudaStream_t s, const void *d_points, const void *d_scalars,
+                  size_t n);
+    void launch(size_t slot, cudaStream_t s, const void *d_points, const void *d_scalars,
+                size_t n, bool split01);
+    void read(size_t slot, g1_proj_raw &out) const;
+    void read(size_t slot, g2_proj_raw &out) const;
+    cudaStream_t stream(size_t slot) const;  // the slot's own stream
+
+private:
+    struct impl;
+    std::unique_ptr<impl> p_;
 };
 
-// Bytes of scratch the sparse path needs for up to n_max points.
-size_t sparse_scratch_bytes(size_t n_max, int sm_count);
-// Upper bound of what sppark's msm_t allocates for itself for n points.
-size_t msm_temp_bytes(size_t n, bool g2, int sm_count);
-
-// All of these run on `gpu` (the caller has selected it), synchronize before
-// returning and throw cuda_error (sppark's exception type) on failure.
-
-// sum scalars[i] * points[i], both on the device; scalars in Montgomery form.
+// One MSM through a context built for it (allocates; for tests and one-off
+// use): in G1 and in G2. Synchronous.
 void msm_g1_device(const gpu_t &gpu, g1_proj_raw &out, const void *d_points,
                    const void *d_scalars, size_t n);
-
-// The same in G2.
 void msm_g2_device(const gpu_t &gpu, g2_proj_raw &out, const void *d_points,
                    const void *d_scalars, size_t n);
-
-// sum plan.scalars[i] * points[i], points on the device.
-void msm_g1_plan(const gpu_t &gpu, g1_proj_raw &out, const void *d_points,
-                 const msm_plan &plan, scratch_t scratch, msm_times &times);
-void msm_g2_plan(const gpu_t &gpu, g2_proj_raw &out, const void *d_points,
-                 const msm_plan &plan, scratch_t scratch, msm_times &times);
 
 // d_a, d_b, d_c: evaluations over the domain of size 2^lg (device). On return
 // d_a holds the coefficients of H = (a*b - c)/Z on the coset g*<omega>, g = 7,

@@ -1,6 +1,8 @@
-// Multi-scalar multiplications on one GPU with sppark's Pippenger (msm_t) and
-// batch addition kernels, for G1 and G2 of BLS12-381. Points live on the
-// device (the proving key's copy); scalars come from the host or the device.
+// Multi-scalar multiplications on one GPU, for G1 and G2 of BLS12-381: the
+// msm_context of gpu_ops.hpp. Each slot is a Pippenger engine
+// (msm_engine.cuh: sppark's kernels, our orchestration, buffers allocated
+// once), a stream and a pinned result buffer, so the MSMs of a proof run at
+// the same time on their own streams and nothing is allocated per MSM.
 #define SPPARK_DONT_INSTANTIATE_TEMPLATES
 #define TAKE_RESPONSIBILITY_FOR_ERROR_MESSAGE
 
@@ -14,10 +16,10 @@
 
 #include <msm/pippenger.cuh>
 
-#include <algorithm>
-#include <chrono>
-#include <cstdlib>
+#include "msm_engine.cuh"
+
 #include <cstring>
+#include <memory>
 
 namespace cp_cuda {
 namespace {
@@ -37,234 +39,249 @@ static_assert(sizeof(g2_affine) == sizeof(g2_affine_raw), "G2 affine layout");
 static_assert(sizeof(g1_affine::mem_t) == sizeof(g1_affine_raw), "G1 affine layout");
 static_assert(sizeof(g2_affine::mem_t) == sizeof(g2_affine_raw), "G2 affine layout");
 static_assert(sizeof(fr_t) == sizeof(fr_raw), "Fr layout");
+// On the host a bucket's memory form is the bucket itself (xyzz_t::mem_t).
+static_assert(sizeof(g1_bucket::mem_t) == sizeof(g1_bucket), "G1 bucket layout");
+static_assert(sizeof(g2_bucket::mem_t) == sizeof(g2_bucket), "G2 bucket layout");
 #endif
+static_assert(msm_detail::FINISH_THREADS == MSM_NTHREADS,
+              "finish kernel must see integrate's thread layout");
 
-// R mod r: the scalar 1 in Montgomery form.
-constexpr fr_raw FR_ONE = {{0x00000001fffffffeULL, 0x5884b7fa00034802ULL,
-                            0x998c4fefecbc4ff5ULL, 0x1824b159acc5056fULL}};
+using g1_engine = msm_detail::msm_engine<g1_bucket, g1_affine, fr_t>;
+using g2_engine = msm_detail::msm_engine<g2_bucket, g2_affine, fr_t>;
 
-inline uint64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+// Concurrent users of sppark's cooperative kernels need distinct counter
+// slots per group (accumulate's MSM_NSTREAMS, batch_addition's
+// BATCH_ADD_NSTREAMS).
+constexpr size_t MAX_SLOTS_PER_GROUP = 8;
+
+size_t slot_bytes(const msm_slot_spec &s, int sm_count) {
+    return s.group == msm_group::g2 ? g2_engine::layout(s.n_max, sm_count).total
+                                    : g1_engine::layout(s.n_max, sm_count).total;
 }
 
-inline size_t align256(size_t x) { return (x + 255) & ~size_t(255); }
-
-inline size_t bitmap_words(size_t n) { return ((n + 1023) / 1024) * 32; }
-inline size_t tail_cap(size_t n) { return n / 4; }
-
-void check(RustError e) {
-    if (e.code != 0) {
-        std::string msg = e.message ? e.message : "msm failed";
-        std::free(e.message);
-        throw cuda_error{e.code, msg};
-    }
-}
-
-template<class P>
-__global__ void gather_points(P *out, const P *in, const uint32_t *idx, uint32_t n) {
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += gridDim.x * blockDim.x)
-        out[i] = in[idx[i]];
-}
-
-template<class bucket_t, class point_t, class affine_t>
-void msm_run(const gpu_t &gpu, point_t &out, const void *d_points, size_t n,
-             const fr_t *scalars, bool scalars_on_device) {
-    out.inf();
-    if (n == 0)
-        return;
-    msm_t<bucket_t, point_t, affine_t, fr_t> msm{nullptr, n, sizeof(affine_t), gpu.id()};
-    dev_ptr_t<affine_t> pts{(affine_t *)d_points, n};
-    if (scalars_on_device)
-        check(msm.invoke(out, pts, n, dev_ptr_t<fr_t>{(fr_t *)scalars, n}, true));
-    else
-        check(msm.invoke(out, pts, n, scalars, true));
-}
-
-template<class bucket_t, class point_t, class affine_t>
-void batch_add(const gpu_t &gpu, point_t &out, const void *d_points, uint32_t n,
-               const uint32_t *d_bitmap, void *d_ret) {
-    using bh = typename bucket_t::mem_t;
-    using ah = typename affine_t::mem_t;
-    void (*kernel)(bh *, const ah *, uint32_t, const uint32_t *, bool, uint32_t) =
-        batch_addition<bucket_t, ah>;
-    const int nblocks = gpu.sm_count();
-    const size_t nret = (size_t)nblocks * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
-    bh *ret = (bh *)d_ret;
-    const ah *pts = (const ah *)d_points;
-    bool accumulate = false;
-    uint32_t sid = 0;
-    gpu.launch_coop(kernel, launch_params_t{nblocks, (int)BATCH_ADD_BLOCK_SIZE}, ret, pts,
-                    n, d_bitmap, accumulate, sid);
-    std::vector<bucket_t> sums(nret);
-    gpu.DtoH(sums.data(), d_ret, nret);
-    gpu.sync();
-    bucket_t total = sum_up(sums);
-    point_t p = total;
-    out.add(p);
-}
-
-template<class bucket_t, class point_t, class affine_t, class raw_affine>
-void plan_run(const gpu_t &gpu, point_t &out, const void *d_points, const msm_plan &plan,
-              scratch_t scratch, msm_times &times) {
-    out.inf();
-    if (plan.n == 0)
-        return;
-    if (plan.dense) {
-        uint64_t t0 = now_ns();
-        msm_run<bucket_t, point_t, affine_t>(gpu, out, d_points, plan.n,
-                                             (const fr_t *)plan.scalars, false);
-        times.msm_ns += now_ns() - t0;
-        return;
-    }
-
-    const size_t ntail = plan.tail_idx.size();
-    const size_t nret = (size_t)gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
-    char *base = (char *)scratch.base;
-    size_t off = 0;
-    uint32_t *d_bitmap = (uint32_t *)(base + off);
-    off += align256(plan.ones_bitmap.size() * sizeof(uint32_t));
-    uint32_t *d_idx = (uint32_t *)(base + off);
-    off += align256(ntail * sizeof(uint32_t));
-    raw_affine *d_gathered = (raw_affine *)(base + off);
-    off += align256(ntail * sizeof(raw_affine));
-    void *d_ret = base + off;
-    off += align256(nret * sizeof(bucket_t));
-    if (off > scratch.bytes)
-        throw cuda_error{-(int)cudaErrorInvalidValue,
-                         std::string("cuda-prover: MSM scratch too small")};
-
-    if (plan.ones) {
-        uint64_t t0 = now_ns();
-        gpu.HtoD(d_bitmap, plan.ones_bitmap.data(), plan.ones_bitmap.size());
-        point_t ones;
-        ones.inf();
-        batch_add<bucket_t, point_t, affine_t>(gpu, ones, d_points, (uint32_t)plan.n,
-                                               d_bitmap, d_ret);
-        out.add(ones);
-        times.batch_add_ns += now_ns() - t0;
-    }
-    if (ntail) {
-        uint64_t t0 = now_ns();
-        gpu.HtoD(d_idx, plan.tail_idx.data(), ntail);
-        const cudaStream_t s = gpu;
-        uint32_t blocks = (uint32_t)std::min<size_t>((ntail + 255) / 256, 65535);
-        gather_points<raw_affine><<<blocks, 256, 0, s>>>(
-            d_gathered, (const raw_affine *)d_points, d_idx, (uint32_t)ntail);
-        CUDA_OK(cudaGetLastError());
-        CUDA_OK(cudaStreamSynchronize(s));
-        point_t tail;
-        msm_run<bucket_t, point_t, affine_t>(gpu, tail, d_gathered, ntail,
-                                             (const fr_t *)plan.tail_scalars.data(), false);
-        out.add(tail);
-        times.msm_ns += now_ns() - t0;
-    }
-}
+// Host side of what a slot copies back: the two counts of classify and the
+// result (one xyzz point).
+struct pinned_t {
+    uint32_t counts[2];
+    uint32_t pad[2];
+    alignas(16) unsigned char out[sizeof(g2_bucket)];
+};
 
 }  // namespace
 
-void make_plan(msm_plan &plan, const fr_raw *scalars, size_t n) {
-    plan.n = n;
-    plan.scalars = scalars;
-    plan.ones = 0;
-    plan.ones_bitmap.assign(bitmap_words(n), 0);
-    plan.tail_idx.clear();
-    plan.tail_scalars.clear();
-    const size_t cap = tail_cap(n);
-    plan.dense = false;
-    for (size_t i = 0; i < n; i++) {
-        const fr_raw &s = scalars[i];
-        if ((s.l[0] | s.l[1] | s.l[2] | s.l[3]) == 0)
-            continue;
-        if (s.l[0] == FR_ONE.l[0] && s.l[1] == FR_ONE.l[1] && s.l[2] == FR_ONE.l[2] &&
-            s.l[3] == FR_ONE.l[3]) {
-            plan.ones_bitmap[i / 32] |= 1u << (i % 32);
-            plan.ones++;
-            continue;
+struct msm_context::impl {
+    struct slot_t {
+        msm_slot_spec spec;
+        std::unique_ptr<g1_engine> e1;
+        std::unique_ptr<g2_engine> e2;
+        cudaStream_t stream = nullptr;
+        cudaEvent_t start = nullptr, stop = nullptr;
+    };
+    int device = 0;
+    int sm_count = 0;
+    void *base = nullptr;
+    size_t bytes = 0;
+    pinned_t *pinned = nullptr;  // one per slot
+    std::vector<slot_t> slots;
+
+    ~impl() {
+        int prev = -1;
+        (void)cudaGetDevice(&prev);
+        (void)cudaSetDevice(device);
+        for (auto &s : slots) {
+            if (s.stream) {
+                (void)cudaStreamSynchronize(s.stream);
+                (void)cudaStreamDestroy(s.stream);
+            }
+            if (s.start)
+                (void)cudaEventDestroy(s.start);
+            if (s.stop)
+                (void)cudaEventDestroy(s.stop);
         }
-        if (plan.tail_idx.size() >= cap) {
-            plan.dense = true;
-            break;
-        }
-        plan.tail_idx.push_back((uint32_t)i);
-        plan.tail_scalars.push_back(s);
+        if (base)
+            (void)cudaFree(base);
+        if (pinned)
+            (void)cudaFreeHost(pinned);
+        (void)cudaGetLastError();
+        if (prev >= 0)
+            (void)cudaSetDevice(prev);
     }
-    if (plan.dense) {
-        plan.ones = 0;
-        plan.ones_bitmap.clear();
-        plan.tail_idx.clear();
-        plan.tail_scalars.clear();
+
+    slot_t &at(size_t i) {
+        if (i >= slots.size())
+            throw cuda_error{-(int)cudaErrorInvalidValue,
+                             std::string("cuda-prover MSM: no such slot")};
+        return slots[i];
+    }
+};
+
+size_t msm_context_bytes(const std::vector<msm_slot_spec> &slots, int sm_count) {
+    size_t total = 0;
+    for (const auto &s : slots)
+        total += msm_detail::align256(slot_bytes(s, sm_count));
+    return std::max<size_t>(total, 256);
+}
+
+msm_context::msm_context(const gpu_t &gpu, const std::vector<msm_slot_spec> &slots)
+    : p_(new impl) {
+    using msm_detail::cuda_ok;
+    p_->device = gpu.id();
+    p_->sm_count = gpu.sm_count();
+    cuda_ok(cudaSetDevice(p_->device), "cudaSetDevice");
+    size_t per_group[2] = {0, 0};
+    for (const auto &s : slots)
+        if (++per_group[s.group == msm_group::g2] > MAX_SLOTS_PER_GROUP)
+            throw cuda_error{-(int)cudaErrorInvalidValue,
+                             std::string("cuda-prover MSM: too many slots of one group")};
+    p_->bytes = msm_context_bytes(slots, p_->sm_count);
+    p_->slots.resize(slots.size());
+    for (auto &s : p_->slots) {
+        cuda_ok(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+        cuda_ok(cudaEventCreate(&s.start), "cudaEventCreate");
+        cuda_ok(cudaEventCreate(&s.stop), "cudaEventCreate");
+    }
+    cuda_ok(cudaMallocHost((void **)&p_->pinned, std::max<size_t>(slots.size(), 1) *
+                                                     sizeof(pinned_t)),
+            "cudaMallocHost");
+    // From the device's default pool, so the pool's high-water mark (the
+    // device part's peak) sees it.
+    const cudaStream_t s0 = p_->slots.empty() ? (cudaStream_t)gpu : p_->slots[0].stream;
+    cuda_ok(cudaMallocAsync(&p_->base, p_->bytes, s0), "cudaMallocAsync (MSM buffers)");
+    cuda_ok(cudaStreamSynchronize(s0), "cudaStreamSynchronize");
+    char *at = (char *)p_->base;
+    uint32_t sid[2] = {0, 0};
+    for (size_t i = 0; i < slots.size(); i++) {
+        auto &s = p_->slots[i];
+        s.spec = slots[i];
+        const bool g2 = s.spec.group == msm_group::g2;
+        if (g2)
+            s.e2.reset(new g2_engine(at, s.spec.n_max, p_->sm_count, sid[1]++));
+        else
+            s.e1.reset(new g1_engine(at, s.spec.n_max, p_->sm_count, sid[0]++));
+        at += msm_detail::align256(slot_bytes(s.spec, p_->sm_count));
     }
 }
 
-size_t sparse_scratch_bytes(size_t n_max, int sm_count) {
-    const size_t nret = (size_t)sm_count * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
-    return align256(bitmap_words(n_max) * sizeof(uint32_t)) +
-           align256(tail_cap(n_max) * sizeof(uint32_t)) +
-           align256(tail_cap(n_max) * sizeof(g2_affine_raw)) +
-           align256(nret * sizeof(g2_bucket));
+msm_context::~msm_context() = default;
+
+size_t msm_context::bytes() const { return p_->bytes; }
+
+size_t msm_context::slot_count() const { return p_->slots.size(); }
+
+bool msm_context::fits(const std::vector<msm_slot_spec> &slots) const {
+    if (slots.size() != p_->slots.size())
+        return false;
+    for (size_t i = 0; i < slots.size(); i++)
+        if (slots[i].group != p_->slots[i].spec.group ||
+            slots[i].n_max > p_->slots[i].spec.n_max)
+            return false;
+    return true;
 }
 
-size_t msm_temp_bytes(size_t n, bool g2, int sm_count) {
-    auto lg2 = [](size_t x) { size_t r = 0; while (x >>= 1) r++; return r; };
-    const size_t np = (n + 31) & ~size_t(31);
-    size_t wbits = 17;
-    if (np > 192) {
-        wbits = std::min<size_t>(lg2(np + np / 2) - 8, 18);
-        if (wbits < 10)
-            wbits = 10;
-    } else if (np > 0) {
-        wbits = 10;
+cudaStream_t msm_context::stream(size_t slot) const { return p_->at(slot).stream; }
+
+void msm_context::classify(size_t slot, cudaStream_t s, const void *d_points,
+                           const void *d_scalars, size_t n) {
+    auto &sl = p_->at(slot);
+    uint32_t *counts = p_->pinned[slot].counts;
+    if (sl.e2)
+        sl.e2->classify(s, (const g2_engine::affine_h *)d_points, (const fr_t *)d_scalars, n,
+                        counts);
+    else
+        sl.e1->classify(s, (const g1_engine::affine_h *)d_points, (const fr_t *)d_scalars, n,
+                        counts);
+}
+
+void msm_context::launch(size_t slot, cudaStream_t s, const void *d_points,
+                         const void *d_scalars, size_t n, bool split01) {
+    auto &sl = p_->at(slot);
+    pinned_t &pin = p_->pinned[slot];
+    const fr_t *sc = (const fr_t *)d_scalars;
+    if (sl.e2) {
+        auto *pts = (const g2_engine::affine_h *)d_points;
+        if (split01)
+            sl.e2->run_split(s, pts, sc, n, pin.counts[0], pin.counts[1]);
+        else
+            sl.e2->run(s, pts, sc, n);
+        msm_detail::cuda_ok(cudaMemcpyAsync(pin.out, sl.e2->result(), sizeof(g2_bucket),
+                                            cudaMemcpyDeviceToHost, s),
+                            "copy of the MSM result");
+    } else {
+        auto *pts = (const g1_engine::affine_h *)d_points;
+        if (split01)
+            sl.e1->run_split(s, pts, sc, n, pin.counts[0], pin.counts[1]);
+        else
+            sl.e1->run(s, pts, sc, n);
+        msm_detail::cuda_ok(cudaMemcpyAsync(pin.out, sl.e1->result(), sizeof(g1_bucket),
+                                            cudaMemcpyDeviceToHost, s),
+                            "copy of the MSM result");
     }
-    const size_t nwins = (255 - 1) / wbits + 1;
-    const size_t row = size_t(1) << (wbits - 1);
-    const size_t bucket = g2 ? sizeof(g2_bucket) : sizeof(g1_bucket);
-    const size_t blob = (nwins * row + (size_t)sm_count * BATCH_ADD_BLOCK_SIZE / WARP_SZ) * bucket +
-                        nwins * row * sizeof(uint32_t);
-    size_t lgn = lg2(n + n / 2);
-    size_t batch = size_t(1) << (std::max(lgn, wbits) - wbits);
-    batch >>= 6;
-    if (!batch)
-        batch = 1;
-    size_t stride = (n + batch - 1) / batch;
-    stride = (stride + 31) & ~size_t(31);
-    const size_t temp = stride * std::max(2 * sizeof(uint2), sizeof(fr_t)) +
-                        nwins * stride * sizeof(uint32_t);
-    return blob + temp + (size_t(4) << 20);
+}
+
+void msm_context::read(size_t slot, g1_proj_raw &out) const {
+    auto &sl = p_->at(slot);
+    if (!sl.e1)
+        throw cuda_error{-(int)cudaErrorInvalidValue,
+                         std::string("cuda-prover MSM: slot is not G1")};
+    g1_bucket b;
+    std::memcpy((void *)&b, p_->pinned[slot].out, sizeof(b));
+    g1_point p = b;
+    std::memcpy(&out, &p, sizeof(out));
+}
+
+void msm_context::read(size_t slot, g2_proj_raw &out) const {
+    auto &sl = p_->at(slot);
+    if (!sl.e2)
+        throw cuda_error{-(int)cudaErrorInvalidValue,
+                         std::string("cuda-prover MSM: slot is not G2")};
+    g2_bucket b;
+    std::memcpy((void *)&b, p_->pinned[slot].out, sizeof(b));
+    g2_point p = b;
+    std::memcpy(&out, &p, sizeof(out));
+}
+
+void msm_context::run(const msm_job *jobs, size_t njobs, cudaEvent_t ready, uint64_t *gpu_ns) {
+    using msm_detail::cuda_ok;
+    // Each job on its slot's stream: the classifications first, all of them
+    // in flight before the first count is read back.
+    for (size_t i = 0; i < njobs; i++) {
+        auto &sl = p_->at(jobs[i].slot);
+        if (ready)
+            cuda_ok(cudaStreamWaitEvent(sl.stream, ready, 0), "cudaStreamWaitEvent");
+        cuda_ok(cudaEventRecord(sl.start, sl.stream), "cudaEventRecord");
+        classify(jobs[i].slot, sl.stream, jobs[i].d_points, jobs[i].d_scalars, jobs[i].n);
+    }
+    for (size_t i = 0; i < njobs; i++) {
+        auto &sl = p_->at(jobs[i].slot);
+        cuda_ok(cudaStreamSynchronize(sl.stream), "MSM classification");
+        launch(jobs[i].slot, sl.stream, jobs[i].d_points, jobs[i].d_scalars, jobs[i].n, true);
+        cuda_ok(cudaEventRecord(sl.stop, sl.stream), "cudaEventRecord");
+    }
+    for (size_t i = 0; i < njobs; i++) {
+        auto &sl = p_->at(jobs[i].slot);
+        cuda_ok(cudaStreamSynchronize(sl.stream), "MSM");
+        if (gpu_ns) {
+            float ms = 0;
+            cuda_ok(cudaEventElapsedTime(&ms, sl.start, sl.stop), "cudaEventElapsedTime");
+            gpu_ns[i] = (uint64_t)(ms * 1e6);
+        }
+    }
 }
 
 void msm_g1_device(const gpu_t &gpu, g1_proj_raw &out, const void *d_points,
                    const void *d_scalars, size_t n) {
-    g1_point p;
-    msm_run<g1_bucket, g1_point, g1_affine>(gpu, p, d_points, n, (const fr_t *)d_scalars,
-                                            true);
-    std::memcpy(&out, &p, sizeof(out));
+    msm_context ctx(gpu, {{msm_group::g1, n}});
+    msm_job job{0, d_points, d_scalars, n};
+    ctx.run(&job, 1, nullptr, nullptr);
+    ctx.read(0, out);
 }
 
 void msm_g2_device(const gpu_t &gpu, g2_proj_raw &out, const void *d_points,
                    const void *d_scalars, size_t n) {
-    g2_point p;
-    msm_run<g2_bucket, g2_point, g2_affine>(gpu, p, d_points, n, (const fr_t *)d_scalars,
-                                            true);
-    std::memcpy(&out, &p, sizeof(out));
-}
-
-void msm_g1_plan(const gpu_t &gpu, g1_proj_raw &out, const void *d_points,
-                 const msm_plan &plan, scratch_t scratch, msm_times &times) {
-    g1_point p;
-    plan_run<g1_bucket, g1_point, g1_affine, g1_affine_raw>(gpu, p, d_points, plan, scratch,
-                                                           times);
-    std::memcpy(&out, &p, sizeof(out));
-}
-
-void msm_g2_plan(const gpu_t &gpu, g2_proj_raw &out, const void *d_points,
-                 const msm_plan &plan, scratch_t scratch, msm_times &times) {
-    g2_point p;
-    plan_run<g2_bucket, g2_point, g2_affine, g2_affine_raw>(gpu, p, d_points, plan, scratch,
-                                                           times);
-    std::memcpy(&out, &p, sizeof(out));
+    msm_context ctx(gpu, {{msm_group::g2, n}});
+    msm_job job{0, d_points, d_scalars, n};
+    ctx.run(&job, 1, nullptr, nullptr);
+    ctx.read(0, out);
 }
 
 }  // namespace cp_cuda

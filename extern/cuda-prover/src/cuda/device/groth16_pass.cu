@@ -65,12 +65,17 @@ fr_raw z_inverse(uint32_t lg) {
 
 }  // namespace
 
+// The MSM slots of a streamed key: one G1 and one G2 chunk.
+static std::vector<msm_slot_spec> chunk_slots(uint64_t g1_per_chunk, uint64_t g2_per_chunk) {
+    return {{msm_group::g1, (size_t)g1_per_chunk}, {msm_group::g2, (size_t)g2_per_chunk}};
+}
+
 stream_plan plan_for(const device_state &d, uint64_t avail, uint64_t fixed, const srs &key,
                      bool *fits) {
     const int sm = d.props.multiProcessorCount;
     stream_plan plan;
     *fits = plan_stream(plan, avail, fixed, msm_sizes_of(key), [sm](uint64_t g1, uint64_t g2) {
-        return (uint64_t)std::max(msm_temp_bytes(g1, false, sm), msm_temp_bytes(g2, true, sm));
+        return (uint64_t)msm_context_bytes(chunk_slots(g1, g2), sm);
     });
     return plan;
 }
@@ -89,6 +94,7 @@ struct key_place {
 key_place place(device_state &d, const memory_budget &budget, const srs &key,
                 const cache_layout &L, const shape *sh, cp_timings &key_t) {
     key_place kp;
+    const std::vector<msm_slot_spec> slots = msm_slots(L);
     const size_t full_temp = temp_bytes(L, d.props.multiProcessorCount);
     const size_t cache_need = d.cache.need(L.total);
     const size_t shape_need = d.shape.need(sh);
@@ -97,7 +103,8 @@ key_place place(device_state &d, const memory_budget &budget, const srs &key,
         // The decision counts what the device holds: the memory it may use
         // in all (the limit) against the cache and shape it will hold plus
         // the key, or plus the chunk buffers (given back for a resident key).
-        const uint64_t held = d.cache.bytes.load() + d.shape.bytes() + d.streamer.held();
+        const uint64_t held =
+            d.cache.bytes.load() + d.shape.bytes() + d.streamer.held() + d.msm_bytes();
         const uint64_t avail = budget.usable(held);
         const uint64_t cache_after = std::max<uint64_t>(d.cache.bytes.load(), L.total);
         const uint64_t shape_after =
@@ -106,7 +113,8 @@ key_place place(device_state &d, const memory_budget &budget, const srs &key,
         const uint64_t need = srs_layout(key).total + full_temp + fixed;
         if (need <= avail) {
             d.streamer.release();
-            kp.dk = &ensure_key(key, d.cuda_id, budget, full_temp + cache_need + shape_need,
+            d.drop_msm_unless(slots);
+            kp.dk = &ensure_key(key, d.cuda_id, budget, d.msm_need(slots) + cache_need + shape_need,
                                 d.stream(), key_t, d.srs_uploads);
         } else {
             bool fits = false;
@@ -123,11 +131,15 @@ key_place place(device_state &d, const memory_budget &budget, const srs &key,
     }
     if (kp.dk) {
         kp.temp = full_temp;
+        d.drop_msm_unless(slots);
+        const size_t msm_need = d.msm_need(slots);
         if (sh)
-            d.shape.ensure(*sh, d.cuda_id, budget, full_temp + cache_need, d.stream());
-        d.cache.ensure(d.cuda_id, budget, L.total, full_temp);
+            d.shape.ensure(*sh, d.cuda_id, budget, msm_need + cache_need, d.stream());
+        d.cache.ensure(d.cuda_id, budget, L.total, msm_need);
+        d.ensure_msm(slots);
     } else {
         kp.temp = kp.plan.temp_bytes;
+        d.drop_msm_unless(chunk_slots(kp.plan.g1_per_chunk, kp.plan.g2_per_chunk));
         if (d.streamer.buffer_bytes() != kp.plan.buffer_bytes)
             d.streamer.release();
         const size_t buffers = 2 * kp.plan.buffer_bytes;
@@ -137,6 +149,7 @@ key_place place(device_state &d, const memory_budget &budget, const srs &key,
                            d.stream());
         d.cache.ensure(d.cuda_id, budget, L.total, kp.temp + stream_need);
         d.streamer.ensure(d.cuda_id, budget, kp.plan.buffer_bytes, kp.temp);
+        d.ensure_msm(chunk_slots(kp.plan.g1_per_chunk, kp.plan.g2_per_chunk));
     }
     d.ensure_streams();
     return kp;
@@ -293,28 +306,30 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
     t.ntt_ns += t0 - t_h;
 
     if (dk) {
-        // h + l as one MSM over the adjacent H and L points.
+        // h + l (one MSM over the adjacent H and L points), a, b_g1 and
+        // b_g2 at the same time, each on its slot's stream; the times are
+        // each MSM's own on its stream, so they overlap.
+        const msm_job jobs[4] = {{0, dk->h, d_hl, L.n_hl},
+                                 {1, dk->a, d_sa, L.n_a},
+                                 {2, dk->b_g1, d_sb, L.n_b},
+                                 {3, dk->b_g2, d_sb, L.n_b}};
+        uint64_t msm_ns[4] = {};
+        d.msm->run(jobs, 4, nullptr, msm_ns);
         g1_proj_raw r1;
         g2_proj_raw r2;
-        msm_g1_device(gpu, r1, dk->h, d_hl, L.n_hl);
+        d.msm->read(0, r1);
         std::memcpy(&out.h, &r1, sizeof(r1));
         std::memset(&out.l, 0, sizeof(out.l));  // infinity (Z = 0)
-        uint64_t t1 = now_ns();
-        t.msm_h_ns += t1 - t0;
-
-        msm_g1_device(gpu, r1, dk->a, d_sa, L.n_a);
+        d.msm->read(1, r1);
         std::memcpy(&out.a, &r1, sizeof(r1));
-        t0 = now_ns();
-        t.msm_a_ns += t0 - t1;
-
-        msm_g1_device(gpu, r1, dk->b_g1, d_sb, L.n_b);
+        d.msm->read(2, r1);
         std::memcpy(&out.b_g1, &r1, sizeof(r1));
-        t1 = now_ns();
-        t.msm_b_g1_ns += t1 - t0;
-
-        msm_g2_device(gpu, r2, dk->b_g2, d_sb, L.n_b);
+        d.msm->read(3, r2);
         std::memcpy(&out.b_g2, &r2, sizeof(r2));
-        t.msm_b_g2_ns += now_ns() - t1;
+        t.msm_h_ns += msm_ns[0];
+        t.msm_a_ns += msm_ns[1];
+        t.msm_b_g1_ns += msm_ns[2];
+        t.msm_b_g2_ns += msm_ns[3];
         t.stream_chunks = 0;
         t.stream_buffer_bytes = 0;
     } else {
@@ -329,7 +344,7 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         hl.run[1] = key.l.data();
         hl.n[1] = key.l.size();
         hl.point_bytes = g1;
-        d.streamer.msm_g1(gpu, d.cuda_id, d.staging, hl, d_hl, plan.g1_per_chunk, out.h, chunks);
+        d.streamer.msm_g1(*d.msm, 0, d.cuda_id, d.staging, hl, d_hl, plan.g1_per_chunk, out.h, chunks);
         std::memset(&out.l, 0, sizeof(out.l));  // infinity (Z = 0)
         uint64_t t1 = now_ns();
         t.msm_h_ns += t1 - t0;
@@ -341,17 +356,17 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
             b.point_bytes = bytes;
             return b;
         };
-        d.streamer.msm_g1(gpu, d.cuda_id, d.staging, one(key.a.data(), L.n_a, g1), d_sa,
+        d.streamer.msm_g1(*d.msm, 0, d.cuda_id, d.staging, one(key.a.data(), L.n_a, g1), d_sa,
                           plan.g1_per_chunk, out.a, chunks);
         t0 = now_ns();
         t.msm_a_ns += t0 - t1;
 
-        d.streamer.msm_g1(gpu, d.cuda_id, d.staging, one(key.b_g1.data(), L.n_b, g1), d_sb,
+        d.streamer.msm_g1(*d.msm, 0, d.cuda_id, d.staging, one(key.b_g1.data(), L.n_b, g1), d_sb,
                           plan.g1_per_chunk, out.b_g1, chunks);
         t1 = now_ns();
         t.msm_b_g1_ns += t1 - t0;
 
-        d.streamer.msm_g2(gpu, d.cuda_id, d.staging, one(key.b_g2.data(), L.n_b, g2), d_sb,
+        d.streamer.msm_g2(*d.msm, 1, d.cuda_id, d.staging, one(key.b_g2.data(), L.n_b, g2), d_sb,
                           plan.g2_per_chunk, out.b_g2, chunks);
         t.msm_b_g2_ns += now_ns() - t1;
         t.stream_chunks = chunks;

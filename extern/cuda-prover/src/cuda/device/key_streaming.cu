@@ -1,6 +1,8 @@
 // Streamed proving keys (key_streaming.hpp).
 #include "device/key_streaming.hpp"
 
+#include "registry.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <exception>
@@ -102,25 +104,29 @@ void key_stream::run(const gpu_t &gpu, int cuda_id, stager &staging, const host_
     chunks += nchunks;
 }
 
-void key_stream::msm_g1(const gpu_t &gpu, int cuda_id, stager &staging, const host_bases &bases,
-                        const fr_raw *d_scalars, size_t per_chunk, blst_p1 &out,
-                        uint64_t &chunks) {
-    run(gpu, cuda_id, staging, bases, d_scalars, per_chunk, out, chunks,
+void key_stream::msm_g1(msm_context &msm, size_t slot, int cuda_id, stager &staging,
+                        const host_bases &bases, const fr_raw *d_scalars, size_t per_chunk,
+                        blst_p1 &out, uint64_t &chunks) {
+    run(gpu_of(cuda_id), cuda_id, staging, bases, d_scalars, per_chunk, out, chunks,
         [&](blst_p1 &r, const void *pts, const fr_raw *sc, size_t n) {
+            const msm_job job{slot, pts, sc, n};
+            msm.run(&job, 1, nullptr, nullptr);
             g1_proj_raw raw;
-            msm_g1_device(gpu, raw, pts, sc, n);
+            msm.read(slot, raw);
             std::memcpy(&r, &raw, sizeof r);
         },
         [](blst_p1 &acc, const blst_p1 &x) { blst_p1_add_or_double(&acc, &acc, &x); });
 }
 
-void key_stream::msm_g2(const gpu_t &gpu, int cuda_id, stager &staging, const host_bases &bases,
-                        const fr_raw *d_scalars, size_t per_chunk, blst_p2 &out,
-                        uint64_t &chunks) {
-    run(gpu, cuda_id, staging, bases, d_scalars, per_chunk, out, chunks,
+void key_stream::msm_g2(msm_context &msm, size_t slot, int cuda_id, stager &staging,
+                        const host_bases &bases, const fr_raw *d_scalars, size_t per_chunk,
+                        blst_p2 &out, uint64_t &chunks) {
+    run(gpu_of(cuda_id), cuda_id, staging, bases, d_scalars, per_chunk, out, chunks,
         [&](blst_p2 &r, const void *pts, const fr_raw *sc, size_t n) {
+            const msm_job job{slot, pts, sc, n};
+            msm.run(&job, 1, nullptr, nullptr);
             g2_proj_raw raw;
-            msm_g2_device(gpu, raw, pts, sc, n);
+            msm.read(slot, raw);
             std::memcpy(&r, &raw, sizeof r);
         },
         [](blst_p2 &acc, const blst_p2 &x) { blst_p2_add_or_double(&acc, &acc, &x); });

@@ -38,13 +38,15 @@ public:
     size_t held() const { return buf_[0].size() + buf_[1].size(); }
 
     // sum d_scalars[i] * bases[i] with the bases sent up `per_chunk` at a
-    // time through `staging`; adds the chunks to *chunks.
-    void msm_g1(const gpu_t &gpu, int cuda_id, stager &staging, const host_bases &bases,
-                const cp_cuda::fr_raw *d_scalars, size_t per_chunk, blst_p1 &out,
-                uint64_t &chunks);
-    void msm_g2(const gpu_t &gpu, int cuda_id, stager &staging, const host_bases &bases,
-                const cp_cuda::fr_raw *d_scalars, size_t per_chunk, blst_p2 &out,
-                uint64_t &chunks);
+    // time through `staging`, each chunk summed by `slot` of `msm` (a slot
+    // of the group, for at least per_chunk points); adds the chunks to
+    // *chunks.
+    void msm_g1(cp_cuda::msm_context &msm, size_t slot, int cuda_id, stager &staging,
+                const host_bases &bases, const cp_cuda::fr_raw *d_scalars, size_t per_chunk,
+                blst_p1 &out, uint64_t &chunks);
+    void msm_g2(cp_cuda::msm_context &msm, size_t slot, int cuda_id, stager &staging,
+                const host_bases &bases, const cp_cuda::fr_raw *d_scalars, size_t per_chunk,
+                blst_p2 &out, uint64_t &chunks);
 
 private:
     device_buffer buf_[2];

@@ -34,10 +34,14 @@ cache_layout layout_for(const srs &key, size_t m) {
     return L;
 }
 
+std::vector<cp_cuda::msm_slot_spec> msm_slots(const cache_layout &L) {
+    using cp_cuda::msm_group;
+    return {{msm_group::g1, L.n_hl}, {msm_group::g1, L.n_a}, {msm_group::g1, L.n_b},
+            {msm_group::g2, L.n_b}};
+}
+
 size_t temp_bytes(const cache_layout &L, int sm_count) {
-    return std::max({cp_cuda::msm_temp_bytes(L.n_hl, false, sm_count),
-                     cp_cuda::msm_temp_bytes(L.n_a, false, sm_count),
-                     cp_cuda::msm_temp_bytes(L.n_b, true, sm_count)});
+    return cp_cuda::msm_context_bytes(msm_slots(L), sm_count);
 }
 
 size_t domain_for(uint64_t n) {

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "backend.hpp"
 #include "device/budget.hpp"
@@ -29,7 +30,11 @@ struct cache_layout {
 
 cache_layout layout_for(const srs &key, size_t m);
 
-// sppark's per-MSM temporaries for the largest MSM of the layout.
+// The MSM slots of a proof: h + l, a, b_g1 (G1) and b_g2 (G2), run at the
+// same time (msm_context).
+std::vector<cp_cuda::msm_slot_spec> msm_slots(const cache_layout &L);
+
+// The device bytes of the MSM context for the layout's slots.
 size_t temp_bytes(const cache_layout &L, int sm_count);
 
 // The smallest power of two >= n (n <= 2^MAX_LG_DOMAIN from the callers;

@@ -1,0 +1,341 @@
+// One Pippenger MSM engine: the device buffers for MSMs of up to n_max
+// points of one group, allocated once, and the orchestration of sppark's
+// kernels (breakdown, sort, batch_addition, accumulate, integrate) plus ours
+// (msm_kernels.cuh) on a stream given per call. Nothing is allocated, freed
+// or synchronized per MSM, and the result stays on the device (one xyzz
+// point) until the caller copies it. Scalars equal to 0 or 1 can be split
+// off on the device first (classify, then run_split): the 1s are summed by a
+// batch addition, only the rest goes through Pippenger. Included by msm.cu.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <tuple>
+
+#include <cuda_runtime.h>
+
+#include "msm_kernels.cuh"
+
+namespace cp_cuda {
+namespace msm_detail {
+
+constexpr uint32_t FR_BITS = 255;
+
+inline uint32_t lg2_floor(size_t n) {
+    uint32_t r = 0;
+    while (n >>= 1)
+        r++;
+    return r;
+}
+inline size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+inline size_t align256(size_t x) { return round_up(x, 256); }
+
+// sppark's window width for n points (msm_t's choice).
+inline uint32_t window_bits(size_t n) {
+    const size_t np = round_up(n, 32);
+    uint32_t w = 17;
+    if (np > 192)
+        w = std::max<uint32_t>(std::min<uint32_t>(lg2_floor(np + np / 2) - 8, 18), 10);
+    else if (np > 0)
+        w = 10;
+    return w;
+}
+inline uint32_t window_count(uint32_t wbits) { return (FR_BITS - 1) / wbits + 1; }
+
+// sppark's batch count for n points at window width wbits (msm_t::invoke).
+inline size_t batch_count(size_t n, uint32_t wbits) {
+    const uint32_t lgn = lg2_floor(n + n / 2);
+    size_t b = size_t(1) << (std::max(lgn, wbits) - wbits);
+    b >>= 6;
+    return b ? b : 1;
+}
+
+inline void cuda_ok(cudaError_t e, const char *what) {
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        throw cuda_error{-(int)e, std::string("cuda-prover MSM: ") + what + ": " +
+                                      cudaGetErrorString(e)};
+    }
+}
+
+// A cooperative launch of f on s; the arguments are converted to f's
+// parameter types first (cudaLaunchCooperativeKernel takes their addresses).
+template<typename... P, typename... A>
+void launch_coop(cudaStream_t s, void (*f)(P...), dim3 grid, dim3 block, size_t shared,
+                 A... a) {
+    static_assert(sizeof...(P) == sizeof...(A), "argument count");
+    if (block.x == 0) {
+        cudaFuncAttributes attr;
+        cuda_ok(cudaFuncGetAttributes(&attr, (const void *)f), "cudaFuncGetAttributes");
+        block.x = attr.maxThreadsPerBlock;
+    }
+    std::tuple<P...> args{P(a)...};
+    void *va[sizeof...(P)];
+    std::apply([&](auto &...x) {
+        size_t k = 0;
+        ((va[k++] = (void *)&x), ...);
+    }, args);
+    cuda_ok(cudaLaunchCooperativeKernel((const void *)f, grid, block, va, shared, s),
+            "cooperative launch");
+}
+
+// Byte offsets of one engine's buffers inside its allocation.
+struct engine_layout {
+    uint32_t wbits_max = 10;
+    size_t stride_cap = 32;  // scalars per Pippenger batch
+    size_t nbuckets = 0;     // bucket entries (and histogram entries)
+    size_t nones = 0;        // batch addition partial sums
+    size_t tail_cap = 0;     // scalars the 0/1 split may leave for Pippenger
+    size_t pair_stride = 0;  // entries per window row of `pairs`
+    size_t buckets, ones, ones_acc, pairs, wsum, out, hist, temps, digits, counts, bitmap,
+        tail_s, tail_p;
+    size_t total = 0;
+};
+
+// n_max: most points per MSM; bucket_bytes, affine_bytes: sizes of the
+// group's bucket (xyzz) and affine point in memory; nt: integrating threads
+// per window (MSM_NTHREADS / degree).
+inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affine_bytes,
+                                 int sm_count, size_t scalar_bytes, size_t nt) {
+    engine_layout L;
+    n_max = std::max<size_t>(n_max, 1);
+    L.wbits_max = window_bits(n_max);
+    for (uint32_t w = 10; w <= L.wbits_max; w++)
+        L.nbuckets = std::max(L.nbuckets, (size_t)window_count(w) << (w - 1));
+    const size_t batch = batch_count(n_max, L.wbits_max);
+    L.stride_cap = round_up((n_max + batch - 1) / batch, 32);
+    L.nones = std::max<size_t>((size_t)sm_count * BATCH_ADD_BLOCK_SIZE / WARP_SZ, nt);
+    // At most 3/4 of the points, and at most 2^23 (1 GiB of G1, 1.75 GiB of
+    // G2 gathered): larger MSMs with more non-0/1 scalars than that run
+    // Pippenger over all points.
+    L.tail_cap = std::min<size_t>(n_max / 4 * 3, size_t(1) << 23);
+    const size_t max_windows = window_count(10);
+    size_t off = 0;
+    auto take = [&](size_t bytes) {
+        size_t at = off;
+        off += align256(bytes);
+        return at;
+    };
+    L.buckets = take(L.nbuckets * bucket_bytes);
+    L.ones = take(L.nones * bucket_bytes);
+    L.ones_acc = take(L.nones * bucket_bytes);
+    L.pair_stride = 2 * nt;
+    L.pairs = take(max_windows * L.pair_stride * bucket_bytes);
+    L.wsum = take(WSUM_SLOTS * bucket_bytes);
+    L.out = take(bucket_bytes);
+    L.hist = take(L.nbuckets * sizeof(uint32_t));
+    L.temps = take(L.stride_cap * 2 * 2 * sizeof(uint32_t));  // two rows of uint2
+    L.digits = take(max_windows * L.stride_cap * sizeof(uint32_t));
+    L.counts = take(2 * sizeof(uint32_t));
+    L.bitmap = take(round_up(n_max, 1024) / 32 * sizeof(uint32_t));
+    L.tail_s = take(L.tail_cap * scalar_bytes);
+    L.tail_p = take(L.tail_cap * affine_bytes);
+    L.total = off;
+    return L;
+}
+
+template<class bucket_t, class affine_t, class scalar_t>
+class msm_engine {
+public:
+    using bucket_h = typename bucket_t::mem_t;
+    using affine_h = typename affine_t::mem_t;
+    static constexpr size_t NT = MSM_NTHREADS / bucket_t::degree;
+
+    static engine_layout layout(size_t n_max, int sm_count) {
+        return make_layout(n_max, sizeof(bucket_h), sizeof(affine_h), sm_count,
+                           sizeof(scalar_t), NT);
+    }
+
+    // base: layout(n_max, sm_count).total bytes of device memory, owned by
+    // the caller. sid: this engine's counter slot in sppark's cooperative
+    // kernels (accumulate, batch_addition); engines of one group that may run
+    // at the same time need different sids (mod 8).
+    msm_engine(void *base, size_t n_max, int sm_count, uint32_t sid)
+        : L_(layout(n_max, sm_count)), base_((char *)base), n_max_(n_max), sm_count_(sm_count),
+          sid_(sid) {}
+
+    size_t n_max() const { return n_max_; }
+    const engine_layout &plan() const { return L_; }
+
+    // The result of the last run, on the device (xyzz, sppark's layout).
+    const bucket_h *result() const { return (const bucket_h *)(base_ + L_.out); }
+
+    // sum scalars[i] * points[i], i < n <= n_max, all on the device, into
+    // result(); asynchronous on s.
+    void run(cudaStream_t s, const affine_h *points, const scalar_t *scalars, size_t n) {
+        if (n > n_max_)
+            throw cuda_error{-(int)cudaErrorInvalidValue,
+                             std::string("cuda-prover MSM: more points than the engine holds")};
+        clear(s);
+        const uint32_t nw = pippenger(s, points, scalars, n);
+        finish(s, nw);
+        combine(s, nw);
+    }
+
+    // First half of a run with the 0/1 split: classifies the scalars and
+    // gathers the rest; the two counts (ones, rest) are copied to
+    // host_counts (pinned) on s. The caller synchronizes s, then calls
+    // run_split with those counts.
+    void classify(cudaStream_t s, const affine_h *points, const scalar_t *scalars, size_t n,
+                  uint32_t *host_counts) {
+        if (n > n_max_ || n >= (size_t(1) << 31))
+            throw cuda_error{-(int)cudaErrorInvalidValue,
+                             std::string("cuda-prover MSM: more points than the engine holds")};
+        uint32_t *counts = (uint32_t *)(base_ + L_.counts);
+        cuda_ok(cudaMemsetAsync(counts, 0, 2 * sizeof(uint32_t), s), "cudaMemsetAsync");
+        if (n) {
+            const size_t padded = round_up(n, 1024);
+            const uint32_t blocks = (uint32_t)std::min<size_t>(
+                padded / CLASSIFY_THREADS, (size_t)sm_count_ * 8);
+            msm_classify<affine_h, scalar_t><<<blocks, CLASSIFY_THREADS, 0, s>>>(
+                scalars, points, (uint32_t)n, (uint32_t *)(base_ + L_.bitmap), counts,
+                (scalar_t *)(base_ + L_.tail_s), (affine_h *)(base_ + L_.tail_p),
+                (uint32_t)L_.tail_cap);
+            cuda_ok(cudaGetLastError(), "classify");
+        }
+        cuda_ok(cudaMemcpyAsync(host_counts, counts, 2 * sizeof(uint32_t),
+                                cudaMemcpyDeviceToHost, s),
+                "copy of the scalar counts");
+    }
+
+    // Second half: with counts from classify, the 1s by batch addition and
+    // the rest by Pippenger over the gathered points, or (when the rest did
+    // not fit) Pippenger over all n points. Result in result(); async on s.
+    void run_split(cudaStream_t s, const affine_h *points, const scalar_t *scalars, size_t n,
+                   uint32_t ones, uint32_t rest) {
+        if (rest > L_.tail_cap) {
+            run(s, points, scalars, n);
+            return;
+        }
+        clear(s);
+        if (ones) {
+            bucket_h *d_ones = (bucket_h *)(base_ + L_.ones);
+            void (*add)(bucket_h *, const affine_h *, uint32_t, const uint32_t *, bool,
+                        uint32_t) = batch_addition<bucket_t, affine_h>;
+            launch_coop(s, add, dim3(sm_count_), dim3(BATCH_ADD_BLOCK_SIZE), 0, d_ones, points,
+                        (uint32_t)n, (const uint32_t *)(base_ + L_.bitmap), false, sid_);
+            add_ones(s);
+        }
+        uint32_t nw = 0;
+        if (rest)
+            nw = pippenger(s, (const affine_h *)(base_ + L_.tail_p),
+                           (const scalar_t *)(base_ + L_.tail_s), rest);
+        finish(s, nw);
+        combine(s, nw);
+    }
+
+private:
+    engine_layout L_;
+    char *base_;
+    size_t n_max_;
+    int sm_count_;
+    uint32_t sid_;
+
+    uint32_t nones() const {
+        return (uint32_t)((size_t)sm_count_ * BATCH_ADD_BLOCK_SIZE / WARP_SZ);
+    }
+
+    // Zeroes (xyzz infinity) what the batches of one MSM add up.
+    void clear(cudaStream_t s) {
+        cuda_ok(cudaMemsetAsync(base_ + L_.wsum, 0, WSUM_SLOTS * sizeof(bucket_h), s),
+                "cudaMemsetAsync");
+        cuda_ok(cudaMemsetAsync(base_ + L_.ones_acc, 0, L_.nones * sizeof(bucket_h), s),
+                "cudaMemsetAsync");
+        cuda_ok(cudaMemsetAsync(base_ + L_.pairs, 0,
+                                window_count(10) * L_.pair_stride * sizeof(bucket_h), s),
+                "cudaMemsetAsync");
+    }
+
+    // ones_acc += the batch addition's partial sums in the ones area.
+    void add_ones(cudaStream_t s) {
+        const uint32_t n = nones();
+        msm_add_rows<bucket_t><<<dim3((n * bucket_t::degree + 255) / 256, 1), 256, 0, s>>>(
+            (bucket_h *)(base_ + L_.ones_acc), 0, (const bucket_h *)(base_ + L_.ones), 0, n);
+        cuda_ok(cudaGetLastError(), "add (ones)");
+    }
+
+    // Window sums and the ones into wsum, from the accumulated pairs.
+    void finish(cudaStream_t s, uint32_t nwins_and_wbits) {
+        const uint32_t nwins = nwins_and_wbits & 0xffff, wbits = nwins_and_wbits >> 16;
+        msm_finish_windows<bucket_t><<<nwins + 1, FINISH_THREADS, 0, s>>>(
+            (bucket_h *)(base_ + L_.pairs), L_.pair_stride, nwins, wbits, FR_BITS,
+            (bucket_h *)(base_ + L_.ones_acc), nones(), (bucket_h *)(base_ + L_.wsum));
+        cuda_ok(cudaGetLastError(), "finish");
+    }
+
+    void combine(cudaStream_t s, uint32_t nwins_and_wbits) {
+        const uint32_t nwins = nwins_and_wbits & 0xffff, wbits = nwins_and_wbits >> 16;
+        msm_combine<bucket_t><<<1, 32, 0, s>>>((const bucket_h *)(base_ + L_.wsum), nwins, wbits,
+                                               (bucket_h *)(base_ + L_.out));
+        cuda_ok(cudaGetLastError(), "combine");
+    }
+
+    // Pippenger over n points, adding to the pairs and ones accumulators;
+    // returns nwins | wbits << 16 for finish and combine.
+    uint32_t pippenger(cudaStream_t s, const affine_h *points, const scalar_t *scalars,
+                       size_t n) {
+        if (n == 0)
+            return 0;
+        const uint32_t wbits = std::min(window_bits(n), L_.wbits_max);
+        const uint32_t nwins = window_count(wbits);
+        const uint32_t row = 1u << (wbits - 1);
+        const size_t batch = (n + L_.stride_cap - 1) / L_.stride_cap;
+        const size_t stride = round_up((n + batch - 1) / batch, 32);
+        bucket_h *buckets = (bucket_h *)(base_ + L_.buckets);
+        bucket_h *ones = (bucket_h *)(base_ + L_.ones);
+        bucket_h *pairs = (bucket_h *)(base_ + L_.pairs);
+        vec2d_t<uint32_t> hist{(uint32_t *)(base_ + L_.hist), row};
+        vec2d_t<uint2> temps{(uint2 *)(base_ + L_.temps), (uint32_t)stride};
+        vec2d_t<uint32_t> digits{(uint32_t *)(base_ + L_.digits), (uint32_t)stride};
+
+        uint32_t grid = std::max(sm_count_ / 3, 1);
+        while (grid & (grid - 1))
+            grid -= grid & (0 - grid);
+        const size_t sort_shared = sizeof(uint32_t) << DIGIT_BITS;
+        const uint32_t top = FR_BITS - wbits * (nwins - 1);
+
+        void (*sort_k)(vec2d_t<uint32_t>, size_t, uint32_t, vec2d_t<uint2>, vec2d_t<uint32_t>,
+                       uint32_t, uint32_t, uint32_t) = sort;
+        void (*acc_k)(bucket_h *, uint32_t, uint32_t, affine_h *, const vec2d_t<uint32_t>,
+                      const vec2d_t<uint32_t>, uint32_t) = accumulate<bucket_t, affine_h>;
+        void (*add_k)(bucket_h *, const affine_h *, size_t, const uint32_t *,
+                      const uint32_t &) = batch_addition<bucket_t, affine_h>;
+
+        for (size_t i = 0; i < batch; i++) {
+            const size_t off = i * stride;
+            const size_t num = std::min(stride, n - off);
+            breakdown<<<2 * grid, 1024, sizeof(scalar_t) * 1024, s>>>(
+                digits, scalars + off, num, nwins, wbits, true);
+            cuda_ok(cudaGetLastError(), "breakdown");
+            uint32_t win;
+            for (win = 0; win < nwins - 1; win += 2)
+                launch_coop(s, sort_k, dim3(grid, 2), dim3(SORT_BLOCKDIM), sort_shared, digits,
+                            num, win, temps, hist, wbits - 1, wbits - 1,
+                            win == nwins - 2 ? top - 1 : wbits - 1);
+            if (win < nwins)
+                launch_coop(s, sort_k, dim3(grid, 1), dim3(SORT_BLOCKDIM), sort_shared, digits,
+                            num, win, temps, hist, wbits - 1, top - 1, 0u);
+            add_k<<<sm_count_, BATCH_ADD_BLOCK_SIZE, 0, s>>>(ones, points + off, num,
+                                                             &digits[0][0], hist[0][0]);
+            cuda_ok(cudaGetLastError(), "batch addition");
+            launch_coop(s, acc_k, dim3(sm_count_), dim3(0), 0, buckets, nwins, wbits,
+                        const_cast<affine_h *>(points + off), (const vec2d_t<uint32_t>)digits,
+                        (const vec2d_t<uint32_t>)hist, sid_);
+            integrate<bucket_t><<<nwins, MSM_NTHREADS, sizeof(bucket_t) * NT, s>>>(
+                buckets, nwins, wbits, FR_BITS);
+            cuda_ok(cudaGetLastError(), "integrate");
+            // The pairs integrate left in each row, and the digit-1 sums,
+            // added to what the earlier batches left.
+            msm_add_rows<bucket_t><<<dim3((2 * NT * bucket_t::degree + 255) / 256, nwins), 256,
+                                     0, s>>>(pairs, L_.pair_stride, buckets, row,
+                                             (uint32_t)(2 * NT));
+            cuda_ok(cudaGetLastError(), "add (pairs)");
+            add_ones(s);
+        }
+        return nwins | wbits << 16;
+    }
+};
+
+}  // namespace msm_detail
+}  // namespace cp_cuda

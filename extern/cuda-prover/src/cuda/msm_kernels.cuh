@@ -1,0 +1,245 @@
+// The kernels of our Pippenger driver that sppark does not have: finishing
+// the window sums on the device (after sppark's integrate), the final
+// combination of the windows, and the split of scalars into 0, 1 and the
+// rest. Included by msm.cu only (sppark's field and curve types must be
+// defined before this header).
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+namespace cp_cuda {
+namespace msm_detail {
+
+// Slots of the per-MSM window-sum array: windows 0..MAX_WINDOWS-1 and one
+// slot for the points whose digit (or scalar) is 1, added with weight 1.
+constexpr uint32_t MAX_WINDOWS = 32;
+constexpr uint32_t ONES_SLOT = MAX_WINDOWS;
+constexpr uint32_t WSUM_SLOTS = MAX_WINDOWS + 1;
+
+// Block size of msm_finish_windows and msm_classify.
+constexpr uint32_t FINISH_THREADS = 256;
+constexpr uint32_t CLASSIFY_THREADS = 256;
+
+// The field of an xyzz bucket type, and its coordinates (xyzz_t keeps them
+// private; this view has the same members in the same order).
+template<class bucket_t> struct xyzz_field;
+template<class F, class H, const H *A4> struct xyzz_field<xyzz_t<F, H, A4>> {
+    using type = F;
+    static constexpr bool a_is_zero = A4 == nullptr;
+};
+template<class field_t> struct xyzz_coords {
+    field_t X, Y, ZZZ, ZZ;
+};
+
+// p = 2p for curves with a = 0 (dbl-2008-s-1: 6M + 3S, against the 4M more
+// and the branches of xyzz_t::add(p) with itself). Infinity (ZZ = ZZZ = 0)
+// stays infinity; there are no points of order 2 in the prime-order groups.
+template<class bucket_t>
+__device__ __forceinline__ void dbl_inplace(bucket_t &p) {
+    using field_t = typename xyzz_field<bucket_t>::type;
+    static_assert(xyzz_field<bucket_t>::a_is_zero, "doubling formula assumes a = 0");
+    static_assert(sizeof(xyzz_coords<field_t>) == sizeof(bucket_t), "xyzz layout");
+    auto &q = reinterpret_cast<xyzz_coords<field_t> &>(p);
+    field_t U = q.Y + q.Y;
+    field_t V = U ^ 2;
+    field_t W = U * V;
+    field_t S = q.X * V;
+    field_t M = q.X ^ 2;
+    M = M + M + M;
+    field_t X3 = M ^ 2;
+    X3 -= S;
+    X3 -= S;
+    S -= X3;
+    S *= M;
+    q.Y *= W;
+    q.Y = S - q.Y;
+    q.X = X3;
+    q.ZZ *= V;
+    q.ZZZ *= W;
+}
+
+// dst[row][i] += src[row][i] for i < count, rows = gridDim.y (row strides in
+// entries); degree lanes per entry.
+template<class bucket_t, class bucket_h = typename bucket_t::mem_t>
+__launch_bounds__(256) __global__
+void msm_add_rows(bucket_h dst[], size_t dst_stride, const bucket_h src[], size_t src_stride,
+                  uint32_t count) {
+    const uint32_t degree = bucket_t::degree;
+    bucket_h *d = dst + blockIdx.y * dst_stride;
+    const bucket_h *s = src + blockIdx.y * src_stride;
+    const uint32_t lanes = gridDim.x * blockDim.x / degree;
+    #pragma unroll 1
+    for (uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) / degree; i < count; i += lanes) {
+        bucket_t x = d[i];
+        bucket_t y = s[i];
+        x.add(y);
+        d[i] = x;
+    }
+}
+
+// k * a for a small k >= 0, by double-and-add.
+template<class bucket_t>
+__device__ __forceinline__ bucket_t small_mul(const bucket_t &a, uint32_t k) {
+    bucket_t r;
+    r.inf();
+    if (k == 0)
+        return r;
+    r = a;
+    #pragma unroll 1
+    for (int bit = 30 - __clz(k); bit >= 0; bit--) {
+        dbl_inplace(r);
+        if ((k >> bit) & 1)
+            r.add(a);
+    }
+    return r;
+}
+
+// sppark's integrate leaves in window w's row, for each of the nt =
+// blockDim/degree integrating threads t, the pair (p_t, a_t) at [2t], [2t+1]:
+// a_t is the sum of the thread's segment of buckets and p_t its weighted
+// sum. The pairs of every batch are added up in `pairs` (row w at w *
+// pair_stride) by msm_add_rows. The window's value is sum_t p_t + t *
+// 2^(lsbits-1-log2 nt) * a_t, or for a top window narrower than log2 nt + 1
+// bits, sum_t (t / 2^(log2 nt - lsbits + 1) + 1) * a_t (the sums sppark's
+// host-side integrate_row forms). Block w < nwins reduces window w and adds
+// it to wsum[w]; block nwins reduces the nones partial sums of the
+// batch additions (scalars or digits 1) into wsum[ONES_SLOT]. The rows are
+// reused as scratch; `ones` must have room for nt entries.
+template<class bucket_t, class bucket_h = typename bucket_t::mem_t>
+__launch_bounds__(FINISH_THREADS) __global__
+void msm_finish_windows(bucket_h pairs[], size_t pair_stride, uint32_t nwins, uint32_t wbits,
+                        uint32_t nbits, bucket_h ones[], uint32_t nones, bucket_h wsum[]) {
+    const uint32_t degree = bucket_t::degree;
+    const uint32_t nt = blockDim.x / degree;
+    const uint32_t tid = threadIdx.x / degree;
+    const uint32_t w = blockIdx.x;
+    bucket_h *row;
+    uint32_t slot;
+    bucket_t q;
+    if (w < nwins) {
+        row = pairs + (size_t)w * pair_stride;
+        slot = w;
+        bucket_t p = row[2 * tid];
+        bucket_t a = row[2 * tid + 1];
+        const uint32_t ntbits = 31 - __clz(nt);
+        const uint32_t lsbits = (w + 1) * wbits > nbits ? nbits - w * wbits : wbits;
+        if (lsbits - 1 > ntbits) {
+            q = p;
+            bucket_t m = small_mul(a, tid << (lsbits - 1 - ntbits));
+            q.add(m);
+        } else {
+            q = small_mul(a, (tid >> (ntbits - (lsbits - 1))) + 1);
+        }
+    } else {
+        row = ones;
+        slot = ONES_SLOT;
+        q.inf();
+        #pragma unroll 1
+        for (uint32_t i = tid; i < nones; i += nt) {
+            bucket_t x = ones[i];
+            q.add(x);
+        }
+    }
+    __syncthreads();  // every thread has read its inputs before the row is reused
+    row[tid] = q;
+    __syncthreads();
+    #pragma unroll 1
+    for (uint32_t s = nt / 2; s > 0; s >>= 1) {
+        if (tid < s) {
+            bucket_t x = row[tid];
+            bucket_t y = row[tid + s];
+            x.add(y);
+            row[tid] = x;
+        }
+        __syncthreads();
+    }
+    if (tid == 0) {
+        bucket_t x = row[0];
+        bucket_t y = wsum[slot];
+        x.add(y);
+        wsum[slot] = x;
+    }
+}
+
+// *out = sum_w 2^(w*wbits) wsum[w] + wsum[ONES_SLOT], by Horner's rule. One
+// warp; all lanes compute the same value, the first `degree` lanes store it.
+template<class bucket_t, class bucket_h = typename bucket_t::mem_t>
+__launch_bounds__(32) __global__
+void msm_combine(const bucket_h wsum[], uint32_t nwins, uint32_t wbits, bucket_h *out) {
+    bucket_t r;
+    r.inf();
+    #pragma unroll 1
+    for (uint32_t w = nwins; w-- > 0;) {
+        if (w + 1 < nwins) {
+            #pragma unroll 1
+            for (uint32_t i = 0; i < wbits; i++)
+                dbl_inplace(r);
+        }
+        bucket_t x = wsum[w];
+        r.add(x);
+    }
+    bucket_t o = wsum[ONES_SLOT];
+    r.add(o);
+    if (threadIdx.x < bucket_t::degree)
+        *out = r;
+}
+
+// Splits n scalars (Montgomery form, 8 words each) by value: bit i of
+// ones_bitmap is set where scalar i is 1 (the bitmap is written up to the
+// next multiple of 1024 bits, zeros past n); counts[0] += the number of 1s;
+// the other non-zero scalars and their points are appended, in no
+// particular order, to tail_scalars / tail_points at atomically reserved
+// positions counted in counts[1] (entries past `cap` are counted, not
+// written). counts must be zero before.
+template<class affine_h, class scalar_t>
+__launch_bounds__(CLASSIFY_THREADS) __global__
+void msm_classify(const scalar_t scalars[], const affine_h points[], uint32_t n,
+                  uint32_t ones_bitmap[], uint32_t counts[], scalar_t tail_scalars[],
+                  affine_h tail_points[], uint32_t cap) {
+    // R mod r, the scalar 1 in Montgomery form, as 32-bit words.
+    const uint32_t one[8] = {0xfffffffeu, 0x00000001u, 0x00034802u, 0x5884b7fau,
+                             0xecbc4ff5u, 0x998c4fefu, 0xacc5056fu, 0x1824b159u};
+    const uint32_t lane = threadIdx.x % 32;
+    const uint32_t padded = (n + 1023) & ~1023u;
+    #pragma unroll 1
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < padded;
+         i += gridDim.x * blockDim.x) {
+        bool is_one = false, is_other = false;
+        if (i < n) {
+            const uint4 *s = reinterpret_cast<const uint4 *>(&scalars[i]);
+            const uint4 lo = s[0], hi = s[1];
+            const uint32_t v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+            uint32_t nz = 0, ne = 0;
+            #pragma unroll
+            for (int k = 0; k < 8; k++) {
+                nz |= v[k];
+                ne |= v[k] ^ one[k];
+            }
+            is_one = ne == 0;
+            is_other = nz != 0 && ne != 0;
+        }
+        const uint32_t ones = __ballot_sync(0xffffffffu, is_one);
+        const uint32_t others = __ballot_sync(0xffffffffu, is_other);
+        uint32_t base = 0;
+        if (lane == 0) {
+            ones_bitmap[i / 32] = ones;
+            if (ones)
+                atomicAdd(&counts[0], (uint32_t)__popc(ones));
+            if (others)
+                base = atomicAdd(&counts[1], (uint32_t)__popc(others));
+        }
+        base = __shfl_sync(0xffffffffu, base, 0);
+        if (is_other) {
+            const uint32_t pos = base + __popc(others & ((1u << lane) - 1));
+            if (pos < cap) {
+                tail_scalars[pos] = scalars[i];
+                tail_points[pos] = points[i];
+            }
+        }
+    }
+}
+
+}  // namespace msm_detail
+}  // namespace cp_cuda
