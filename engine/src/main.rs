@@ -347,7 +347,10 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             let out = engine.run(job, &key, |p| {
                 if let Some(b) = &bar {
                     b.set_position(p.done as u64);
-                    b.set_message(format!("last: partition {} on device {}", p.partition, p.device));
+                    b.set_message(format!(
+                        "last: partition {} on device {}",
+                        p.partition, p.device
+                    ));
                     return;
                 }
                 let per: Vec<String> = engine

@@ -204,9 +204,10 @@ async fn follow(
         let ev = match stream.message().await {
             Ok(Some(ev)) => ev,
             Ok(None) => return Err(ClientError::Lost(id)),
-            Err(status) if status.code() == tonic::Code::Unknown
-                || status.code() == tonic::Code::Unavailable
-                || status.code() == tonic::Code::Internal =>
+            Err(status)
+                if status.code() == tonic::Code::Unknown
+                    || status.code() == tonic::Code::Unavailable
+                    || status.code() == tonic::Code::Internal =>
             {
                 return Err(ClientError::Lost(format!("{id} ({})", status.message())))
             }

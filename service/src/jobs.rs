@@ -42,7 +42,10 @@ impl JobState {
     }
 
     pub fn finished(self) -> bool {
-        matches!(self, JobState::Done | JobState::Failed | JobState::Cancelled)
+        matches!(
+            self,
+            JobState::Done | JobState::Failed | JobState::Cancelled
+        )
     }
 }
 
@@ -278,7 +281,11 @@ impl Jobs {
         let ids: Vec<u64> = {
             let mut g = self.inner.lock();
             g.draining = true;
-            g.queue.keys().map(|k| k.1).chain(g.running.keys().copied()).collect()
+            g.queue
+                .keys()
+                .map(|k| k.1)
+                .chain(g.running.keys().copied())
+                .collect()
         };
         for id in ids {
             self.cancel(id, "the daemon is shutting down");
@@ -387,7 +394,9 @@ impl Jobs {
                 synthesis: spec.synthesis,
                 shape: (spec.synthesis != SynthesisMode::Full).then(|| key.shape.clone()),
             };
-            let ticket = engine.gate().register(spec.priority, spec.partitions as usize);
+            let ticket = engine
+                .gate()
+                .register(spec.priority, spec.partitions as usize);
             let control = RunControl {
                 cancel: Some(&entry.cancel),
                 ticket: Some(&ticket),

@@ -12,7 +12,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use cuda_prover_engine::{open_context, BackendChoice, DeviceSelection, Engine, EngineConfig, Policy};
+use cuda_prover_engine::{
+    open_context, BackendChoice, DeviceSelection, Engine, EngineConfig, Policy,
+};
 use cuda_prover_service::proto;
 use cuda_prover_service::{Client, ClientError, JobOutcome, Service, ServiceConfig};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -20,7 +22,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 const DEFAULT_ADDR: &str = "127.0.0.1:7411";
 
 #[derive(Parser)]
-#[command(name = "cuda-prover-service", version, about = "The cuda-prover proving daemon and its client")]
+#[command(
+    name = "cuda-prover-service",
+    version,
+    about = "The cuda-prover proving daemon and its client"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -195,7 +201,10 @@ fn main() -> ExitCode {
         .format_timestamp_millis()
         .init();
     let cli = Cli::parse();
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
@@ -279,7 +288,8 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 BackendArg::Host => BackendChoice::Host,
                 BackendArg::Cuda => BackendChoice::Cuda,
             };
-            let ctx = Arc::new(open_context(choice, host_devices, &devices).map_err(|e| e.to_string())?);
+            let ctx =
+                Arc::new(open_context(choice, host_devices, &devices).map_err(|e| e.to_string())?);
             let engine = Engine::new(
                 ctx,
                 EngineConfig {
@@ -313,7 +323,10 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                     return Err(format!("metrics on {ma}: only a loopback address is allowed (the metrics port has no token)"));
                 }
                 eprintln!("metrics on http://{ma}/metrics");
-                tokio::spawn(cuda_prover_service::metrics_http::serve_metrics(service.clone(), ml));
+                tokio::spawn(cuda_prover_service::metrics_http::serve_metrics(
+                    service.clone(),
+                    ml,
+                ));
             }
             // The address alone on a line: scripts and tests read it.
             println!("listening on {bound}");
@@ -328,7 +341,12 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Submit { remote, job } => {
             let req = submit_request(job)?;
-            let id = connect(&remote).await.map_err(s)?.submit(req).await.map_err(s)?;
+            let id = connect(&remote)
+                .await
+                .map_err(s)?
+                .submit(req)
+                .await
+                .map_err(s)?;
             println!("{id}");
             Ok(ExitCode::SUCCESS)
         }
@@ -356,17 +374,35 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             finish(&out, proofs_out, report)
         }
         Command::Status { remote } => {
-            let st = connect(&remote).await.map_err(s)?.status().await.map_err(s)?;
+            let st = connect(&remote)
+                .await
+                .map_err(s)?
+                .status()
+                .await
+                .map_err(s)?;
             print_status(&st);
             Ok(ExitCode::SUCCESS)
         }
         Command::Cancel { remote, job } => {
-            let state = connect(&remote).await.map_err(s)?.cancel(&job).await.map_err(s)?;
+            let state = connect(&remote)
+                .await
+                .map_err(s)?
+                .cancel(&job)
+                .await
+                .map_err(s)?;
             println!("job {job}: {state}");
             Ok(ExitCode::SUCCESS)
         }
         Command::Metrics { remote } => {
-            print!("{}", connect(&remote).await.map_err(s)?.metrics().await.map_err(s)?);
+            print!(
+                "{}",
+                connect(&remote)
+                    .await
+                    .map_err(s)?
+                    .metrics()
+                    .await
+                    .map_err(s)?
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Preload {
@@ -415,18 +451,27 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Drain { remote } => {
-            connect(&remote).await.map_err(s)?.drain().await.map_err(s)?;
+            connect(&remote)
+                .await
+                .map_err(s)?
+                .drain()
+                .await
+                .map_err(s)?;
             println!("drained");
             Ok(ExitCode::SUCCESS)
         }
         Command::Shutdown { remote, now } => {
-            connect(&remote).await.map_err(s)?.shutdown(now).await.map_err(s)?;
+            connect(&remote)
+                .await
+                .map_err(s)?
+                .shutdown(now)
+                .await
+                .map_err(s)?;
             println!("stopped");
             Ok(ExitCode::SUCCESS)
         }
     }
 }
-
 
 /// A bar on stderr when it is a terminal.
 fn progress_bar() -> Option<ProgressBar> {
@@ -435,8 +480,10 @@ fn progress_bar() -> Option<ProgressBar> {
     }
     let b = ProgressBar::new(0);
     b.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} partitions {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} partitions {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     Some(b)
 }

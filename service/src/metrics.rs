@@ -54,30 +54,95 @@ impl Metrics {
             let _ = writeln!(o, "cuda_prover_service_{name} {v}");
         };
         let c = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64;
-        one("jobs_submitted_total", "Jobs accepted.", "counter", c(&self.submitted));
+        one(
+            "jobs_submitted_total",
+            "Jobs accepted.",
+            "counter",
+            c(&self.submitted),
+        );
         one(
             "jobs_rejected_busy_total",
             "Jobs refused with a full queue.",
             "counter",
             c(&self.rejected_busy),
         );
-        one("jobs_done_total", "Jobs whose proofs all verified.", "counter", c(&self.done));
-        one("jobs_failed_total", "Jobs that failed.", "counter", c(&self.failed));
-        one("jobs_cancelled_total", "Jobs cancelled.", "counter", c(&self.cancelled));
-        one("proofs_total", "Verified proofs returned.", "counter", c(&self.proofs));
-        one("jobs_queued", "Jobs waiting to run.", "gauge", g.queued as f64);
+        one(
+            "jobs_done_total",
+            "Jobs whose proofs all verified.",
+            "counter",
+            c(&self.done),
+        );
+        one(
+            "jobs_failed_total",
+            "Jobs that failed.",
+            "counter",
+            c(&self.failed),
+        );
+        one(
+            "jobs_cancelled_total",
+            "Jobs cancelled.",
+            "counter",
+            c(&self.cancelled),
+        );
+        one(
+            "proofs_total",
+            "Verified proofs returned.",
+            "counter",
+            c(&self.proofs),
+        );
+        one(
+            "jobs_queued",
+            "Jobs waiting to run.",
+            "gauge",
+            g.queued as f64,
+        );
         one("jobs_running", "Jobs running.", "gauge", g.running as f64);
-        one("resident_keys", "Keys resident.", "gauge", g.resident_keys as f64);
-        one("resident_key_bytes", "Device bytes of the resident keys.", "gauge", g.key_bytes as f64);
-        one("key_budget_bytes", "Device bytes keys may take.", "gauge", g.key_budget as f64);
-        one("key_evictions_total", "Keys evicted to make room.", "counter", g.key_evictions as f64);
-        let _ = writeln!(o, "# HELP cuda_prover_service_device_partitions_total Partitions proved per device.");
-        let _ = writeln!(o, "# TYPE cuda_prover_service_device_partitions_total counter");
+        one(
+            "resident_keys",
+            "Keys resident.",
+            "gauge",
+            g.resident_keys as f64,
+        );
+        one(
+            "resident_key_bytes",
+            "Device bytes of the resident keys.",
+            "gauge",
+            g.key_bytes as f64,
+        );
+        one(
+            "key_budget_bytes",
+            "Device bytes keys may take.",
+            "gauge",
+            g.key_budget as f64,
+        );
+        one(
+            "key_evictions_total",
+            "Keys evicted to make room.",
+            "counter",
+            g.key_evictions as f64,
+        );
+        let _ = writeln!(
+            o,
+            "# HELP cuda_prover_service_device_partitions_total Partitions proved per device."
+        );
+        let _ = writeln!(
+            o,
+            "# TYPE cuda_prover_service_device_partitions_total counter"
+        );
         for (d, n) in &g.device_partitions {
-            let _ = writeln!(o, "cuda_prover_service_device_partitions_total{{device=\"{d}\"}} {n}");
+            let _ = writeln!(
+                o,
+                "cuda_prover_service_device_partitions_total{{device=\"{d}\"}} {n}"
+            );
         }
-        let _ = writeln!(o, "# HELP cuda_prover_service_job_latency_seconds Submission to result.");
-        let _ = writeln!(o, "# TYPE cuda_prover_service_job_latency_seconds histogram");
+        let _ = writeln!(
+            o,
+            "# HELP cuda_prover_service_job_latency_seconds Submission to result."
+        );
+        let _ = writeln!(
+            o,
+            "# TYPE cuda_prover_service_job_latency_seconds histogram"
+        );
         for (b, n) in BUCKETS.iter().zip(&self.latency_buckets) {
             let _ = writeln!(
                 o,
@@ -86,7 +151,10 @@ impl Metrics {
             );
         }
         let count = c(&self.latency_count);
-        let _ = writeln!(o, "cuda_prover_service_job_latency_seconds_bucket{{le=\"+Inf\"}} {count}");
+        let _ = writeln!(
+            o,
+            "cuda_prover_service_job_latency_seconds_bucket{{le=\"+Inf\"}} {count}"
+        );
         let _ = writeln!(
             o,
             "cuda_prover_service_job_latency_seconds_sum {}",

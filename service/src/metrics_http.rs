@@ -26,7 +26,10 @@ pub async fn serve_metrics(service: Arc<Service>, listener: TcpListener) {
             let (status, body) = if head.starts_with("GET ") && path == "/metrics" {
                 ("200 OK", service.prometheus())
             } else {
-                ("404 Not Found", "only GET /metrics is served here\n".to_string())
+                (
+                    "404 Not Found",
+                    "only GET /metrics is served here\n".to_string(),
+                )
             };
             let reply = format!(
                 "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",

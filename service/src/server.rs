@@ -127,7 +127,13 @@ impl Service {
         if r.name.len() > 256 {
             return Err(bad("name: at most 256 bytes".into()));
         }
-        let ordinals: Vec<u32> = self.jobs.engine().devices().iter().map(|d| d.ordinal).collect();
+        let ordinals: Vec<u32> = self
+            .jobs
+            .engine()
+            .devices()
+            .iter()
+            .map(|d| d.ordinal)
+            .collect();
         for d in &r.devices {
             if !ordinals.contains(d) {
                 return Err(bad(format!(
@@ -427,15 +433,9 @@ impl Prover for Arc<Service> {
     ) -> Result<Response<proto::ShutdownReply>, Status> {
         let now = req.into_inner().now;
         let jobs = self.jobs.clone();
-        tokio::task::spawn_blocking(move || {
-            if now {
-                jobs.stop_now()
-            } else {
-                jobs.drain()
-            }
-        })
-        .await
-        .map_err(|e| Status::internal(e.to_string()))?;
+        tokio::task::spawn_blocking(move || if now { jobs.stop_now() } else { jobs.drain() })
+            .await
+            .map_err(|e| Status::internal(e.to_string()))?;
         self.shutdown.notify_one();
         Ok(Response::new(proto::ShutdownReply {}))
     }

@@ -27,7 +27,15 @@ impl Drop for Daemon {
 
 fn serve(listen: &str, params: &std::path::Path) -> Daemon {
     let mut child = Command::new(BIN)
-        .args(["serve", "--listen", listen, "--backend", "host", "--host-devices", "2"])
+        .args([
+            "serve",
+            "--listen",
+            listen,
+            "--backend",
+            "host",
+            "--host-devices",
+            "2",
+        ])
         .arg("--params-dir")
         .arg(params)
         .stdout(Stdio::piped())
@@ -60,26 +68,61 @@ fn cli_submit_await_status_cancel() {
     let params = common::temp_dir("cli");
     let d = serve("127.0.0.1:0", &params);
     let (ok, out, err) = cli(&[
-        "submit", "--server", &d.addr, "--circuit", "bits", "--log-constraints", "7",
-        "--partitions", "3", "--seed", "7",
+        "submit",
+        "--server",
+        &d.addr,
+        "--circuit",
+        "bits",
+        "--log-constraints",
+        "7",
+        "--partitions",
+        "3",
+        "--seed",
+        "7",
     ]);
     assert!(ok, "{err}");
     let id = out.lines().last().unwrap().trim().to_string();
-    assert!(id.parse::<u64>().is_ok(), "the last line is the job id alone: {out:?}");
+    assert!(
+        id.parse::<u64>().is_ok(),
+        "the last line is the job id alone: {out:?}"
+    );
     let proofs = params.join("proofs");
-    let (ok, out, err) = cli(&["await", "--server", &d.addr, &id, "--proofs-out", proofs.to_str().unwrap()]);
+    let (ok, out, err) = cli(&[
+        "await",
+        "--server",
+        &d.addr,
+        &id,
+        "--proofs-out",
+        proofs.to_str().unwrap(),
+    ]);
     assert!(ok, "await exits 0 when every proof verified: {out} {err}");
     assert!(out.contains("all 3 proofs verified"), "{out}");
     let files: Vec<Vec<u8>> = (0..3)
         .map(|k| std::fs::read(proofs.join(format!("partition-{k}.proof"))).unwrap())
         .collect();
-    common::verify_here(&params, cuda_prover_pipeline::circuits::Kind::Bits, 7, 7, &files);
+    common::verify_here(
+        &params,
+        cuda_prover_pipeline::circuits::Kind::Bits,
+        7,
+        7,
+        &files,
+    );
     let (ok, out, _) = cli(&["status", "--server", &d.addr]);
-    assert!(ok && out.contains("device 1:") && out.contains("bits-2^7@"), "{out}");
+    assert!(
+        ok && out.contains("device 1:") && out.contains("bits-2^7@"),
+        "{out}"
+    );
     // A cancelled job: await exits non-zero, naming the state.
     let (_, out, _) = cli(&[
-        "submit", "--server", &d.addr, "--circuit", "chain", "--log-constraints", "7",
-        "--partitions", "5000",
+        "submit",
+        "--server",
+        &d.addr,
+        "--circuit",
+        "chain",
+        "--log-constraints",
+        "7",
+        "--partitions",
+        "5000",
     ]);
     let id = out.lines().last().unwrap().trim().to_string();
     let (ok, out, err) = cli(&["cancel", "--server", &d.addr, &id]);
@@ -90,7 +133,10 @@ fn cli_submit_await_status_cancel() {
     assert!(err.contains("cancelled"), "{err}");
     // A bad request: clear error, non-zero exit.
     let (ok, _, err) = cli(&["submit", "--server", &d.addr, "--circuit", "nope"]);
-    assert!(!ok && err.contains("bad request") && err.contains("circuit"), "{err}");
+    assert!(
+        !ok && err.contains("bad request") && err.contains("circuit"),
+        "{err}"
+    );
     // No daemon there: a clear error.
     let (ok, _, err) = cli(&["status", "--server", "127.0.0.1:1"]);
     assert!(!ok && err.contains("cannot connect"), "{err}");
@@ -110,7 +156,10 @@ fn a_daemon_killed_mid_job_is_a_clear_error_and_restarts_clean() {
         // Keys first, so that the long job is proving when it dies.
         let warm = cl.submit(common::job("chain", 7, 1, 1, 0)).await.unwrap();
         assert!(cl.await_job(&warm, |_, _, _| {}).await.unwrap().ok());
-        let id = cl.submit(common::job("chain", 7, 5000, 2, 0)).await.unwrap();
+        let id = cl
+            .submit(common::job("chain", 7, 5000, 2, 0))
+            .await
+            .unwrap();
         let started = Instant::now();
         let mut killed = false;
         let child = &mut d.child;
@@ -134,7 +183,10 @@ fn a_daemon_killed_mid_job_is_a_clear_error_and_restarts_clean() {
     rt.block_on(async {
         let cl = Client::connect(&d2.addr, None).await.unwrap();
         let st = cl.status().await.unwrap();
-        assert!(st.queued.is_empty() && st.running.is_empty(), "nothing left over");
+        assert!(
+            st.queued.is_empty() && st.running.is_empty(),
+            "nothing left over"
+        );
         let e = cl.await_job("2", |_, _, _| {}).await.unwrap_err();
         assert!(e.to_string().contains("no job"), "{e}");
         let id = cl.submit(common::job("chain", 7, 2, 3, 0)).await.unwrap();

@@ -65,11 +65,20 @@ async fn higher_priority_jobs_finish_before_lower_ones_queued_earlier() {
     let blocker = cl.submit(job("bits", 7, 4, 1, 0)).await.unwrap();
     let mut ids = Vec::new();
     for (i, prio) in [100u32, 100, 100, 300, 300, 300].iter().enumerate() {
-        ids.push((*prio, cl.submit(job("bits", 7, 1, 10 + i as u64, *prio)).await.unwrap()));
+        ids.push((
+            *prio,
+            cl.submit(job("bits", 7, 1, 10 + i as u64, *prio))
+                .await
+                .unwrap(),
+        ));
     }
     let st = cl.status().await.unwrap();
     let queued: Vec<u32> = st.queued.iter().map(|j| j.priority).collect();
-    assert_eq!(queued, vec![300, 300, 300, 100, 100, 100], "most urgent first");
+    assert_eq!(
+        queued,
+        vec![300, 300, 300, 100, 100, 100],
+        "most urgent first"
+    );
     let order = Arc::new(Mutex::new(Vec::new()));
     let mut tasks = Vec::new();
     for (prio, id) in ids {
@@ -109,7 +118,10 @@ async fn cancel_stops_one_job_and_leaves_the_others_alone() {
         if st.running.iter().any(|j| j.job_id == long && j.done >= 2) {
             break;
         }
-        assert!(t.elapsed() < Duration::from_secs(60), "the long job never ran");
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the long job never ran"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(cl.cancel(&long).await.unwrap(), "running");
@@ -121,8 +133,14 @@ async fn cancel_stops_one_job_and_leaves_the_others_alone() {
         .unwrap();
     assert_eq!(out.state, "cancelled", "{}", out.error);
     assert!(!out.ok() && out.proofs.is_empty());
-    assert!(done_at_cancel < 40, "cancelled mid-job: {done_at_cancel} of 40 done");
-    let third = cl.await_job(&queued_then_cancelled, |_, _, _| {}).await.unwrap();
+    assert!(
+        done_at_cancel < 40,
+        "cancelled mid-job: {done_at_cancel} of 40 done"
+    );
+    let third = cl
+        .await_job(&queued_then_cancelled, |_, _, _| {})
+        .await
+        .unwrap();
     assert_eq!(third.state, "cancelled");
     let out = cl.await_job(&other, |_, _, _| {}).await.unwrap();
     assert!(out.ok(), "the other job is untouched: {}", out.error);
@@ -172,14 +190,26 @@ async fn keys_are_evicted_least_recently_used_under_the_memory_limit() {
     }
     let st = cl.status().await.unwrap();
     let resident = names(&st);
-    assert!(resident.iter().map(|k| st.keys.iter().find(|x| &x.key == k).unwrap().bytes).sum::<u64>() <= budget);
+    assert!(
+        resident
+            .iter()
+            .map(|k| st.keys.iter().find(|x| &x.key == k).unwrap().bytes)
+            .sum::<u64>()
+            <= budget
+    );
     assert!(
         !resident.iter().any(|k| k.starts_with("chain-2^7@")),
         "the least recently used key went first: {resident:?}"
     );
-    assert!(resident.iter().any(|k| k.starts_with("chain-2^8@")), "{resident:?}");
+    assert!(
+        resident.iter().any(|k| k.starts_with("chain-2^8@")),
+        "{resident:?}"
+    );
     let m = cl.metrics().await.unwrap();
-    assert!(!m.contains("cuda_prover_service_key_evictions_total 0\n"), "{m}");
+    assert!(
+        !m.contains("cuda_prover_service_key_evictions_total 0\n"),
+        "{m}"
+    );
     // Preload pins: a pinned key survives later loads.
     let pinned = cl
         .preload(proto::KeyRequest {
@@ -193,10 +223,18 @@ async fn keys_are_evicted_least_recently_used_under_the_memory_limit() {
         let id = cl.submit(job(c, log, 1, 9, 0)).await.unwrap();
         let out = cl.await_job(&id, |_, _, _| {}).await.unwrap();
         // Either it fits beside the pinned key or it is a clear error.
-        assert!(out.ok() || out.error.contains("key budget"), "{}", out.error);
+        assert!(
+            out.ok() || out.error.contains("key budget"),
+            "{}",
+            out.error
+        );
     }
     let st = cl.status().await.unwrap();
-    let k = st.keys.iter().find(|k| k.key == pinned.key).expect("the pinned key stays");
+    let k = st
+        .keys
+        .iter()
+        .find(|k| k.key == pinned.key)
+        .expect("the pinned key stays");
     assert!(k.pinned);
     // Evict drops it; evicting again is a clear error.
     let req = proto::KeyRequest {
@@ -223,14 +261,38 @@ async fn bad_requests_are_clear_errors() {
         assert_eq!(code(&e), want, "{e}");
         assert!(e.to_string().contains(text), "'{e}' should say '{text}'");
     };
-    expect(cl.submit(job("sha256", 7, 1, 0, 0)).await, tonic::Code::InvalidArgument, "circuit");
+    expect(
+        cl.submit(job("sha256", 7, 1, 0, 0)).await,
+        tonic::Code::InvalidArgument,
+        "circuit",
+    );
     let mut none = job("chain", 7, 1, 0, 0);
     none.job = None;
-    expect(cl.submit(none).await, tonic::Code::InvalidArgument, "names no job");
-    expect(cl.submit(job("chain", 7, 0, 0, 0)).await, tonic::Code::InvalidArgument, "partitions");
-    expect(cl.submit(job("chain", 7, 65, 0, 0)).await, tonic::Code::InvalidArgument, "partitions");
-    expect(cl.submit(job("chain", 20, 1, 0, 0)).await, tonic::Code::InvalidArgument, "limit");
-    expect(cl.submit(job("chain", 3, 1, 0, 0)).await, tonic::Code::InvalidArgument, "circuit");
+    expect(
+        cl.submit(none).await,
+        tonic::Code::InvalidArgument,
+        "names no job",
+    );
+    expect(
+        cl.submit(job("chain", 7, 0, 0, 0)).await,
+        tonic::Code::InvalidArgument,
+        "partitions",
+    );
+    expect(
+        cl.submit(job("chain", 7, 65, 0, 0)).await,
+        tonic::Code::InvalidArgument,
+        "partitions",
+    );
+    expect(
+        cl.submit(job("chain", 20, 1, 0, 0)).await,
+        tonic::Code::InvalidArgument,
+        "limit",
+    );
+    expect(
+        cl.submit(job("chain", 3, 1, 0, 0)).await,
+        tonic::Code::InvalidArgument,
+        "circuit",
+    );
     let mut synth = job("chain", 7, 1, 0, 0);
     synth.job = Some(proto::submit_request::Job::BuiltIn(proto::BuiltInJob {
         circuit: "chain".into(),
@@ -239,14 +301,26 @@ async fn bad_requests_are_clear_errors() {
         seed: None,
         synthesis: "sometimes".into(),
     }));
-    expect(cl.submit(synth).await, tonic::Code::InvalidArgument, "synthesis");
+    expect(
+        cl.submit(synth).await,
+        tonic::Code::InvalidArgument,
+        "synthesis",
+    );
     let mut dev = job("chain", 7, 1, 0, 0);
     dev.devices = vec![5];
-    expect(cl.submit(dev).await, tonic::Code::InvalidArgument, "device 5");
+    expect(
+        cl.submit(dev).await,
+        tonic::Code::InvalidArgument,
+        "device 5",
+    );
     for dir in ["../", "/etc", "../../tmp"] {
         let mut j = job("chain", 7, 1, 0, 0);
         j.params_dir = dir.into();
-        expect(cl.submit(j).await, tonic::Code::PermissionDenied, "params dir");
+        expect(
+            cl.submit(j).await,
+            tonic::Code::PermissionDenied,
+            "params dir",
+        );
     }
     // A link inside the params dir that leads outside is refused too.
     let link = d.params.join(format!("escape-{}", std::process::id()));
@@ -266,7 +340,11 @@ async fn bad_requests_are_clear_errors() {
         tonic::Code::NotFound,
         "no job 12345",
     );
-    expect(cl.cancel("abc").await, tonic::Code::InvalidArgument, "not a number");
+    expect(
+        cl.cancel("abc").await,
+        tonic::Code::InvalidArgument,
+        "not a number",
+    );
     // The daemon still works.
     let id = cl.submit(job("chain", 7, 1, 0, 0)).await.unwrap();
     assert!(cl.await_job(&id, |_, _, _| {}).await.unwrap().ok());
@@ -311,7 +389,10 @@ async fn a_token_is_required_when_set_and_off_loopback() {
     assert_eq!(code(&e), tonic::Code::Unauthenticated, "{e}");
     assert!(e.to_string().contains("requires a token"), "{e}");
     let wrong = Client::connect(&d.addr, Some("guess")).await.unwrap();
-    assert_eq!(code(&wrong.status().await.unwrap_err()), tonic::Code::Unauthenticated);
+    assert_eq!(
+        code(&wrong.status().await.unwrap_err()),
+        tonic::Code::Unauthenticated
+    );
     let ok = Client::connect(&d.addr, Some("s3cret")).await.unwrap();
     let id = ok.submit(job("chain", 7, 1, 5, 0)).await.unwrap();
     assert!(ok.await_job(&id, |_, _, _| {}).await.unwrap().ok());
@@ -329,7 +410,10 @@ async fn several_daemons_behind_one_client_share_the_jobs() {
         .unwrap();
     let mut placed = Vec::new();
     for i in 0..8u64 {
-        placed.push((i, hosts.submit(job("chain", 7, 2, 50 * i, 0)).await.unwrap()));
+        placed.push((
+            i,
+            hosts.submit(job("chain", 7, 2, 50 * i, 0)).await.unwrap(),
+        ));
     }
     let mut per_host = [0; 2];
     for (i, p) in &placed {
@@ -338,5 +422,8 @@ async fn several_daemons_behind_one_client_share_the_jobs() {
         verify_here(&a.params, Kind::Chain, 7, 50 * i, &out.proofs);
         per_host[p.host] += 1;
     }
-    assert!(per_host[0] >= 2 && per_host[1] >= 2, "spread by load: {per_host:?}");
+    assert!(
+        per_host[0] >= 2 && per_host[1] >= 2,
+        "spread by load: {per_host:?}"
+    );
 }

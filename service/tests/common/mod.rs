@@ -90,7 +90,13 @@ pub async fn client(d: &Daemon) -> Client {
     Client::connect(&d.addr, None).await.unwrap()
 }
 
-pub fn job(circuit: &str, log: u32, partitions: u32, seed: u64, priority: u32) -> proto::SubmitRequest {
+pub fn job(
+    circuit: &str,
+    log: u32,
+    partitions: u32,
+    seed: u64,
+    priority: u32,
+) -> proto::SubmitRequest {
     proto::SubmitRequest {
         job: Some(proto::submit_request::Job::BuiltIn(proto::BuiltInJob {
             circuit: circuit.into(),
@@ -115,7 +121,9 @@ pub fn verify_here(params: &std::path::Path, kind: Kind, log: u32, seed: u64, pr
     for (k, bytes) in proofs.iter().enumerate() {
         assert_eq!(bytes.len(), 192, "bellperson's proof encoding");
         let proof = Proof::read(&bytes[..]).unwrap();
-        let input = BuiltIn::new(kind, log, seed + k as u64).unwrap().public_input();
+        let input = BuiltIn::new(kind, log, seed + k as u64)
+            .unwrap()
+            .public_input();
         assert!(key.verify(&proof, &[input]).unwrap(), "proof {k} verifies");
     }
 }
