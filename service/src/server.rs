@@ -456,13 +456,19 @@ impl tonic::service::Interceptor for TokenCheck {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
         match given {
-            Some(t) if t.as_bytes() == token.as_bytes() => Ok(req),
+            Some(t) if same_secret(t.as_bytes(), token.as_bytes()) => Ok(req),
             Some(_) => Err(Status::unauthenticated("wrong token")),
             None => Err(Status::unauthenticated(
                 "this daemon requires a token (authorization: Bearer TOKEN; --token on the CLI)",
             )),
         }
     }
+}
+
+/// Compares in time that depends on the lengths only, not on where the
+/// first difference is.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Serves the service on `listener` until `shutdown` resolves or a
