@@ -153,3 +153,47 @@ impl Drop for Ticket {
         self.gate.turn.notify_all();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(t: &Ticket) -> bool {
+        t.gate.inner.lock().my_turn(t.id)
+    }
+
+    #[test]
+    fn higher_priority_first_then_turns_within_a_priority() {
+        let gate = PriorityGate::new();
+        let low = gate.register(PRIORITY_C2, 2);
+        let high = gate.register(PRIORITY_WINNING_POST, 2);
+        assert!(turn(&high));
+        assert!(!turn(&low), "a C2 waits while a WinningPoSt has items left");
+        assert_eq!(gate.pending(), vec![(300, 2), (100, 2)]);
+        high.took(1);
+        assert!(!turn(&low));
+        high.took(0);
+        assert!(turn(&low), "its turn once the urgent run took everything");
+        drop(high);
+        // Two runs of one priority: the one that took least recently goes.
+        let other = gate.register(PRIORITY_C2, 2);
+        low.took(1);
+        gate.inner.lock().runs.get_mut(&other.id).unwrap().waiting = 1;
+        assert!(!turn(&low), "the other run is waiting and took longer ago");
+        assert!(turn(&other));
+        other.took(1);
+        gate.inner.lock().runs.get_mut(&other.id).unwrap().waiting = 0;
+        gate.inner.lock().runs.get_mut(&low.id).unwrap().waiting = 1;
+        assert!(turn(&low));
+        // A waiting thread is released by the other run's progress.
+        let g2 = gate.clone();
+        let h = std::thread::spawn(move || {
+            let urgent = g2.register(PRIORITY_WINDOW_POST, 1);
+            std::thread::sleep(Duration::from_millis(50));
+            urgent.took(0);
+        });
+        std::thread::sleep(Duration::from_millis(10));
+        low.wait_turn(&|| false);
+        h.join().unwrap();
+    }
+}

@@ -3,6 +3,10 @@
 //!   cuda-prover prove --circuit chain --log-constraints 12 --partitions 4
 //!   cuda-prover devices
 //!   cuda-prover filecoin ...   (runs the sibling cuda-prover-filecoin binary)
+//!   cuda-prover serve|submit|await|status|cancel ...
+//!                              (run the sibling cuda-prover-service binary)
+
+mod bars;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,7 +44,8 @@ const MAX_WORKERS: usize = 1024;
     name = "cuda-prover",
     version,
     about = "Groth16 (BLS12-381) proving on many devices",
-    after_help = "Filecoin C2 and PoSt: `cuda-prover filecoin --help` (runs the cuda-prover-filecoin binary)"
+    after_help = "Filecoin C2 and PoSt: `cuda-prover filecoin --help` (runs the cuda-prover-filecoin binary).\n\
+The proving daemon: `cuda-prover serve|submit|await|status|cancel --help` (run the cuda-prover-service binary)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -154,8 +159,14 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
         .format_timestamp_millis()
         .init();
-    if std::env::args_os().nth(1).is_some_and(|a| a == "filecoin") {
-        return run_filecoin();
+    match std::env::args_os().nth(1) {
+        Some(a) if a == "filecoin" => {
+            return run_sibling("cuda-prover-filecoin", "cuda-prover-filecoin", 2)
+        }
+        Some(a) if SERVICE_COMMANDS.iter().any(|c| a == *c) => {
+            return run_sibling("cuda-prover-service", "cuda-prover-service", 1)
+        }
+        _ => {}
     }
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -166,23 +177,29 @@ fn main() -> ExitCode {
     }
 }
 
+/// The daemon's subcommands, run by the `cuda-prover-service` binary.
+const SERVICE_COMMANDS: [&str; 5] = ["serve", "submit", "await", "status", "cancel"];
+
 /// `cuda-prover filecoin ARGS` runs the sibling binary
-/// `cuda-prover-filecoin ARGS` (crate `cuda-prover-filecoin`), git-style:
-/// the engine does not depend on filecoin-proofs.
-fn run_filecoin() -> ExitCode {
-    let name = format!("cuda-prover-filecoin{}", std::env::consts::EXE_SUFFIX);
+/// `cuda-prover-filecoin ARGS` (crate `cuda-prover-filecoin`), and
+/// `cuda-prover serve ARGS` runs `cuda-prover-service serve ARGS`,
+/// git-style: the engine depends on neither crate. `skip` is how many of
+/// our own arguments are not passed on.
+fn run_sibling(binary: &str, krate: &str, skip: usize) -> ExitCode {
+    let name = format!("{binary}{}", std::env::consts::EXE_SUFFIX);
     let sibling = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(|d| d.join(&name)));
     let Some(path) = sibling.filter(|p| p.is_file()) else {
         eprintln!(
-            "error: `cuda-prover filecoin` needs the {name} binary next to cuda-prover; \
-             build it with `cargo build --release -p cuda-prover-filecoin`"
+            "error: `cuda-prover {}` needs the {name} binary next to cuda-prover; \
+             build it with `cargo build --release -p {krate}`",
+            std::env::args().nth(1).unwrap_or_default()
         );
         return ExitCode::FAILURE;
     };
     let mut cmd = std::process::Command::new(&path);
-    cmd.args(std::env::args_os().skip(2));
+    cmd.args(std::env::args_os().skip(skip));
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;
@@ -304,8 +321,15 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                     EngineError::Setup(format!("cannot write proofs to {}: {e}", dir.display()))
                 })?;
             }
-            let say = |s: &str| eprintln!("{s}");
-            let (key, recorded) = load_key_and_shape(&params_dir, &shape, &say)?;
+            let mut bars = bars::Bars::new();
+            bars.start_spinner("loading the key (generating it when missing)");
+            let loaded = {
+                let b = &bars;
+                let say = |s: &str| b.say(s);
+                load_key_and_shape(&params_dir, &shape, &say)
+            };
+            bars.stop_spinner();
+            let (key, recorded) = loaded?;
             let circuit_shape = match synthesis {
                 SynthesisMode::Full => None,
                 _ => Some(recorded),
@@ -330,7 +354,16 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                 synthesis,
                 shape: circuit_shape,
             };
+            let bar = bars.job_bar(partitions as u64);
             let out = engine.run(job, &key, |p| {
+                if let Some(b) = &bar {
+                    b.set_position(p.done as u64);
+                    b.set_message(format!(
+                        "last: partition {} on device {}",
+                        p.partition, p.device
+                    ));
+                    return;
+                }
                 let per: Vec<String> = engine
                     .devices()
                     .iter()
@@ -345,7 +378,11 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                     p.device,
                     per.join(" ")
                 );
-            })?;
+            });
+            if let Some(b) = &bar {
+                b.finish_and_clear();
+            }
+            let out = out?;
             if let Some(f) = report_out {
                 f.commit("report", &out.report.to_json())?;
             }

@@ -1,0 +1,232 @@
+//! A client of the proving service: submit, await (with progress), prove,
+//! cancel, status, metrics, preload, evict, drain, shutdown.
+
+use tonic::metadata::MetadataValue;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Request, Status};
+
+use crate::proto;
+use crate::proto::prover_client::ProverClient;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot connect to {addr}: {message}")]
+    Connect { addr: String, message: String },
+    /// The server refused or failed the call (busy, bad request, ...).
+    #[error("{}: {}", code_name(.0.code()), .0.message())]
+    Rpc(#[from] Status),
+    #[error("the server closed the stream of job {0} before its result (did the daemon stop?)")]
+    Lost(String),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+fn code_name(c: tonic::Code) -> &'static str {
+    match c {
+        tonic::Code::ResourceExhausted => "busy",
+        tonic::Code::InvalidArgument => "bad request",
+        tonic::Code::PermissionDenied => "not allowed",
+        tonic::Code::Unauthenticated => "unauthenticated",
+        tonic::Code::NotFound => "not found",
+        tonic::Code::Unavailable => "unavailable",
+        tonic::Code::OutOfRange => "too large",
+        tonic::Code::DeadlineExceeded => "deadline exceeded",
+        _ => "error",
+    }
+}
+
+/// Adds the bearer token to every call.
+#[derive(Clone)]
+pub struct Token(Option<MetadataValue<tonic::metadata::Ascii>>);
+
+impl tonic::service::Interceptor for Token {
+    fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
+        if let Some(t) = &self.0 {
+            req.metadata_mut().insert("authorization", t.clone());
+        }
+        Ok(req)
+    }
+}
+
+/// How a job ended, as the client sees it.
+#[derive(Debug, Clone)]
+pub struct JobOutcome {
+    pub job_id: String,
+    pub state: String,
+    pub verified: bool,
+    pub proofs: Vec<Vec<u8>>,
+    pub error: String,
+    pub report_json: String,
+}
+
+impl JobOutcome {
+    /// Done, and every proof verified by the daemon.
+    pub fn ok(&self) -> bool {
+        self.state == "done" && self.verified
+    }
+}
+
+#[derive(Clone)]
+pub struct Client {
+    inner: ProverClient<InterceptedService<Channel, Token>>,
+    addr: String,
+}
+
+impl Client {
+    /// `addr` as host:port (or a full http:// URI); `token` when the
+    /// daemon requires one.
+    pub async fn connect(addr: &str, token: Option<&str>) -> Result<Self, ClientError> {
+        let uri = if addr.contains("://") {
+            addr.to_string()
+        } else {
+            format!("http://{addr}")
+        };
+        let fail = |message: String| ClientError::Connect {
+            addr: addr.to_string(),
+            message,
+        };
+        let endpoint = Endpoint::from_shared(uri).map_err(|e| fail(e.to_string()))?;
+        let channel = endpoint
+            .connect()
+            .await
+            .map_err(|e| fail(format!("{e} (is the daemon running?)")))?;
+        let token = token
+            .map(|t| {
+                format!("Bearer {t}")
+                    .parse()
+                    .map_err(|_| ClientError::Invalid("the token is not valid ASCII".into()))
+            })
+            .transpose()?;
+        Ok(Self {
+            inner: ProverClient::with_interceptor(channel, Token(token))
+                .max_decoding_message_size(256 << 20),
+            addr: addr.to_string(),
+        })
+    }
+
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    pub async fn submit(&self, req: proto::SubmitRequest) -> Result<String, ClientError> {
+        Ok(self.inner.clone().submit(req).await?.into_inner().job_id)
+    }
+
+    /// Waits for the job's result; `progress(done, total, state)` on every
+    /// progress event.
+    pub async fn await_job(
+        &self,
+        job_id: &str,
+        progress: impl FnMut(u32, u32, &str),
+    ) -> Result<JobOutcome, ClientError> {
+        let stream = self
+            .inner
+            .clone()
+            .r#await(proto::AwaitRequest {
+                job_id: job_id.to_string(),
+            })
+            .await?
+            .into_inner();
+        follow(job_id, stream, progress).await
+    }
+
+    /// Submits and waits in one call.
+    pub async fn prove(
+        &self,
+        req: proto::SubmitRequest,
+        progress: impl FnMut(u32, u32, &str),
+    ) -> Result<JobOutcome, ClientError> {
+        let stream = self.inner.clone().prove(req).await?.into_inner();
+        follow("(new)", stream, progress).await
+    }
+
+    pub async fn cancel(&self, job_id: &str) -> Result<String, ClientError> {
+        Ok(self
+            .inner
+            .clone()
+            .cancel(proto::CancelRequest {
+                job_id: job_id.to_string(),
+            })
+            .await?
+            .into_inner()
+            .state)
+    }
+
+    pub async fn status(&self) -> Result<proto::StatusReply, ClientError> {
+        Ok(self
+            .inner
+            .clone()
+            .status(proto::StatusRequest {})
+            .await?
+            .into_inner())
+    }
+
+    pub async fn metrics(&self) -> Result<String, ClientError> {
+        Ok(self
+            .inner
+            .clone()
+            .metrics(proto::MetricsRequest {})
+            .await?
+            .into_inner()
+            .prometheus_text)
+    }
+
+    pub async fn preload(&self, req: proto::KeyRequest) -> Result<proto::KeyReply, ClientError> {
+        Ok(self.inner.clone().preload(req).await?.into_inner())
+    }
+
+    pub async fn evict(&self, req: proto::KeyRequest) -> Result<proto::KeyReply, ClientError> {
+        Ok(self.inner.clone().evict(req).await?.into_inner())
+    }
+
+    pub async fn drain(&self) -> Result<(), ClientError> {
+        self.inner.clone().drain(proto::DrainRequest {}).await?;
+        Ok(())
+    }
+
+    pub async fn shutdown(&self, now: bool) -> Result<(), ClientError> {
+        self.inner
+            .clone()
+            .shutdown(proto::ShutdownRequest { now })
+            .await?;
+        Ok(())
+    }
+}
+
+async fn follow(
+    job_id: &str,
+    mut stream: tonic::Streaming<proto::JobEvent>,
+    mut progress: impl FnMut(u32, u32, &str),
+) -> Result<JobOutcome, ClientError> {
+    let mut id = job_id.to_string();
+    loop {
+        let ev = match stream.message().await {
+            Ok(Some(ev)) => ev,
+            Ok(None) => return Err(ClientError::Lost(id)),
+            Err(status)
+                if status.code() == tonic::Code::Unknown
+                    || status.code() == tonic::Code::Unavailable
+                    || status.code() == tonic::Code::Internal =>
+            {
+                return Err(ClientError::Lost(format!("{id} ({})", status.message())))
+            }
+            Err(status) => return Err(status.into()),
+        };
+        id = ev.job_id.clone();
+        match ev.event {
+            Some(proto::job_event::Event::Progress(p)) => progress(p.done, p.total, &p.state),
+            Some(proto::job_event::Event::Result(r)) => {
+                return Ok(JobOutcome {
+                    job_id: ev.job_id,
+                    state: r.state,
+                    verified: r.verified,
+                    proofs: r.proofs,
+                    error: r.error,
+                    report_json: r.report_json,
+                })
+            }
+            None => {}
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! What a daemon is allowed to do: its params dirs, queue and request
+//! limits, key budget and token.
+
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// Keys are read from and written to these directories only; the first
+    /// is the default. Requests can name a directory inside one of them.
+    pub params_dirs: Vec<PathBuf>,
+    /// Jobs queued or running at most; past it, submit answers "busy".
+    pub max_queue: usize,
+    /// Jobs running on the engine at once (their items share the devices
+    /// by priority).
+    pub max_running: usize,
+    /// Largest request accepted, in bytes.
+    pub max_request_bytes: usize,
+    /// Limits of built-in jobs.
+    pub max_partitions: u32,
+    pub max_log_constraints: u32,
+    /// Device memory the resident keys may take; `None`: half the free
+    /// memory of the smallest device.
+    pub key_budget_bytes: Option<u64>,
+    /// Required on every request when set (`authorization: Bearer TOKEN`);
+    /// a daemon listening on anything but loopback must have one.
+    pub token: Option<String>,
+    /// Finished jobs remembered for await and status.
+    pub keep_finished: usize,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        Self {
+            params_dirs: vec![PathBuf::from("params-cache")],
+            max_queue: 256,
+            max_running: 4,
+            max_request_bytes: 64 << 10,
+            max_partitions: 10_000,
+            max_log_constraints: 26,
+            key_budget_bytes: None,
+            token: None,
+            keep_finished: 10_000,
+        }
+    }
+}

@@ -1,0 +1,483 @@
+//! The daemon's jobs: a bounded queue ordered by priority (then by
+//! arrival: fairness within a priority), `max_running` runner threads that
+//! run jobs on the engine concurrently (the engine's priority gate orders
+//! their items on the devices), cancellation, deadlines and each job's
+//! state for await and status.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cuda_prover_engine::gate::Priority;
+use cuda_prover_engine::{BlindingSource, Engine, EngineError, Job, RunControl};
+use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
+use cuda_prover_pipeline::SynthesisMode;
+use parking_lot::{Condvar, Mutex};
+use tokio::sync::watch;
+
+use crate::keys::Keys;
+use crate::metrics::Metrics;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    Queued,
+    Running,
+    Done,
+    Failed,
+    Cancelled,
+}
+
+impl JobState {
+    pub fn name(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Done => "done",
+            JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn finished(self) -> bool {
+        matches!(
+            self,
+            JobState::Done | JobState::Failed | JobState::Cancelled
+        )
+    }
+}
+
+/// A built-in circuit job, checked.
+#[derive(Debug, Clone)]
+pub struct JobSpec {
+    pub name: String,
+    pub kind: Kind,
+    pub log_constraints: u32,
+    pub partitions: u32,
+    pub seed: Option<u64>,
+    pub synthesis: SynthesisMode,
+    pub priority: Priority,
+    /// Empty: every device of the daemon.
+    pub devices: Vec<u32>,
+    pub params_dir: PathBuf,
+    pub deadline: Option<Duration>,
+}
+
+/// How a job ended.
+#[derive(Debug, Clone)]
+pub struct JobResult {
+    pub state: JobState,
+    pub verified: bool,
+    /// bellperson's encoding, in partition order.
+    pub proofs: Vec<Vec<u8>>,
+    pub error: String,
+    pub report_json: String,
+}
+
+/// What awaiting clients see.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub state: JobState,
+    pub done: u32,
+    pub total: u32,
+    pub result: Option<Arc<JobResult>>,
+}
+
+pub struct JobEntry {
+    pub id: u64,
+    pub spec: JobSpec,
+    pub submitted: Instant,
+    cancel: AtomicBool,
+    cancel_reason: Mutex<Option<String>>,
+    tx: watch::Sender<Snapshot>,
+}
+
+impl JobEntry {
+    pub fn snapshot(&self) -> Snapshot {
+        self.tx.borrow().clone()
+    }
+
+    pub fn subscribe(&self) -> watch::Receiver<Snapshot> {
+        self.tx.subscribe()
+    }
+
+    fn cancel(&self, reason: &str) {
+        let mut r = self.cancel_reason.lock();
+        if r.is_none() {
+            *r = Some(reason.to_string());
+        }
+        self.cancel.store(true, Ordering::SeqCst);
+    }
+
+    fn deadline_passed(&self) -> bool {
+        self.spec
+            .deadline
+            .is_some_and(|d| self.submitted.elapsed() >= d)
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    /// (Reverse(priority), arrival) -> job: most urgent, then oldest first.
+    queue: BTreeMap<(Reverse<Priority>, u64), Arc<JobEntry>>,
+    running: HashMap<u64, Arc<JobEntry>>,
+    all: HashMap<u64, Arc<JobEntry>>,
+    finished: VecDeque<u64>,
+    draining: bool,
+    stopping: bool,
+}
+
+/// Why a submission was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SubmitError {
+    #[error("busy: {0} jobs queued or running (the limit); retry later")]
+    Busy(usize),
+    #[error("draining: the daemon takes no new jobs")]
+    Draining,
+}
+
+pub struct Jobs {
+    inner: Mutex<Inner>,
+    work: Condvar,
+    idle: Condvar,
+    next_id: AtomicU64,
+    engine: Arc<Engine>,
+    keys: Arc<Keys>,
+    pub metrics: Arc<Metrics>,
+    /// Partitions proved per device (engine order).
+    pub device_partitions: Vec<AtomicU64>,
+    max_queue: usize,
+    keep_finished: usize,
+}
+
+impl Jobs {
+    /// Starts `max_running` runners and the deadline watch.
+    pub fn start(
+        engine: Arc<Engine>,
+        keys: Arc<Keys>,
+        metrics: Arc<Metrics>,
+        max_queue: usize,
+        max_running: usize,
+        keep_finished: usize,
+    ) -> Arc<Self> {
+        let device_partitions = engine.devices().iter().map(|_| AtomicU64::new(0)).collect();
+        let jobs = Arc::new(Self {
+            inner: Mutex::new(Inner::default()),
+            work: Condvar::new(),
+            idle: Condvar::new(),
+            next_id: AtomicU64::new(1),
+            engine,
+            keys,
+            metrics,
+            device_partitions,
+            max_queue,
+            keep_finished,
+        });
+        for i in 0..max_running.max(1) {
+            let j = jobs.clone();
+            std::thread::Builder::new()
+                .name(format!("job-runner-{i}"))
+                .spawn(move || j.runner())
+                .expect("spawn a runner");
+        }
+        let j = jobs.clone();
+        std::thread::Builder::new()
+            .name("job-deadlines".into())
+            .spawn(move || j.watch_deadlines())
+            .expect("spawn the deadline watch");
+        jobs
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn keys(&self) -> &Keys {
+        &self.keys
+    }
+
+    pub fn submit(&self, spec: JobSpec) -> Result<Arc<JobEntry>, SubmitError> {
+        let mut g = self.inner.lock();
+        if g.draining || g.stopping {
+            return Err(SubmitError::Draining);
+        }
+        let open = g.queue.len() + g.running.len();
+        if open >= self.max_queue {
+            self.metrics.rejected_busy.fetch_add(1, Ordering::Relaxed);
+            return Err(SubmitError::Busy(open));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        let (tx, _) = watch::channel(Snapshot {
+            state: JobState::Queued,
+            done: 0,
+            total: spec.partitions,
+            result: None,
+        });
+        let entry = Arc::new(JobEntry {
+            id,
+            spec,
+            submitted: Instant::now(),
+            cancel: AtomicBool::new(false),
+            cancel_reason: Mutex::new(None),
+            tx,
+        });
+        g.queue
+            .insert((Reverse(entry.spec.priority), id), entry.clone());
+        g.all.insert(id, entry.clone());
+        drop(g);
+        self.metrics.submitted.fetch_add(1, Ordering::Relaxed);
+        self.work.notify_one();
+        Ok(entry)
+    }
+
+    pub fn get(&self, id: u64) -> Option<Arc<JobEntry>> {
+        self.inner.lock().all.get(&id).cloned()
+    }
+
+    /// Cancels a job: a queued one leaves the queue, a running one stops
+    /// (its queued items are dropped); other jobs are not touched. The
+    /// state after the request, or None for an unknown job.
+    pub fn cancel(&self, id: u64, reason: &str) -> Option<JobState> {
+        let mut g = self.inner.lock();
+        let entry = g.all.get(&id).cloned()?;
+        let key = (Reverse(entry.spec.priority), id);
+        if g.queue.remove(&key).is_some() {
+            entry.cancel(reason);
+            self.finish_locked(&mut g, &entry, cancelled_result(reason));
+            return Some(JobState::Cancelled);
+        }
+        let state = entry.snapshot().state;
+        if state == JobState::Running {
+            entry.cancel(reason);
+        }
+        Some(state)
+    }
+
+    /// (queued most urgent first, running)
+    pub fn list(&self) -> (Vec<Arc<JobEntry>>, Vec<Arc<JobEntry>>) {
+        let g = self.inner.lock();
+        let mut running: Vec<_> = g.running.values().cloned().collect();
+        running.sort_by_key(|e| e.id);
+        (g.queue.values().cloned().collect(), running)
+    }
+
+    pub fn draining(&self) -> bool {
+        self.inner.lock().draining
+    }
+
+    /// Takes no new jobs; blocks until the queue is empty and no job runs.
+    pub fn drain(&self) {
+        let mut g = self.inner.lock();
+        g.draining = true;
+        while !(g.queue.is_empty() && g.running.is_empty()) {
+            self.idle.wait(&mut g);
+        }
+    }
+
+    /// Cancels every queued and running job and stops the runners.
+    pub fn stop_now(&self) {
+        let ids: Vec<u64> = {
+            let mut g = self.inner.lock();
+            g.draining = true;
+            g.queue
+                .keys()
+                .map(|k| k.1)
+                .chain(g.running.keys().copied())
+                .collect()
+        };
+        for id in ids {
+            self.cancel(id, "the daemon is shutting down");
+        }
+        self.drain();
+        self.inner.lock().stopping = true;
+        self.work.notify_all();
+    }
+
+    fn finish_locked(&self, g: &mut Inner, entry: &JobEntry, result: JobResult) {
+        g.running.remove(&entry.id);
+        match result.state {
+            JobState::Done => {
+                self.metrics.done.fetch_add(1, Ordering::Relaxed);
+                self.metrics
+                    .proofs
+                    .fetch_add(result.proofs.len() as u64, Ordering::Relaxed);
+            }
+            JobState::Cancelled => {
+                self.metrics.cancelled.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {
+                self.metrics.failed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.metrics
+            .observe_latency(entry.submitted.elapsed().as_secs_f64());
+        let state = result.state;
+        entry.tx.send_modify(|s| {
+            s.state = state;
+            s.result = Some(Arc::new(result));
+        });
+        g.finished.push_back(entry.id);
+        while g.finished.len() > self.keep_finished {
+            if let Some(old) = g.finished.pop_front() {
+                g.all.remove(&old);
+            }
+        }
+        if g.queue.is_empty() && g.running.is_empty() {
+            self.idle.notify_all();
+        }
+    }
+
+    fn runner(self: Arc<Self>) {
+        loop {
+            let entry = {
+                let mut g = self.inner.lock();
+                loop {
+                    if g.stopping {
+                        return;
+                    }
+                    if let Some((_, e)) = g.queue.pop_first() {
+                        g.running.insert(e.id, e.clone());
+                        break e;
+                    }
+                    self.work.wait(&mut g);
+                }
+            };
+            let result = if entry.deadline_passed() {
+                cancelled_result("deadline exceeded before the job started")
+            } else {
+                entry.tx.send_modify(|s| s.state = JobState::Running);
+                self.run(&entry)
+            };
+            let mut g = self.inner.lock();
+            self.finish_locked(&mut g, &entry, result);
+        }
+    }
+
+    fn run(&self, entry: &JobEntry) -> JobResult {
+        let spec = &entry.spec;
+        let outcome = (|| {
+            let (key, _) = self.keys.get(
+                &self.engine,
+                spec.kind,
+                spec.log_constraints,
+                &spec.params_dir,
+                false,
+            )?;
+            let subset;
+            let engine = if spec.devices.is_empty() {
+                &*self.engine
+            } else {
+                subset = self.engine.subset(&spec.devices)?;
+                &subset
+            };
+            let base = spec.seed.unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(0)
+                    ^ entry.id.rotate_left(32)
+            });
+            let circuits = (0..spec.partitions)
+                .map(|k| BuiltIn::new(spec.kind, spec.log_constraints, base.wrapping_add(k as u64)))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(EngineError::Setup)?;
+            let job = Job {
+                name: spec.name.clone(),
+                partitions: circuits,
+                blinding: spec
+                    .seed
+                    .map(BlindingSource::Seeded)
+                    .unwrap_or(BlindingSource::Random),
+                trim_after: false,
+                synthesis: spec.synthesis,
+                shape: (spec.synthesis != SynthesisMode::Full).then(|| key.shape.clone()),
+            };
+            let ticket = engine
+                .gate()
+                .register(spec.priority, spec.partitions as usize);
+            let control = RunControl {
+                cancel: Some(&entry.cancel),
+                ticket: Some(&ticket),
+            };
+            let all = self.engine.devices();
+            engine.run_with(job, &key.key, control, |p| {
+                if let Some(i) = all.iter().position(|d| d.ordinal == p.device) {
+                    self.device_partitions[i].fetch_add(1, Ordering::Relaxed);
+                }
+                entry.tx.send_modify(|s| s.done = p.done as u32);
+            })
+        })();
+        match outcome {
+            Ok(out) => {
+                let mut proofs = Vec::with_capacity(out.proofs.len());
+                for p in &out.proofs {
+                    let mut bytes = Vec::with_capacity(192);
+                    if let Err(e) = p.output.proof.write(&mut bytes) {
+                        return failed(format!("encoding a proof: {e}"));
+                    }
+                    proofs.push(bytes);
+                }
+                JobResult {
+                    state: JobState::Done,
+                    verified: out.report.verified && proofs.len() == spec.partitions as usize,
+                    proofs,
+                    error: String::new(),
+                    report_json: out.report.to_json(),
+                }
+            }
+            Err(EngineError::Cancelled) => {
+                let reason = entry
+                    .cancel_reason
+                    .lock()
+                    .clone()
+                    .unwrap_or_else(|| "cancelled".into());
+                cancelled_result(&reason)
+            }
+            Err(e) => failed(e.to_string()),
+        }
+    }
+
+    /// Cancels running jobs past their deadline.
+    fn watch_deadlines(self: Arc<Self>) {
+        loop {
+            std::thread::sleep(Duration::from_millis(20));
+            let g = self.inner.lock();
+            if g.stopping {
+                return;
+            }
+            let late: Vec<u64> = g
+                .running
+                .values()
+                .chain(g.queue.values())
+                .filter(|e| e.deadline_passed())
+                .map(|e| e.id)
+                .collect();
+            drop(g);
+            for id in late {
+                self.cancel(id, "deadline exceeded");
+            }
+        }
+    }
+}
+
+fn cancelled_result(reason: &str) -> JobResult {
+    JobResult {
+        state: JobState::Cancelled,
+        verified: false,
+        proofs: Vec::new(),
+        error: reason.to_string(),
+        report_json: String::new(),
+    }
+}
+
+fn failed(error: String) -> JobResult {
+    JobResult {
+        state: JobState::Failed,
+        verified: false,
+        proofs: Vec::new(),
+        error,
+        report_json: String::new(),
+    }
+}

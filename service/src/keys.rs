@@ -1,0 +1,150 @@
+//! Keys of the daemon: loaded (or generated) from the configured params
+//! dirs only, kept resident by the engine's LRU residency under a byte
+//! budget, pinned by preload.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use cuda_prover_engine::params::load_key_and_shape;
+use cuda_prover_engine::{Engine, EngineError, Residency, Resident};
+use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
+use cuda_prover_pipeline::{ProvingKey, Shape};
+use parking_lot::Mutex;
+
+/// A key with its circuit's shape.
+pub struct LoadedKey {
+    pub key: ProvingKey,
+    pub shape: Arc<Shape>,
+}
+
+pub struct Keys {
+    /// Canonical forms of the configured dirs.
+    dirs: Vec<PathBuf>,
+    resident: Mutex<Residency<LoadedKey>>,
+    /// One load at a time: two jobs of one new key load it once.
+    loading: Mutex<()>,
+}
+
+impl Keys {
+    /// Creates the params dirs that are missing.
+    pub fn new(dirs: &[PathBuf], budget: u64) -> Result<Self, String> {
+        if dirs.is_empty() {
+            return Err("at least one params dir is needed".into());
+        }
+        let dirs = dirs
+            .iter()
+            .map(|d| {
+                std::fs::create_dir_all(d)
+                    .and_then(|_| d.canonicalize())
+                    .map_err(|e| format!("params dir {}: {e}", d.display()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            dirs,
+            resident: Mutex::new(Residency::new(budget)),
+            loading: Mutex::new(()),
+        })
+    }
+
+    /// The directory a request names: empty is the first params dir; a
+    /// relative path is under the first; any path must resolve (links
+    /// followed) inside one of the params dirs.
+    pub fn resolve_dir(&self, requested: &str) -> Result<PathBuf, String> {
+        if requested.is_empty() {
+            return Ok(self.dirs[0].clone());
+        }
+        let p = Path::new(requested);
+        if p.components().any(|c| c == Component::ParentDir) {
+            return Err(format!(
+                "params dir {requested}: '..' is not allowed; name a directory inside the params dirs {:?}",
+                self.dirs
+            ));
+        }
+        let joined = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.dirs[0].join(p)
+        };
+        let canon = joined.canonicalize().map_err(|e| {
+            format!("params dir {requested}: {e} (it must exist inside the params dirs)")
+        })?;
+        if self.dirs.iter().any(|d| canon.starts_with(d)) {
+            Ok(canon)
+        } else {
+            Err(format!(
+                "params dir {requested} is outside the configured params dirs {:?}",
+                self.dirs
+            ))
+        }
+    }
+
+    pub fn name(kind: Kind, log_constraints: u32, dir: &Path) -> String {
+        format!("{}-2^{}@{}", kind.name(), log_constraints, dir.display())
+    }
+
+    /// The key of a built-in circuit, resident (loaded, or generated and
+    /// saved, on first use). Returns the keys evicted to make room.
+    pub fn get(
+        &self,
+        engine: &Engine,
+        kind: Kind,
+        log_constraints: u32,
+        dir: &Path,
+        pin: bool,
+    ) -> Result<(Arc<LoadedKey>, Vec<String>), EngineError> {
+        let name = Self::name(kind, log_constraints, dir);
+        if !pin {
+            if let Some(k) = self.resident.lock().get(&name) {
+                return Ok((k, Vec::new()));
+            }
+        }
+        let _one = self.loading.lock();
+        let found = self.resident.lock().get(&name);
+        let key = match found {
+            Some(k) => k,
+            None => {
+                let c = BuiltIn::new(kind, log_constraints, 0).map_err(EngineError::Setup)?;
+                let say = |s: &str| log::info!("{s}");
+                let (key, shape) = load_key_and_shape(dir, &c, &say)?;
+                Arc::new(LoadedKey { key, shape })
+            }
+        };
+        let bytes = key_bytes(engine, &key)?;
+        let evicted = self
+            .resident
+            .lock()
+            .insert(&name, key.clone(), bytes, pin)
+            .map_err(EngineError::Setup)?;
+        for e in &evicted {
+            log::info!("evicted key {e} to make room for {name}");
+        }
+        Ok((key, evicted))
+    }
+
+    /// Unpins and drops a key; false when it was not resident.
+    pub fn evict(&self, name: &str) -> bool {
+        self.resident.lock().evict(name)
+    }
+
+    pub fn list(&self) -> Vec<Resident> {
+        self.resident.lock().list()
+    }
+
+    /// (used, budget, evictions)
+    pub fn usage(&self) -> (u64, u64, u64) {
+        let r = self.resident.lock();
+        (r.used(), r.budget(), r.evictions())
+    }
+}
+
+/// Device bytes of a key and its shape, by the first device's backend.
+pub fn key_bytes(engine: &Engine, k: &LoadedKey) -> Result<u64, EngineError> {
+    let setup = |e: cuda_prover_pipeline::Error| EngineError::Setup(e.to_string());
+    let n = k.key.domain_size().map_err(setup)?;
+    let ordinal = engine.devices().first().map(|d| d.ordinal).unwrap_or(0);
+    let est = k
+        .key
+        .device_memory_estimate(engine.context(), ordinal, n)
+        .map_err(setup)?;
+    Ok(est.srs_bytes.saturating_add(k.shape.info().device_bytes))
+}

@@ -1,0 +1,572 @@
+//! `cuda-prover-service`: the proving daemon and its CLI client. The
+//! `cuda-prover` binary runs it for `serve`, `submit`, `await`, `status`
+//! and `cancel`.
+//!
+//!   cuda-prover serve --listen 127.0.0.1:7411
+//!   cuda-prover submit --server 127.0.0.1:7411 --circuit bits --partitions 8
+//!   cuda-prover await --server 127.0.0.1:7411 JOB
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use cuda_prover_engine::{
+    open_context, BackendChoice, DeviceSelection, Engine, EngineConfig, Policy,
+};
+use cuda_prover_service::proto;
+use cuda_prover_service::{Client, ClientError, JobOutcome, Service, ServiceConfig};
+use indicatif::{ProgressBar, ProgressStyle};
+
+const DEFAULT_ADDR: &str = "127.0.0.1:7411";
+
+#[derive(Parser)]
+#[command(
+    name = "cuda-prover-service",
+    version,
+    about = "The cuda-prover proving daemon and its client"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum BackendArg {
+    Auto,
+    Host,
+    Cuda,
+}
+
+#[derive(clap::Args)]
+struct Remote {
+    /// The daemon's address.
+    #[arg(long, default_value = DEFAULT_ADDR)]
+    server: String,
+    /// The daemon's token, when it has one.
+    #[arg(long, env = "CUDA_PROVER_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+}
+
+/// The job options of `cuda-prover prove` that a daemon job takes.
+#[derive(clap::Args)]
+struct JobArgs {
+    /// chain (dense y = x^2 + 7) or bits (bit decompositions).
+    #[arg(long, default_value = "chain")]
+    circuit: String,
+    /// Constraints per partition: 2^N.
+    #[arg(long, default_value_t = 12)]
+    log_constraints: u32,
+    #[arg(long, default_value_t = 4)]
+    partitions: u32,
+    /// Device ordinals of the daemon to use, e.g. 0,1 (default: all).
+    #[arg(long)]
+    gpu_devices: Option<String>,
+    /// Reproducible blinding factors and witnesses from this seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// auto, full or witness.
+    #[arg(long, default_value = "auto")]
+    synthesis: String,
+    /// A directory inside the daemon's params dirs (default: its first).
+    #[arg(long, default_value = "")]
+    params_dir: String,
+    /// Larger first: 300 WinningPoSt, 200 WindowPoSt, 100 C2 and
+    /// built-in jobs (the default).
+    #[arg(long, default_value_t = 0)]
+    priority: u32,
+    #[arg(long, default_value = "")]
+    name: String,
+    /// Cancel the job unless done this many ms after submission.
+    #[arg(long, default_value_t = 0)]
+    deadline_ms: u64,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the daemon.
+    Serve {
+        /// gRPC address; anything but loopback needs --token.
+        #[arg(long, default_value = DEFAULT_ADDR)]
+        listen: String,
+        /// Prometheus text at http://ADDR/metrics.
+        #[arg(long)]
+        metrics_listen: Option<String>,
+        #[arg(long, env = "CUDA_PROVER_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// Where keys are read and written (repeat for more; the first is
+        /// the default). Requests cannot name a file outside them.
+        #[arg(long, default_value = "params-cache")]
+        params_dir: Vec<PathBuf>,
+        /// Jobs queued or running at most (past it: "busy").
+        #[arg(long, default_value_t = 256)]
+        max_queue: usize,
+        /// Jobs running at once.
+        #[arg(long, default_value_t = 4)]
+        max_running: usize,
+        /// Largest request, in bytes.
+        #[arg(long, default_value_t = 64 << 10)]
+        max_request_bytes: usize,
+        /// Device memory resident keys may take (default: half the free
+        /// memory of the smallest device).
+        #[arg(long)]
+        key_memory_mib: Option<u64>,
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendArg,
+        /// Simulated devices of the host backend.
+        #[arg(long, default_value_t = 0)]
+        host_devices: u32,
+        /// Device ordinals the daemon owns, e.g. 0,1 (default: all).
+        #[arg(long)]
+        gpu_devices: Option<String>,
+        #[arg(long, default_value = "round-robin")]
+        policy: Policy,
+        #[arg(long, default_value_t = 1)]
+        workers_per_device: usize,
+    },
+    /// Queue a job; prints its id alone on the last line.
+    Submit {
+        #[command(flatten)]
+        remote: Remote,
+        #[command(flatten)]
+        job: JobArgs,
+    },
+    /// Wait for a job; exits 0 only when every proof verified.
+    Await {
+        #[command(flatten)]
+        remote: Remote,
+        job: String,
+        /// Write each proof to DIR/partition-K.proof.
+        #[arg(long)]
+        proofs_out: Option<PathBuf>,
+        /// Write the job report (JSON).
+        #[arg(long)]
+        report: Option<PathBuf>,
+    },
+    /// Queue, running jobs, devices and resident keys.
+    Status {
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// Cancel a job.
+    Cancel {
+        #[command(flatten)]
+        remote: Remote,
+        job: String,
+    },
+    /// The daemon's metrics (Prometheus text).
+    Metrics {
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// Load a key and pin it resident.
+    Preload {
+        #[command(flatten)]
+        remote: Remote,
+        #[arg(long)]
+        circuit: String,
+        #[arg(long)]
+        log_constraints: u32,
+        #[arg(long, default_value = "")]
+        params_dir: String,
+    },
+    /// Drop a resident key.
+    Evict {
+        #[command(flatten)]
+        remote: Remote,
+        #[arg(long)]
+        circuit: String,
+        #[arg(long)]
+        log_constraints: u32,
+        #[arg(long, default_value = "")]
+        params_dir: String,
+    },
+    /// Stop taking jobs; return once every job ended.
+    Drain {
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// Drain and stop the daemon (--now: cancel running jobs).
+    Shutdown {
+        #[command(flatten)]
+        remote: Remote,
+        #[arg(long)]
+        now: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
+        .format_timestamp_millis()
+        .init();
+    let cli = Cli::parse();
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn parse_devices(s: &str) -> Result<Vec<u32>, String> {
+    s.split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| {
+            p.trim()
+                .parse()
+                .map_err(|_| format!("bad device ordinal '{p}' in '{s}'"))
+        })
+        .collect()
+}
+
+fn submit_request(job: JobArgs) -> Result<proto::SubmitRequest, String> {
+    Ok(proto::SubmitRequest {
+        job: Some(proto::submit_request::Job::BuiltIn(proto::BuiltInJob {
+            circuit: job.circuit,
+            log_constraints: job.log_constraints,
+            partitions: job.partitions,
+            seed: job.seed,
+            synthesis: job.synthesis,
+        })),
+        priority: job.priority,
+        devices: job
+            .gpu_devices
+            .as_deref()
+            .map(parse_devices)
+            .transpose()?
+            .unwrap_or_default(),
+        params_dir: job.params_dir,
+        name: job.name,
+        deadline_ms: job.deadline_ms,
+    })
+}
+
+async fn connect(r: &Remote) -> Result<Client, ClientError> {
+    Client::connect(&r.server, r.token.as_deref()).await
+}
+
+async fn run(cli: Cli) -> Result<ExitCode, String> {
+    let s = |e: ClientError| e.to_string();
+    match cli.command {
+        Command::Serve {
+            listen,
+            metrics_listen,
+            token,
+            params_dir,
+            max_queue,
+            max_running,
+            max_request_bytes,
+            key_memory_mib,
+            backend,
+            host_devices,
+            gpu_devices,
+            policy,
+            workers_per_device,
+        } => {
+            let addr: std::net::SocketAddr = listen
+                .parse()
+                .map_err(|e| format!("--listen {listen}: {e}"))?;
+            cuda_prover_service::server::check_listen(&addr, token.as_deref())?;
+            let devices = match gpu_devices {
+                Some(list) => DeviceSelection::parse_list(&list)?,
+                None => DeviceSelection::All,
+            };
+            let choice = match backend {
+                BackendArg::Auto => BackendChoice::Auto,
+                BackendArg::Host => BackendChoice::Host,
+                BackendArg::Cuda => BackendChoice::Cuda,
+            };
+            let ctx =
+                Arc::new(open_context(choice, host_devices, &devices).map_err(|e| e.to_string())?);
+            let engine = Engine::new(
+                ctx,
+                EngineConfig {
+                    devices,
+                    policy,
+                    workers_per_device,
+                    ..Default::default()
+                },
+            )
+            .map_err(|e| e.to_string())?;
+            let config = ServiceConfig {
+                params_dirs: params_dir,
+                max_queue,
+                max_running,
+                max_request_bytes,
+                key_budget_bytes: key_memory_mib.map(|m| m << 20),
+                token,
+                ..Default::default()
+            };
+            let service = Service::new(Arc::new(engine), config)?;
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            let bound = listener.local_addr().map_err(|e| e.to_string())?;
+            if let Some(m) = metrics_listen {
+                let ml = tokio::net::TcpListener::bind(&m)
+                    .await
+                    .map_err(|e| format!("cannot listen on {m}: {e}"))?;
+                let ma = ml.local_addr().map_err(|e| e.to_string())?;
+                if !ma.ip().is_loopback() {
+                    return Err(format!("metrics on {ma}: only a loopback address is allowed (the metrics port has no token)"));
+                }
+                eprintln!("metrics on http://{ma}/metrics");
+                tokio::spawn(cuda_prover_service::metrics_http::serve_metrics(
+                    service.clone(),
+                    ml,
+                ));
+            }
+            // The address alone on a line: scripts and tests read it.
+            println!("listening on {bound}");
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+            cuda_prover_service::serve(service, listener, async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+            eprintln!("stopped");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Submit { remote, job } => {
+            let req = submit_request(job)?;
+            let id = connect(&remote)
+                .await
+                .map_err(s)?
+                .submit(req)
+                .await
+                .map_err(s)?;
+            println!("{id}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Await {
+            remote,
+            job,
+            proofs_out,
+            report,
+        } => {
+            let client = connect(&remote).await.map_err(s)?;
+            let bar = progress_bar();
+            let out = client
+                .await_job(&job, |done, total, state| {
+                    if let Some(b) = &bar {
+                        b.set_length(total as u64);
+                        b.set_position(done as u64);
+                        b.set_message(state.to_string());
+                    }
+                })
+                .await;
+            if let Some(b) = &bar {
+                b.finish_and_clear();
+            }
+            let out = out.map_err(s)?;
+            finish(&out, proofs_out, report)
+        }
+        Command::Status { remote } => {
+            let st = connect(&remote)
+                .await
+                .map_err(s)?
+                .status()
+                .await
+                .map_err(s)?;
+            print_status(&st);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Cancel { remote, job } => {
+            let state = connect(&remote)
+                .await
+                .map_err(s)?
+                .cancel(&job)
+                .await
+                .map_err(s)?;
+            println!("job {job}: {state}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Metrics { remote } => {
+            print!(
+                "{}",
+                connect(&remote)
+                    .await
+                    .map_err(s)?
+                    .metrics()
+                    .await
+                    .map_err(s)?
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Preload {
+            remote,
+            circuit,
+            log_constraints,
+            params_dir,
+        } => {
+            let bar = spinner("loading the key (generating it when missing)");
+            let r = connect(&remote)
+                .await
+                .map_err(s)?
+                .preload(proto::KeyRequest {
+                    circuit,
+                    log_constraints,
+                    params_dir,
+                })
+                .await;
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+            let r = r.map_err(s)?;
+            println!("resident: {} ({} MiB, pinned)", r.key, r.bytes >> 20);
+            for e in r.evicted {
+                println!("evicted: {e}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Evict {
+            remote,
+            circuit,
+            log_constraints,
+            params_dir,
+        } => {
+            let r = connect(&remote)
+                .await
+                .map_err(s)?
+                .evict(proto::KeyRequest {
+                    circuit,
+                    log_constraints,
+                    params_dir,
+                })
+                .await
+                .map_err(s)?;
+            println!("evicted: {}", r.key);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Drain { remote } => {
+            connect(&remote)
+                .await
+                .map_err(s)?
+                .drain()
+                .await
+                .map_err(s)?;
+            println!("drained");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Shutdown { remote, now } => {
+            connect(&remote)
+                .await
+                .map_err(s)?
+                .shutdown(now)
+                .await
+                .map_err(s)?;
+            println!("stopped");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// A bar on stderr when it is a terminal.
+fn progress_bar() -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let b = ProgressBar::new(0);
+    b.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} partitions {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    Some(b)
+}
+
+fn spinner(msg: &str) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let b = ProgressBar::new_spinner();
+    b.set_message(msg.to_string());
+    b.enable_steady_tick(std::time::Duration::from_millis(120));
+    Some(b)
+}
+
+fn finish(
+    out: &JobOutcome,
+    proofs_out: Option<PathBuf>,
+    report: Option<PathBuf>,
+) -> Result<ExitCode, String> {
+    if let Some(dir) = proofs_out {
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for (k, p) in out.proofs.iter().enumerate() {
+            let path = dir.join(format!("partition-{k}.proof"));
+            std::fs::write(&path, p).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+    }
+    if let Some(path) = report {
+        std::fs::write(&path, &out.report_json).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if out.ok() {
+        println!(
+            "job {}: done, all {} proofs verified",
+            out.job_id,
+            out.proofs.len()
+        );
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("job {}: {}: {}", out.job_id, out.state, out.error);
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+fn print_status(st: &proto::StatusReply) {
+    println!(
+        "cuda-prover-service {} on {}{}; queue limit {}, {} running at most",
+        st.version,
+        st.backend,
+        if st.draining { " (draining)" } else { "" },
+        st.max_queue,
+        st.max_running
+    );
+    for d in &st.devices {
+        println!(
+            "device {}: {}{}, {} MiB free of {} MiB, {} partitions proved",
+            d.ordinal,
+            d.name,
+            if d.simulated { " (simulated)" } else { "" },
+            d.free_bytes >> 20,
+            d.total_bytes >> 20,
+            d.partitions
+        );
+    }
+    let used: u64 = st.keys.iter().map(|k| k.bytes).sum();
+    println!(
+        "resident keys: {} MiB of {} MiB",
+        used >> 20,
+        st.key_budget_bytes >> 20
+    );
+    for k in &st.keys {
+        println!(
+            "  {} ({} KiB){}",
+            k.key,
+            k.bytes >> 10,
+            if k.pinned { " pinned" } else { "" }
+        );
+    }
+    for (what, list) in [("running", &st.running), ("queued", &st.queued)] {
+        println!("{what}: {}", list.len());
+        for j in list {
+            println!(
+                "  job {} {} priority {} {} {}/{} ({:.1} s)",
+                j.job_id, j.name, j.priority, j.state, j.done, j.total, j.age_s
+            );
+        }
+    }
+}

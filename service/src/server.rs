@@ -1,0 +1,512 @@
+//! The gRPC service: checks every request (size, token, circuit, limits,
+//! params dir), then hands jobs to [`Jobs`].
+
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cuda_prover_engine::gate::PRIORITY_DEFAULT;
+use cuda_prover_engine::Engine;
+use cuda_prover_pipeline::circuits::Kind;
+use cuda_prover_pipeline::SynthesisMode;
+use tokio::sync::{mpsc, Notify};
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+use crate::config::ServiceConfig;
+use crate::jobs::{JobEntry, JobSpec, JobState, Jobs, SubmitError};
+use crate::keys::Keys;
+use crate::metrics::{Gauges, Metrics};
+use crate::proto;
+use crate::proto::prover_server::{Prover, ProverServer};
+
+/// The daemon's state behind the RPCs.
+pub struct Service {
+    jobs: Arc<Jobs>,
+    config: ServiceConfig,
+    shutdown: Arc<Notify>,
+}
+
+type EventStream = Pin<Box<dyn Stream<Item = Result<proto::JobEvent, Status>> + Send>>;
+
+impl Service {
+    pub fn new(engine: Arc<Engine>, config: ServiceConfig) -> Result<Arc<Self>, String> {
+        let budget = match config.key_budget_bytes {
+            Some(b) => b,
+            None => {
+                let mut free = u64::MAX;
+                for d in engine.devices() {
+                    let info = engine
+                        .context()
+                        .device_info(d.ordinal)
+                        .map_err(|e| e.to_string())?;
+                    free = free.min(info.free_bytes);
+                }
+                free / 2
+            }
+        };
+        let keys = Arc::new(Keys::new(&config.params_dirs, budget)?);
+        let jobs = Jobs::start(
+            engine,
+            keys,
+            Arc::new(Metrics::default()),
+            config.max_queue,
+            config.max_running,
+            config.keep_finished,
+        );
+        Ok(Arc::new(Self {
+            jobs,
+            config,
+            shutdown: Arc::new(Notify::new()),
+        }))
+    }
+
+    pub fn jobs(&self) -> &Arc<Jobs> {
+        &self.jobs
+    }
+
+    /// Prometheus text of the daemon's metrics.
+    pub fn prometheus(&self) -> String {
+        let (queued, running) = self.jobs.list();
+        let (used, budget, evictions) = self.jobs.keys().usage();
+        let devices = self.jobs.engine().devices();
+        let g = Gauges {
+            queued: queued.len(),
+            running: running.len(),
+            key_bytes: used,
+            key_budget: budget,
+            key_evictions: evictions,
+            resident_keys: self.jobs.keys().list().len(),
+            device_partitions: devices
+                .iter()
+                .zip(&self.jobs.device_partitions)
+                .map(|(d, n)| (d.ordinal, n.load(Ordering::Relaxed)))
+                .collect(),
+        };
+        self.jobs.metrics.to_prometheus(&g)
+    }
+
+    /// Resolves when a Shutdown request asks the daemon to stop.
+    pub fn shutdown_signal(&self) -> Arc<Notify> {
+        self.shutdown.clone()
+    }
+
+    fn spec(&self, r: proto::SubmitRequest) -> Result<JobSpec, Status> {
+        let bad = |m: String| Status::invalid_argument(m);
+        let Some(proto::submit_request::Job::BuiltIn(b)) = r.job else {
+            return Err(bad("the request names no job (built_in is required)".into()));
+        };
+        let kind: Kind = b
+            .circuit
+            .parse()
+            .map_err(|e: String| bad(format!("circuit: {e}")))?;
+        if b.log_constraints > self.config.max_log_constraints {
+            return Err(bad(format!(
+                "log_constraints {} is above this daemon's limit of {}",
+                b.log_constraints, self.config.max_log_constraints
+            )));
+        }
+        cuda_prover_pipeline::circuits::BuiltIn::new(kind, b.log_constraints, 0)
+            .map_err(|e| bad(format!("circuit: {e}")))?;
+        if b.partitions == 0 || b.partitions > self.config.max_partitions {
+            return Err(bad(format!(
+                "partitions must be 1 to {}, not {}",
+                self.config.max_partitions, b.partitions
+            )));
+        }
+        let synthesis = if b.synthesis.is_empty() {
+            SynthesisMode::Auto
+        } else {
+            b.synthesis
+                .parse()
+                .map_err(|e: String| bad(format!("synthesis: {e}")))?
+        };
+        if r.name.len() > 256 {
+            return Err(bad("name: at most 256 bytes".into()));
+        }
+        let ordinals: Vec<u32> = self
+            .jobs
+            .engine()
+            .devices()
+            .iter()
+            .map(|d| d.ordinal)
+            .collect();
+        for d in &r.devices {
+            if !ordinals.contains(d) {
+                return Err(bad(format!(
+                    "device {d} is not one of this daemon's devices {ordinals:?}"
+                )));
+            }
+        }
+        let params_dir = self
+            .jobs
+            .keys()
+            .resolve_dir(&r.params_dir)
+            .map_err(Status::permission_denied)?;
+        let name = if r.name.is_empty() {
+            format!("{}-2^{}x{}", kind.name(), b.log_constraints, b.partitions)
+        } else {
+            r.name
+        };
+        Ok(JobSpec {
+            name,
+            kind,
+            log_constraints: b.log_constraints,
+            partitions: b.partitions,
+            seed: b.seed,
+            synthesis,
+            priority: if r.priority == 0 {
+                PRIORITY_DEFAULT
+            } else {
+                r.priority
+            },
+            devices: r.devices,
+            params_dir,
+            deadline: (r.deadline_ms > 0).then(|| Duration::from_millis(r.deadline_ms)),
+        })
+    }
+
+    fn submit_spec(&self, spec: JobSpec) -> Result<Arc<JobEntry>, Status> {
+        self.jobs.submit(spec).map_err(|e| match e {
+            SubmitError::Busy(_) => Status::resource_exhausted(e.to_string()),
+            SubmitError::Draining => Status::unavailable(e.to_string()),
+        })
+    }
+
+    fn job(&self, id: &str) -> Result<Arc<JobEntry>, Status> {
+        let n: u64 = id
+            .parse()
+            .map_err(|_| Status::invalid_argument(format!("job id '{id}' is not a number")))?;
+        self.jobs
+            .get(n)
+            .ok_or_else(|| Status::not_found(format!("no job {id} (unknown, or forgotten)")))
+    }
+}
+
+/// Streams a job's progress, then its result.
+fn events(entry: Arc<JobEntry>) -> EventStream {
+    let (tx, rx) = mpsc::channel(16);
+    let mut watch = entry.subscribe();
+    let id = entry.id.to_string();
+    tokio::spawn(async move {
+        let mut last = None;
+        loop {
+            let snap = watch.borrow_and_update().clone();
+            if let Some(result) = &snap.result {
+                let r = proto::JobResult {
+                    state: result.state.name().into(),
+                    verified: result.verified,
+                    proofs: result.proofs.clone(),
+                    error: result.error.clone(),
+                    report_json: result.report_json.clone(),
+                };
+                let _ = tx
+                    .send(Ok(proto::JobEvent {
+                        job_id: id.clone(),
+                        event: Some(proto::job_event::Event::Result(r)),
+                    }))
+                    .await;
+                return;
+            }
+            let now = (snap.state, snap.done);
+            if last != Some(now) {
+                last = Some(now);
+                let p = proto::Progress {
+                    state: snap.state.name().into(),
+                    done: snap.done,
+                    total: snap.total,
+                };
+                let ev = proto::JobEvent {
+                    job_id: id.clone(),
+                    event: Some(proto::job_event::Event::Progress(p)),
+                };
+                if tx.send(Ok(ev)).await.is_err() {
+                    return;
+                }
+            }
+            if watch.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+    Box::pin(ReceiverStream::new(rx))
+}
+
+fn job_status(e: &JobEntry) -> proto::JobStatus {
+    let s = e.snapshot();
+    proto::JobStatus {
+        job_id: e.id.to_string(),
+        name: e.spec.name.clone(),
+        priority: e.spec.priority,
+        state: s.state.name().into(),
+        done: s.done,
+        total: s.total,
+        age_s: e.submitted.elapsed().as_secs_f64(),
+    }
+}
+
+#[tonic::async_trait]
+impl Prover for Arc<Service> {
+    async fn submit(
+        &self,
+        req: Request<proto::SubmitRequest>,
+    ) -> Result<Response<proto::SubmitReply>, Status> {
+        let spec = self.spec(req.into_inner())?;
+        let e = self.submit_spec(spec)?;
+        Ok(Response::new(proto::SubmitReply {
+            job_id: e.id.to_string(),
+        }))
+    }
+
+    type AwaitStream = EventStream;
+
+    async fn r#await(
+        &self,
+        req: Request<proto::AwaitRequest>,
+    ) -> Result<Response<EventStream>, Status> {
+        let e = self.job(&req.into_inner().job_id)?;
+        Ok(Response::new(events(e)))
+    }
+
+    type ProveStream = EventStream;
+
+    async fn prove(
+        &self,
+        req: Request<proto::SubmitRequest>,
+    ) -> Result<Response<EventStream>, Status> {
+        let spec = self.spec(req.into_inner())?;
+        let e = self.submit_spec(spec)?;
+        Ok(Response::new(events(e)))
+    }
+
+    async fn cancel(
+        &self,
+        req: Request<proto::CancelRequest>,
+    ) -> Result<Response<proto::CancelReply>, Status> {
+        let id = req.into_inner().job_id;
+        let e = self.job(&id)?;
+        let state = self
+            .jobs
+            .cancel(e.id, "cancelled by request")
+            .unwrap_or(JobState::Cancelled);
+        Ok(Response::new(proto::CancelReply {
+            state: state.name().into(),
+        }))
+    }
+
+    async fn status(
+        &self,
+        _req: Request<proto::StatusRequest>,
+    ) -> Result<Response<proto::StatusReply>, Status> {
+        let (queued, running) = self.jobs.list();
+        let engine = self.jobs.engine();
+        let devices = engine
+            .devices()
+            .iter()
+            .zip(&self.jobs.device_partitions)
+            .map(|(d, n)| {
+                let info = engine.context().device_info(d.ordinal).ok();
+                proto::DeviceStatus {
+                    ordinal: d.ordinal,
+                    name: d.name.clone(),
+                    simulated: d.simulated,
+                    free_bytes: info.as_ref().map(|i| i.free_bytes).unwrap_or(0),
+                    total_bytes: info.as_ref().map(|i| i.total_bytes).unwrap_or(0),
+                    partitions: n.load(Ordering::Relaxed),
+                }
+            })
+            .collect();
+        let (_, budget, _) = self.jobs.keys().usage();
+        Ok(Response::new(proto::StatusReply {
+            version: env!("CARGO_PKG_VERSION").into(),
+            backend: engine.context().backend_name().into(),
+            draining: self.jobs.draining(),
+            queued: queued.iter().map(|e| job_status(e)).collect(),
+            running: running.iter().map(|e| job_status(e)).collect(),
+            devices,
+            keys: self
+                .jobs
+                .keys()
+                .list()
+                .into_iter()
+                .map(|k| proto::ResidentKey {
+                    key: k.name,
+                    bytes: k.bytes,
+                    pinned: k.pinned,
+                })
+                .collect(),
+            key_budget_bytes: budget,
+            max_queue: self.config.max_queue as u32,
+            max_running: self.config.max_running as u32,
+        }))
+    }
+
+    async fn metrics(
+        &self,
+        _req: Request<proto::MetricsRequest>,
+    ) -> Result<Response<proto::MetricsReply>, Status> {
+        Ok(Response::new(proto::MetricsReply {
+            prometheus_text: self.prometheus(),
+        }))
+    }
+
+    async fn preload(
+        &self,
+        req: Request<proto::KeyRequest>,
+    ) -> Result<Response<proto::KeyReply>, Status> {
+        let r = req.into_inner();
+        let kind: Kind = r
+            .circuit
+            .parse()
+            .map_err(|e: String| Status::invalid_argument(format!("circuit: {e}")))?;
+        if r.log_constraints > self.config.max_log_constraints {
+            return Err(Status::invalid_argument(format!(
+                "log_constraints {} is above this daemon's limit of {}",
+                r.log_constraints, self.config.max_log_constraints
+            )));
+        }
+        let dir = self
+            .jobs
+            .keys()
+            .resolve_dir(&r.params_dir)
+            .map_err(Status::permission_denied)?;
+        let jobs = self.jobs.clone();
+        let log = r.log_constraints;
+        let name = Keys::name(kind, log, &dir);
+        let (key, evicted) = tokio::task::spawn_blocking(move || {
+            jobs.keys().get(jobs.engine(), kind, log, &dir, true)
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))?
+        .map_err(|e| Status::failed_precondition(e.to_string()))?;
+        let bytes = crate::keys::key_bytes(self.jobs.engine(), &key)
+            .map_err(|e| Status::internal(e.to_string()))?;
+        Ok(Response::new(proto::KeyReply {
+            key: name,
+            bytes,
+            evicted,
+        }))
+    }
+
+    async fn evict(
+        &self,
+        req: Request<proto::KeyRequest>,
+    ) -> Result<Response<proto::KeyReply>, Status> {
+        let r = req.into_inner();
+        let kind: Kind = r
+            .circuit
+            .parse()
+            .map_err(|e: String| Status::invalid_argument(format!("circuit: {e}")))?;
+        let dir = self
+            .jobs
+            .keys()
+            .resolve_dir(&r.params_dir)
+            .map_err(Status::permission_denied)?;
+        let name = Keys::name(kind, r.log_constraints, &dir);
+        if !self.jobs.keys().evict(&name) {
+            return Err(Status::not_found(format!("key {name} is not resident")));
+        }
+        Ok(Response::new(proto::KeyReply {
+            key: name.clone(),
+            bytes: 0,
+            evicted: vec![name],
+        }))
+    }
+
+    async fn drain(
+        &self,
+        _req: Request<proto::DrainRequest>,
+    ) -> Result<Response<proto::DrainReply>, Status> {
+        let jobs = self.jobs.clone();
+        tokio::task::spawn_blocking(move || jobs.drain())
+            .await
+            .map_err(|e| Status::internal(e.to_string()))?;
+        Ok(Response::new(proto::DrainReply {}))
+    }
+
+    async fn shutdown(
+        &self,
+        req: Request<proto::ShutdownRequest>,
+    ) -> Result<Response<proto::ShutdownReply>, Status> {
+        let now = req.into_inner().now;
+        let jobs = self.jobs.clone();
+        tokio::task::spawn_blocking(move || if now { jobs.stop_now() } else { jobs.drain() })
+            .await
+            .map_err(|e| Status::internal(e.to_string()))?;
+        self.shutdown.notify_one();
+        Ok(Response::new(proto::ShutdownReply {}))
+    }
+}
+
+/// Checks the bearer token of every request, when one is set.
+#[derive(Clone)]
+struct TokenCheck(Option<Arc<str>>);
+
+impl tonic::service::Interceptor for TokenCheck {
+    fn call(&mut self, req: Request<()>) -> Result<Request<()>, Status> {
+        let Some(token) = &self.0 else {
+            return Ok(req);
+        };
+        let given = req
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        match given {
+            Some(t) if same_secret(t.as_bytes(), token.as_bytes()) => Ok(req),
+            Some(_) => Err(Status::unauthenticated("wrong token")),
+            None => Err(Status::unauthenticated(
+                "this daemon requires a token (authorization: Bearer TOKEN; --token on the CLI)",
+            )),
+        }
+    }
+}
+
+/// Compares in time that depends on the lengths only, not on where the
+/// first difference is.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Serves the service on `listener` until `shutdown` resolves or a
+/// Shutdown request arrives. Refuses a non-loopback address without a token.
+pub async fn serve(
+    service: Arc<Service>,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+) -> Result<(), String> {
+    let addr: SocketAddr = listener.local_addr().map_err(|e| e.to_string())?;
+    check_listen(&addr, service.config.token.as_deref())?;
+    let limit = service.config.max_request_bytes;
+    let check = TokenCheck(service.config.token.as_deref().map(Arc::from));
+    let stop = service.shutdown_signal();
+    let svc = tonic::service::interceptor::InterceptedService::new(
+        ProverServer::new(service).max_decoding_message_size(limit),
+        check,
+    );
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    tonic::transport::Server::builder()
+        .add_service(svc)
+        .serve_with_incoming_shutdown(incoming, async move {
+            tokio::select! {
+                _ = shutdown => {}
+                _ = stop.notified() => {}
+            }
+        })
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Loopback needs nothing; any other address needs a token.
+pub fn check_listen(addr: &SocketAddr, token: Option<&str>) -> Result<(), String> {
+    if addr.ip().is_loopback() || token.is_some_and(|t| !t.is_empty()) {
+        Ok(())
+    } else {
+        Err(format!(
+            "listening on {addr} (not loopback) needs a token: pass --token or set CUDA_PROVER_TOKEN"
+        ))
+    }
+}

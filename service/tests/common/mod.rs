@@ -1,0 +1,136 @@
+//! An in-process daemon on simulated host devices, for the service tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cuda_prover_engine::{Engine, EngineConfig};
+use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
+use cuda_prover_pipeline::{Context, Proof, ProvingKey};
+use cuda_prover_service::{proto, Client, Service, ServiceConfig};
+use tokio::sync::oneshot;
+
+pub struct Daemon {
+    pub addr: String,
+    pub service: Arc<Service>,
+    pub ctx: Arc<Context>,
+    pub params: PathBuf,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        self.service.jobs().stop_now();
+    }
+}
+
+/// A fresh directory under the system's temp dir.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "cuda-prover-service-{tag}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Params shared by the tests of one binary (keys are generated once).
+pub fn shared_params() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cuda-prover-service-params-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub async fn start(devices: u32, tweak: impl FnOnce(&mut ServiceConfig)) -> Daemon {
+    start_with_params(devices, shared_params(), tweak).await
+}
+
+pub async fn start_with_params(
+    devices: u32,
+    params: PathBuf,
+    tweak: impl FnOnce(&mut ServiceConfig),
+) -> Daemon {
+    let ctx = Arc::new(Context::host(devices).unwrap());
+    let engine = Engine::new(ctx.clone(), EngineConfig::default()).unwrap();
+    let mut config = ServiceConfig {
+        params_dirs: vec![params.clone()],
+        ..Default::default()
+    };
+    tweak(&mut config);
+    let service = Service::new(Arc::new(engine), config).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let (tx, rx) = oneshot::channel();
+    let svc = service.clone();
+    tokio::spawn(async move {
+        cuda_prover_service::serve(svc, listener, async {
+            let _ = rx.await;
+        })
+        .await
+        .unwrap();
+    });
+    Daemon {
+        addr,
+        service,
+        ctx,
+        params,
+        stop: Some(tx),
+    }
+}
+
+pub async fn client(d: &Daemon) -> Client {
+    Client::connect(&d.addr, None).await.unwrap()
+}
+
+pub fn job(
+    circuit: &str,
+    log: u32,
+    partitions: u32,
+    seed: u64,
+    priority: u32,
+) -> proto::SubmitRequest {
+    proto::SubmitRequest {
+        job: Some(proto::submit_request::Job::BuiltIn(proto::BuiltInJob {
+            circuit: circuit.into(),
+            log_constraints: log,
+            partitions,
+            seed: Some(seed),
+            synthesis: String::new(),
+        })),
+        priority,
+        devices: vec![],
+        params_dir: String::new(),
+        name: String::new(),
+        deadline_ms: 0,
+    }
+}
+
+/// Checks every proof of a seeded built-in job with bellperson's verifier,
+/// here in the client, against the key in the params dir.
+pub fn verify_here(params: &std::path::Path, kind: Kind, log: u32, seed: u64, proofs: &[Vec<u8>]) {
+    let c = BuiltIn::new(kind, log, 0).unwrap();
+    let key = ProvingKey::from_file(&cuda_prover_engine::params::cache_path(params, &c)).unwrap();
+    for (k, bytes) in proofs.iter().enumerate() {
+        assert_eq!(bytes.len(), 192, "bellperson's proof encoding");
+        let proof = Proof::read(&bytes[..]).unwrap();
+        let input = BuiltIn::new(kind, log, seed + k as u64)
+            .unwrap()
+            .public_input();
+        assert!(key.verify(&proof, &[input]).unwrap(), "proof {k} verifies");
+    }
+}
+
+/// Slows every job's partitions 0..n on the device side.
+pub fn slow_partitions(ctx: &Context, n: i64, each: Duration) {
+    for k in 0..n {
+        ctx.set_tag_delay(k, each).unwrap();
+    }
+}

@@ -1,0 +1,200 @@
+//! The daemon as a process, driven by its CLI: serve, submit (the job id
+//! alone on the last line), await (exit 0 only when every proof
+//! verified), status, cancel; a daemon killed mid-job gives the client a
+//! clear error and the next start is clean.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cuda_prover_service::{Client, ClientError};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cuda-prover-service");
+
+struct Daemon {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(listen: &str, params: &std::path::Path) -> Daemon {
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--listen",
+            listen,
+            "--backend",
+            "host",
+            "--host-devices",
+            "2",
+        ])
+        .arg("--params-dir")
+        .arg(params)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("first line: {line:?}"))
+        .to_string();
+    Daemon { child, addr }
+}
+
+fn cli(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cli_submit_await_status_cancel() {
+    let params = common::temp_dir("cli");
+    let d = serve("127.0.0.1:0", &params);
+    let (ok, out, err) = cli(&[
+        "submit",
+        "--server",
+        &d.addr,
+        "--circuit",
+        "bits",
+        "--log-constraints",
+        "7",
+        "--partitions",
+        "3",
+        "--seed",
+        "7",
+    ]);
+    assert!(ok, "{err}");
+    let id = out.lines().last().unwrap().trim().to_string();
+    assert!(
+        id.parse::<u64>().is_ok(),
+        "the last line is the job id alone: {out:?}"
+    );
+    let proofs = params.join("proofs");
+    let (ok, out, err) = cli(&[
+        "await",
+        "--server",
+        &d.addr,
+        &id,
+        "--proofs-out",
+        proofs.to_str().unwrap(),
+    ]);
+    assert!(ok, "await exits 0 when every proof verified: {out} {err}");
+    assert!(out.contains("all 3 proofs verified"), "{out}");
+    let files: Vec<Vec<u8>> = (0..3)
+        .map(|k| std::fs::read(proofs.join(format!("partition-{k}.proof"))).unwrap())
+        .collect();
+    common::verify_here(
+        &params,
+        cuda_prover_pipeline::circuits::Kind::Bits,
+        7,
+        7,
+        &files,
+    );
+    let (ok, out, _) = cli(&["status", "--server", &d.addr]);
+    assert!(
+        ok && out.contains("device 1:") && out.contains("bits-2^7@"),
+        "{out}"
+    );
+    // A cancelled job: await exits non-zero, naming the state.
+    let (_, out, _) = cli(&[
+        "submit",
+        "--server",
+        &d.addr,
+        "--circuit",
+        "chain",
+        "--log-constraints",
+        "7",
+        "--partitions",
+        "5000",
+    ]);
+    let id = out.lines().last().unwrap().trim().to_string();
+    let (ok, out, err) = cli(&["cancel", "--server", &d.addr, &id]);
+    assert!(ok, "{err}");
+    assert!(out.contains(&format!("job {id}:")), "{out}");
+    let (ok, _, err) = cli(&["await", "--server", &d.addr, &id]);
+    assert!(!ok, "a cancelled job is not a success");
+    assert!(err.contains("cancelled"), "{err}");
+    // A bad request: clear error, non-zero exit.
+    let (ok, _, err) = cli(&["submit", "--server", &d.addr, "--circuit", "nope"]);
+    assert!(
+        !ok && err.contains("bad request") && err.contains("circuit"),
+        "{err}"
+    );
+    // No daemon there: a clear error.
+    let (ok, _, err) = cli(&["status", "--server", "127.0.0.1:1"]);
+    assert!(!ok && err.contains("cannot connect"), "{err}");
+    // Off loopback without a token: the daemon refuses to start.
+    let (ok, _, err) = cli(&["serve", "--listen", "0.0.0.0:0", "--backend", "host"]);
+    assert!(!ok && err.contains("needs a token"), "{err}");
+}
+
+#[test]
+fn a_daemon_killed_mid_job_is_a_clear_error_and_restarts_clean() {
+    let params = common::temp_dir("kill");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut d = serve("127.0.0.1:0", &params);
+    let addr = d.addr.clone();
+    rt.block_on(async {
+        let cl = Client::connect(&addr, None).await.unwrap();
+        // Keys first, so that the long job is proving when it dies.
+        let warm = cl.submit(common::job("chain", 7, 1, 1, 0)).await.unwrap();
+        assert!(cl.await_job(&warm, |_, _, _| {}).await.unwrap().ok());
+        let id = cl
+            .submit(common::job("chain", 7, 5000, 2, 0))
+            .await
+            .unwrap();
+        let started = Instant::now();
+        let mut killed = false;
+        let child = &mut d.child;
+        let err = cl
+            .await_job(&id, |done, _, _| {
+                if done >= 2 && !killed {
+                    child.kill().unwrap();
+                    killed = true;
+                }
+                assert!(started.elapsed() < Duration::from_secs(120));
+            })
+            .await
+            .expect_err("the daemon died");
+        assert!(killed, "the job was running when the daemon died");
+        assert!(matches!(err, ClientError::Lost(_)), "{err}");
+        assert!(err.to_string().contains("did the daemon stop"), "{err}");
+    });
+    let _ = d.child.wait();
+    // Same address, same params: a clean start.
+    let d2 = serve(&addr, &params);
+    rt.block_on(async {
+        let cl = Client::connect(&d2.addr, None).await.unwrap();
+        let st = cl.status().await.unwrap();
+        assert!(
+            st.queued.is_empty() && st.running.is_empty(),
+            "nothing left over"
+        );
+        let e = cl.await_job("2", |_, _, _| {}).await.unwrap_err();
+        assert!(e.to_string().contains("no job"), "{e}");
+        let id = cl.submit(common::job("chain", 7, 2, 3, 0)).await.unwrap();
+        assert!(cl.await_job(&id, |_, _, _| {}).await.unwrap().ok());
+    });
+    // No temporary files of the dead daemon's key writes are left.
+    for f in std::fs::read_dir(&params).unwrap() {
+        let name = f.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(!name.contains(".tmp"), "leftover {name}");
+    }
+}
