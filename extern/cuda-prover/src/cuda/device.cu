@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include "backend.hpp"
+#include "gkr/kernels.hpp"
 #include "gpu_ops.hpp"
 #include "registry.hpp"
 
@@ -266,9 +267,10 @@ constexpr size_t STAGE_PIECE = 512 * 1024;  // per host thread
 class cuda_device final : public device {
 public:
     cuda_device(int cuda_id, const cudaDeviceProp &props)
-        : ordinal_(cuda_id), cuda_id_(cuda_id), props_(props) {}
+        : ordinal_(cuda_id), cuda_id_(cuda_id), props_(props), gkr_(gkr::cuda_kernels(cuda_id)) {}
 
     ~cuda_device() override {
+        gkr_.reset();  // frees its buffers on its own device
         if (!holds_anything())
             return;  // never used: its GPU is left alone
         std::unique_ptr<device_scope> scope;
@@ -429,9 +431,14 @@ public:
     }
 
     uint64_t trim() override {
-        if (!holds_anything())
-            return 0;  // never used: nothing to free, and its GPU is left alone
         uint64_t freed = 0;
+        try {
+            freed += gkr_->trim();
+        } catch (const cuda_error &e) {
+            rethrow_sppark(e, cuda_id_);
+        }
+        if (!holds_anything())
+            return freed;  // never used: nothing else to free, and its GPU is left alone
         std::unique_ptr<device_scope> scope;
         try {
             scope.reset(new device_scope(cuda_id_));
@@ -460,7 +467,9 @@ public:
         return freed;
     }
 
-    uint64_t cache_bytes() const override { return cache_bytes_.load(); }
+    uint64_t cache_bytes() const override { return cache_bytes_.load() + gkr_->bytes(); }
+
+    gkr::kernels &gkr() override { return *gkr_; }
     uint64_t cache_allocations() const override { return cache_allocs_.load(); }
     uint64_t srs_uploads() const override { return srs_uploads_.load(); }
 
@@ -476,6 +485,7 @@ private:
     int ordinal_;
     int cuda_id_;
     cudaDeviceProp props_;
+    std::unique_ptr<gkr::kernels> gkr_;  // its buffers are part of the working cache
     mutable const gpu_t *gpu_ = nullptr;  // sppark's streams and pool, on first use
     void *cache_ = nullptr;
     size_t warmed_m_ = 0;  // largest domain warm_up ran for since the last trim

@@ -15,6 +15,7 @@
 
 #include "backend.hpp"
 #include "field.hpp"
+#include "gkr/kernels.hpp"
 #include "host/host_device.hpp"
 #include "host/msm.hpp"
 #include "host/ntt.hpp"
@@ -108,7 +109,8 @@ void pad_zero(blst_fr *dst, size_t n, size_t m) {
 
 class host_device final : public device {
 public:
-    host_device(int ordinal, int threads) : ordinal_(ordinal), threads_(threads) {}
+    host_device(int ordinal, int threads)
+        : ordinal_(ordinal), threads_(threads), gkr_(gkr::host_kernels(threads)) {}
 
     void bind_thread() override { touched_ = true; }
     bool touched() const override { return touched_.load(); }
@@ -216,8 +218,13 @@ public:
         t.estimated_device_bytes = estimate(key, n).working_bytes;
     }
 
-    uint64_t trim() override { return cache_.release(); }
-    uint64_t cache_bytes() const override { return cache_.bytes; }
+    uint64_t trim() override { return cache_.release() + gkr_->trim(); }
+    uint64_t cache_bytes() const override { return cache_.bytes + gkr_->bytes(); }
+
+    gkr::kernels &gkr() override {
+        touched_ = true;
+        return *gkr_;
+    }
     uint64_t cache_allocations() const override { return cache_.allocations; }
     uint64_t srs_uploads() const override { return 0; }
 
@@ -229,6 +236,7 @@ private:
     int ordinal_;
     int threads_;
     working_cache cache_;
+    std::unique_ptr<gkr::kernels> gkr_;
     std::atomic<bool> touched_{false};
 
     void check_memory(const srs &key, uint64_t num_constraints) const {
