@@ -3,6 +3,7 @@
 //!   cuda-prover prove --circuit chain --log-constraints 12 --partitions 4
 //!   cuda-prover devices
 //!   cuda-prover filecoin ...   (runs the sibling cuda-prover-filecoin binary)
+//!   cuda-prover gkr ...        (runs the sibling cuda-prover-gkr binary)
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,7 +41,7 @@ const MAX_WORKERS: usize = 1024;
     name = "cuda-prover",
     version,
     about = "Groth16 (BLS12-381) proving on many devices",
-    after_help = "Filecoin C2 and PoSt: `cuda-prover filecoin --help` (runs the cuda-prover-filecoin binary)"
+    after_help = "Filecoin C2 and PoSt: `cuda-prover filecoin --help` (runs the cuda-prover-filecoin binary)\nGKR tower proofs over BabyBear: `cuda-prover gkr --help` (runs the cuda-prover-gkr binary)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -146,7 +147,10 @@ fn main() -> ExitCode {
         .format_timestamp_millis()
         .init();
     if std::env::args_os().nth(1).is_some_and(|a| a == "filecoin") {
-        return run_filecoin();
+        return run_sibling("filecoin");
+    }
+    if std::env::args_os().nth(1).is_some_and(|a| a == "gkr") {
+        return run_sibling("gkr");
     }
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -158,17 +162,18 @@ fn main() -> ExitCode {
 }
 
 /// `cuda-prover filecoin ARGS` runs the sibling binary
-/// `cuda-prover-filecoin ARGS` (crate `cuda-prover-filecoin`), git-style:
-/// the engine does not depend on filecoin-proofs.
-fn run_filecoin() -> ExitCode {
-    let name = format!("cuda-prover-filecoin{}", std::env::consts::EXE_SUFFIX);
+/// `cuda-prover-filecoin ARGS` (crate `cuda-prover-filecoin`), and
+/// `cuda-prover gkr ARGS` runs `cuda-prover-gkr ARGS` (crate
+/// `cuda-prover-gkr`), git-style: the engine depends on neither.
+fn run_sibling(sub: &str) -> ExitCode {
+    let name = format!("cuda-prover-{sub}{}", std::env::consts::EXE_SUFFIX);
     let sibling = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(|d| d.join(&name)));
     let Some(path) = sibling.filter(|p| p.is_file()) else {
         eprintln!(
-            "error: `cuda-prover filecoin` needs the {name} binary next to cuda-prover; \
-             build it with `cargo build --release -p cuda-prover-filecoin`"
+            "error: `cuda-prover {sub}` needs the {name} binary next to cuda-prover; \
+             build it with `cargo build --release -p cuda-prover-{sub}`"
         );
         return ExitCode::FAILURE;
     };
