@@ -38,6 +38,9 @@ pub enum EngineError {
     /// A proof did not verify.
     #[error("partition {partition} (device {device}): proof does not verify")]
     Verification { partition: usize, device: u32 },
+    /// The job was cancelled from outside; its queued items were dropped.
+    #[error("cancelled")]
+    Cancelled,
     #[error("params: {0}")]
     Params(String),
 }

@@ -7,16 +7,30 @@
 //! partition order, verified, with a report). It calls only
 //! `cuda-prover-pipeline`.
 
+mod collector;
+mod config;
 pub mod cpus;
 pub mod devices;
 mod engine;
 mod error;
+pub mod gate;
+mod groth16;
 pub mod output;
 pub mod params;
+mod permits;
 pub mod report;
+mod scheduler;
 pub mod shape_cache;
+mod state;
+pub mod work;
+mod worker;
 
+pub use config::{BlindingSource, EngineConfig, Policy};
 pub use devices::{list_devices, open_context, resolve, BackendChoice, DeviceSelection};
-pub use engine::{BlindingSource, Engine, EngineConfig, Job, JobOutput, Policy, Progress};
+pub use engine::Engine;
 pub use error::EngineError;
+pub use gate::{PriorityGate, Ticket};
+pub use groth16::{Groth16Work, Job, JobOutput, PreparedPartition};
 pub use report::JobReport;
+pub use scheduler::{Progress, RunControl};
+pub use work::{DeviceSlot, ItemDone, Work, WorkOutput};

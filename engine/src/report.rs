@@ -3,7 +3,12 @@
 
 use std::fmt::Write as _;
 
+use cuda_prover_pipeline::PartitionProof;
 use serde::Serialize;
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::work::{ItemDone, WorkOutput};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PartitionReport {
@@ -235,4 +240,105 @@ impl JobReport {
         }
         s
     }
+}
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn ns_ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+fn partition_report(d: &ItemDone<PartitionProof>) -> PartitionReport {
+    let p = &d.output;
+    let t = &p.output.timings;
+    PartitionReport {
+        partition: d.item,
+        device: d.device,
+        synthesis_ms: (!p.witness_only).then(|| ms(p.synthesis)),
+        witness_ms: p.witness_only.then(|| ms(p.synthesis)),
+        evaluation_ms: ns_ms(t.eval_ns),
+        host_bytes: p.host_bytes,
+        queue_wait_ms: ms(d.queue_wait),
+        lock_wait_ms: ns_ms(t.wait_ns),
+        device_ms: ns_ms(t.device_ns),
+        epilogue_ms: ns_ms(t.epilogue_ns),
+        ntt_ms: ns_ms(t.ntt_ns),
+        msm_h_ms: ns_ms(t.msm_h_ns),
+        msm_l_ms: ns_ms(t.msm_l_ns),
+        msm_a_ms: ns_ms(t.msm_a_ns),
+        msm_b_g1_ms: ns_ms(t.msm_b_g1_ns),
+        msm_b_g2_ms: ns_ms(t.msm_b_g2_ns),
+        batch_add_ms: ns_ms(t.batch_add_ns),
+        upload_ms: ns_ms(t.upload_ns),
+        peak_device_bytes: t.peak_device_bytes,
+        estimated_device_bytes: t.estimated_device_bytes,
+    }
+}
+
+/// The report of a Groth16 run whose proofs all verified.
+pub(crate) fn job_report(
+    engine: &Engine,
+    name: String,
+    out: &WorkOutput<PartitionProof>,
+    trims: Vec<TrimReport>,
+) -> Result<JobReport, EngineError> {
+    let per_partition: Vec<PartitionReport> = out.items.iter().map(partition_report).collect();
+    let wall_s = out.wall.as_secs_f64();
+    let devices = engine.devices();
+    let per_device: Vec<DeviceReport> = devices
+        .iter()
+        .map(|dev| {
+            let mine: Vec<&PartitionReport> = per_partition
+                .iter()
+                .filter(|p| p.device == dev.ordinal)
+                .collect();
+            let busy_s = mine.iter().map(|p| p.device_ms).sum::<f64>() / 1e3;
+            DeviceReport {
+                device: dev.ordinal,
+                name: dev.name.clone(),
+                partitions: mine.len(),
+                busy_s,
+                busy_fraction: if wall_s > 0.0 { busy_s / wall_s } else { 0.0 },
+                synthesis_s: mine
+                    .iter()
+                    .map(|p| p.synthesis_ms.or(p.witness_ms).unwrap_or(0.0))
+                    .sum::<f64>()
+                    / 1e3,
+                queue_wait_s: mine.iter().map(|p| p.queue_wait_ms).sum::<f64>() / 1e3,
+                epilogue_s: mine.iter().map(|p| p.epilogue_ms).sum::<f64>() / 1e3,
+                peak_device_bytes: mine.iter().map(|p| p.peak_device_bytes).max().unwrap_or(0),
+                estimated_device_bytes: mine
+                    .iter()
+                    .map(|p| p.estimated_device_bytes)
+                    .max()
+                    .unwrap_or(0),
+            }
+        })
+        .collect();
+    let total_busy: f64 = per_device.iter().map(|d| d.busy_s).sum();
+    let n = out.items.len();
+    Ok(JobReport {
+        job: name,
+        backend: engine.context().backend_name().to_string(),
+        policy: engine.config().policy.name().to_string(),
+        devices: devices.iter().map(|d| d.ordinal).collect(),
+        partitions: n,
+        wall_s,
+        proofs_per_s: if wall_s > 0.0 { n as f64 / wall_s } else { 0.0 },
+        scaling_efficiency: if wall_s > 0.0 {
+            total_busy / (devices.len() as f64 * wall_s)
+        } else {
+            0.0
+        },
+        makespan_busy_s: per_device.iter().map(|d| d.busy_s).fold(0.0, f64::max),
+        peak_in_flight: out.peak_in_flight,
+        in_flight_bound: out.in_flight_bound,
+        verified: true,
+        devices_touched: engine.devices_touched()?,
+        per_device,
+        per_partition,
+        trims,
+    })
 }

@@ -1,0 +1,90 @@
+//! How an engine is set up: its devices, ownership policy, worker CPU sets
+//! and thread counts; and where a job's blinding factors come from.
+
+use cuda_prover_pipeline::Blinding;
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+
+use crate::devices::DeviceSelection;
+
+/// Which device proves which item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Item k on device k % n: deterministic.
+    RoundRobin,
+    /// The next item to the device expected to be free first.
+    LeastLoaded,
+}
+
+impl Policy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::RoundRobin => "round-robin",
+            Policy::LeastLoaded => "least-loaded",
+        }
+    }
+}
+
+impl std::str::FromStr for Policy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "round-robin" | "rr" => Ok(Policy::RoundRobin),
+            "least-loaded" | "ll" => Ok(Policy::LeastLoaded),
+            o => Err(format!(
+                "unknown policy '{o}' (expected round-robin or least-loaded)"
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub devices: DeviceSelection,
+    pub policy: Policy,
+    /// One CPU set per device, in device order; its workers run there.
+    pub worker_cpus: Option<Vec<Vec<usize>>>,
+    /// Synthesis threads; 0 means one per worker.
+    pub synthesis_threads: usize,
+    /// Workers per device (at least 1). Workers of one device share its
+    /// mutex: device parts stay serialized while synthesis hand-off and
+    /// epilogues overlap. Each worker adds one queue slot and one running
+    /// partition to the in-flight bound (2 x workers).
+    pub workers_per_device: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            devices: DeviceSelection::All,
+            policy: Policy::RoundRobin,
+            worker_cpus: None,
+            synthesis_threads: 0,
+            workers_per_device: 1,
+        }
+    }
+}
+
+/// Where the blinding factors of a job come from.
+#[derive(Debug, Clone, Copy)]
+pub enum BlindingSource {
+    /// Fresh randomness from the operating system.
+    Random,
+    /// Reproducible: partition k uses a generator seeded with (seed, k).
+    Seeded(u64),
+}
+
+impl BlindingSource {
+    pub fn for_partition(&self, k: usize) -> Blinding {
+        let mut rng = match self {
+            BlindingSource::Random => ChaCha20Rng::from_entropy(),
+            BlindingSource::Seeded(seed) => {
+                let mut s = [0u8; 32];
+                s[..8].copy_from_slice(&seed.to_le_bytes());
+                s[8..16].copy_from_slice(&(k as u64).to_le_bytes());
+                ChaCha20Rng::from_seed(s)
+            }
+        };
+        Blinding::random(&mut rng)
+    }
+}
