@@ -12,7 +12,9 @@
 
 use std::time::Instant;
 
-use cuda_prover_engine::Policy;
+use std::sync::Arc;
+
+use cuda_prover_engine::{DeviceSelection, Engine, EngineConfig, Policy};
 use cuda_prover_gkr::shards::shard_input;
 use cuda_prover_gkr::{prove_tower, run_shards, verify_tower, Context, ShardConfig, ShardSpec, TowerKind};
 use cuda_prover_pipeline::{Backend, ContextOptions, Tower};
@@ -85,24 +87,35 @@ fn tower(ctx: &Context, log: u32) -> Value {
     })
 }
 
-fn mixed(ctx: &Context, max_log: u32) -> Value {
+fn mixed(ctx: Arc<Context>, max_log: u32) -> Value {
     let devices = ctx.open_devices().unwrap();
     // 11 shards of mixed sizes.
     let sizes: Vec<u32> = (0..11u32).map(|k| max_log - (k * 7 % 4)).collect();
     let shards: Vec<ShardSpec> = sizes.iter().map(|&log_size| ShardSpec { log_size }).collect();
+    let backend = ctx.backend_name();
+    let cfg = ShardConfig {
+        kind: TowerKind::Product,
+        seed: 3,
+    };
+    let run = |sel: DeviceSelection, policy: Policy| {
+        let e = Engine::new(
+            ctx.clone(),
+            EngineConfig {
+                devices: sel,
+                policy,
+                ..EngineConfig::default()
+            },
+        )
+        .unwrap();
+        run_shards(&e, &shards, cfg).unwrap().wall
+    };
     let mut out = Vec::new();
     for policy in [Policy::RoundRobin, Policy::LeastLoaded] {
-        let cfg = ShardConfig {
-            kind: TowerKind::Product,
-            policy,
-            seed: 3,
-            worker_cpus: None,
-        };
-        let one = run_shards(ctx, &devices[..1], &shards, &cfg).unwrap().wall;
+        let one = run(DeviceSelection::List(vec![devices[0]]), policy);
         let mut row = json!({ "policy": policy.name(), "sizes": sizes, "one_device_ms": ms(one) });
-        print!("  {}: 11 shards, {}: 1 device {:.1} ms", ctx.backend_name(), policy.name(), ms(one));
+        print!("  {backend}: 11 shards, {}: 1 device {:.1} ms", policy.name(), ms(one));
         if devices.len() > 1 {
-            let all = run_shards(ctx, &devices, &shards, &cfg).unwrap().wall;
+            let all = run(DeviceSelection::All, policy);
             let eff = one.as_secs_f64() / (devices.len() as f64 * all.as_secs_f64());
             print!(", {} devices {:.1} ms, efficiency {:.0}%", devices.len(), ms(all), eff * 100.0);
             row["all_devices_ms"] = json!(ms(all));
@@ -120,7 +133,7 @@ fn main() {
     let shard_log = env_u32("GKR_BENCH_SHARD_LOG", 22);
     let mut report = json!({ "log_size": log });
     println!("GKR tower bench (product of 2^{log} extension elements)");
-    let gpu = open(Backend::Cuda);
+    let gpu = open(Backend::Cuda).map(Arc::new);
     let mut host_ms = None;
     if std::env::var("GKR_BENCH_HOST").as_deref() != Ok("0") {
         let host = Context::host(1).unwrap();
@@ -135,10 +148,10 @@ fn main() {
             report["speedup"] = json!(h / g);
         }
         report["cuda"] = r;
-        report["mixed_cuda"] = mixed(gpu, shard_log);
+        report["mixed_cuda"] = mixed(gpu.clone(), shard_log);
     } else {
-        let host = Context::host(2).unwrap();
-        report["mixed_host"] = mixed(&host, shard_log.min(16));
+        let host = Arc::new(Context::host(2).unwrap());
+        report["mixed_host"] = mixed(host, shard_log.min(16));
     }
     let path = std::env::var("GKR_BENCH_OUT").unwrap_or_else(|_| "target/gkr-bench.json".into());
     match std::fs::write(&path, serde_json::to_string_pretty(&report).unwrap()) {

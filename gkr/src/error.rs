@@ -1,11 +1,11 @@
 //! Errors of the GKR crate.
 
 /// What went wrong proving, verifying or decoding.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum GkrError {
     /// The core refused or failed a call (its message names the device).
     #[error("core: {0}")]
-    Core(String),
+    Core(#[from] cuda_prover_pipeline::Error),
     /// A proof that does not verify; the message says which check failed.
     #[error("rejected: {0}")]
     Rejected(String),
@@ -15,17 +15,10 @@ pub enum GkrError {
     /// Bad input or configuration.
     #[error("{0}")]
     Invalid(String),
-    /// A shard failed: which shard, on which device, and why.
-    #[error("shard {shard} on device {device}: {message}")]
-    Shard {
-        shard: usize,
-        device: u32,
-        message: String,
-    },
 }
 
 impl GkrError {
-    pub(crate) fn core(e: impl std::fmt::Display) -> Self {
-        GkrError::Core(e.to_string())
+    pub(crate) fn core(e: impl Into<cuda_prover_pipeline::Error>) -> Self {
+        GkrError::Core(e.into())
     }
 }

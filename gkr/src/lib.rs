@@ -4,8 +4,8 @@
 //! sumcheck rounds on a device; this crate drives them, with Fiat-Shamir on
 //! the host between rounds (Plonky3's duplex challenger over Poseidon2),
 //! checks proofs without a device ([`verify_tower`]), serializes them, and
-//! proves shards (each a tower of its own size) over the engine's devices
-//! ([`run_shards`]). Nothing below this crate depends on it.
+//! runs shards (each a tower of its own size) as the engine's work
+//! ([`ShardWork`], [`run_shards`]). Nothing below this crate depends on it.
 
 mod error;
 mod field;
@@ -21,7 +21,7 @@ pub use field::{from_bb4, random_ext, random_nonzero_ext, to_bb4, Ext, Felt};
 pub use poly::{eq_eval, interpolate, mle_eval};
 pub use proof::{LayerProof, TowerProof};
 pub use prover::{prove_tower, LayerTimes, ProveStats, TowerInput};
-pub use shards::{run_shards, ShardConfig, ShardReport, ShardResult, ShardSpec};
+pub use shards::{run_shards, ShardConfig, ShardOutput, ShardReport, ShardResult, ShardSpec, ShardWork};
 pub use transcript::Transcript;
 pub use verifier::verify_tower;
 

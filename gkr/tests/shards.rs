@@ -1,50 +1,65 @@
-//! Shards over simulated host devices: which device proved which shard
-//! under each policy, every shard verified, and a fault injected in shard k
-//! named with its device.
+//! Shards as engine work over simulated host devices: which device proved
+//! which shard under each policy (checked against the core's per-device
+//! counters too), every shard verified, and a fault injected in shard k
+//! named with its shard and device.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use cuda_prover_engine::Policy;
-use cuda_prover_gkr::{run_shards, Context, GkrError, ShardConfig, ShardSpec, TowerKind};
+use cuda_prover_engine::{DeviceSelection, Engine, EngineConfig, EngineError, Policy};
+use cuda_prover_gkr::{run_shards, Context, ShardConfig, ShardSpec, TowerKind};
+use cuda_prover_pipeline::ErrorCode;
 
-fn cfg(policy: Policy, kind: TowerKind) -> ShardConfig {
-    ShardConfig {
-        kind,
-        policy,
-        seed: 42,
-        worker_cpus: None,
-    }
+fn engine(n: u32, policy: Policy) -> Engine {
+    let ctx = Arc::new(Context::host(n).unwrap());
+    Engine::new(
+        ctx,
+        EngineConfig {
+            devices: DeviceSelection::All,
+            policy,
+            ..EngineConfig::default()
+        },
+    )
+    .unwrap()
+}
+
+fn cfg(kind: TowerKind) -> ShardConfig {
+    ShardConfig { kind, seed: 42 }
 }
 
 #[test]
 fn round_robin_over_2_and_4_devices() {
     for n in [2u32, 4] {
-        let ctx = Context::host(n).unwrap();
-        let devices: Vec<u32> = (0..n).collect();
+        let e = engine(n, Policy::RoundRobin);
         let shards: Vec<ShardSpec> = (0..9).map(|k| ShardSpec { log_size: 4 + (k % 3) }).collect();
         for kind in [TowerKind::Product, TowerKind::Fraction] {
-            let r = run_shards(&ctx, &devices, &shards, &cfg(Policy::RoundRobin, kind)).unwrap();
+            let before: Vec<u64> = (0..n).map(|d| e.context().device_stats(d).unwrap().proofs).collect();
+            let r = run_shards(&e, &shards, cfg(kind)).unwrap();
             assert_eq!(r.shards.len(), 9);
+            let mut per_device = vec![0usize; n as usize];
             for (k, s) in r.shards.iter().enumerate() {
                 assert_eq!(s.shard, k, "shard order restored");
                 assert_eq!(s.device, k as u32 % n, "shard {k} on device k % {n}");
+                assert_eq!(s.stats.device, s.device, "the core's handle names the same device");
                 assert_eq!(s.log_size, shards[k].log_size);
+                per_device[s.device as usize] += 1;
             }
-            // The core counted the work on the devices the report names.
+            // Each device's core counter moved exactly when it proved a shard.
             for d in 0..n {
-                assert!(ctx.device_stats(d).unwrap().proofs > 0, "device {d} did work");
+                let after = e.context().device_stats(d).unwrap().proofs;
+                assert_eq!(after > before[d as usize], per_device[d as usize] > 0, "device {d}");
             }
         }
     }
 }
 
 #[test]
-fn least_loaded_avoids_a_slow_device() {
-    let ctx = Context::host(2).unwrap();
+fn least_loaded_gives_the_slow_device_less() {
+    let e = engine(2, Policy::LeastLoaded);
     // Device 0 is slow: every core call on it takes 20 ms longer.
-    ctx.set_device_delay(0, Duration::from_millis(20)).unwrap();
+    e.context().set_device_delay(0, Duration::from_millis(20)).unwrap();
     let shards: Vec<ShardSpec> = (0..10).map(|_| ShardSpec { log_size: 5 }).collect();
-    let r = run_shards(&ctx, &[0, 1], &shards, &cfg(Policy::LeastLoaded, TowerKind::Product)).unwrap();
+    let r = run_shards(&e, &shards, cfg(TowerKind::Product)).unwrap();
     let on0 = r.shards.iter().filter(|s| s.device == 0).count();
     let on1 = r.shards.iter().filter(|s| s.device == 1).count();
     assert_eq!(on0 + on1, 10);
@@ -54,23 +69,27 @@ fn least_loaded_avoids_a_slow_device() {
 #[test]
 fn fault_in_shard_k_names_shard_and_device() {
     for n in [2u32, 4] {
-        let ctx = Context::host(n).unwrap();
-        let devices: Vec<u32> = (0..n).collect();
+        let e = engine(n, Policy::RoundRobin);
         let shards: Vec<ShardSpec> = (0..8).map(|_| ShardSpec { log_size: 4 }).collect();
         let k = 5usize;
         let dev = k as u32 % n;
-        ctx.inject_fault(dev, Some(k as i64)).unwrap();
-        let e = run_shards(&ctx, &devices, &shards, &cfg(Policy::RoundRobin, TowerKind::Fraction))
-            .unwrap_err();
-        match &e {
-            GkrError::Shard { shard, device, message } => {
-                assert_eq!((*shard, *device), (k, dev), "{e}");
-                assert!(message.contains("injected fault"), "{e}");
-                assert!(message.contains(&format!("device {dev}")), "{e}");
-            }
-            other => panic!("expected a shard error, got {other:?}"),
-        }
+        e.context().inject_fault(dev, Some(k as i64)).unwrap();
+        let err = run_shards(&e, &shards, cfg(TowerKind::Fraction)).unwrap_err();
+        assert!(matches!(err, EngineError::Partition { .. }), "{err}");
+        assert_eq!(err.partition(), Some(k), "{err}");
+        assert_eq!(err.device(), Some(dev), "{err}");
+        assert_eq!(err.code(), Some(ErrorCode::InjectedFault), "{err}");
+        let msg = err.to_string();
+        assert!(msg.contains(&format!("device {dev}")) && msg.contains(&format!("tag {k}")), "{msg}");
         // The fault was one-shot: the same job now succeeds.
-        run_shards(&ctx, &devices, &shards, &cfg(Policy::RoundRobin, TowerKind::Fraction)).unwrap();
+        run_shards(&e, &shards, cfg(TowerKind::Fraction)).unwrap();
     }
+}
+
+#[test]
+fn bad_shard_sizes_are_refused() {
+    let e = engine(1, Policy::RoundRobin);
+    assert!(run_shards(&e, &[], cfg(TowerKind::Product)).is_err());
+    assert!(run_shards(&e, &[ShardSpec { log_size: 0 }], cfg(TowerKind::Product)).is_err());
+    assert!(run_shards(&e, &[ShardSpec { log_size: 31 }], cfg(TowerKind::Product)).is_err());
 }

@@ -4,9 +4,12 @@
 //!   cuda-prover gkr --log-size 20 --shards 4 --backend host --host-devices 2
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Parser, ValueEnum};
-use cuda_prover_engine::{cpus, open_context, resolve, BackendChoice, DeviceSelection, Policy};
+use cuda_prover_engine::{
+    cpus, open_context, BackendChoice, DeviceSelection, Engine, EngineConfig, Policy,
+};
 use cuda_prover_gkr::{run_shards, ShardConfig, ShardSpec, TowerKind};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -49,7 +52,7 @@ struct Cli {
     /// Simulated devices of the host backend (default: CUDA_PROVER_HOST_DEVICES or 1).
     #[arg(long, default_value_t = 0)]
     host_devices: u32,
-    /// One CPU set per worker, e.g. 0-7,8-15.
+    /// One CPU set per device's worker, e.g. 0-7,8-15.
     #[arg(long)]
     worker_cpus: Option<String>,
     #[arg(long, default_value_t = 1)]
@@ -82,56 +85,62 @@ fn run(cli: Cli) -> Result<(), String> {
         BackendArg::Cuda => BackendChoice::Cuda,
     };
     let ctx = open_context(choice, cli.host_devices, &sel).map_err(|e| e.to_string())?;
-    let devices: Vec<u32> = resolve(&ctx, &sel)
-        .map_err(|e| e.to_string())?
-        .iter()
-        .map(|d| d.ordinal)
-        .collect();
+    let backend = ctx.backend_name();
+    let engine = Engine::new(
+        Arc::new(ctx),
+        EngineConfig {
+            devices: sel,
+            policy: cli.policy,
+            worker_cpus: cli.worker_cpus.as_deref().map(cpus::parse_cpu_sets).transpose()?,
+            ..EngineConfig::default()
+        },
+    )
+    .map_err(|e| e.to_string())?;
     let cfg = ShardConfig {
         kind: match cli.kind {
             KindArg::Product => TowerKind::Product,
             KindArg::Fraction => TowerKind::Fraction,
         },
-        policy: cli.policy,
         seed: cli.seed,
-        worker_cpus: cli.worker_cpus.as_deref().map(cpus::parse_cpu_sets).transpose()?,
     };
+    let devices: Vec<u32> = engine.devices().iter().map(|d| d.ordinal).collect();
     println!(
-        "backend {}, devices {:?}, {} shards, {:?}, policy {}",
-        ctx.backend_name(),
-        devices,
+        "backend {backend}, devices {devices:?}, {} shards, {:?}, policy {}",
         shards.len(),
         cfg.kind,
-        cfg.policy.name()
+        cli.policy.name()
     );
-    let report = run_shards(&ctx, &devices, &shards, &cfg).map_err(|e| e.to_string())?;
+    let report = run_shards(&engine, &shards, cfg).map_err(|e| e.to_string())?;
     for r in &report.shards {
         let rounds: std::time::Duration = r.stats.layers.iter().map(|l| l.setup + l.rounds).sum();
         println!(
-            "shard {}: 2^{} on device {}: build {:.1} ms, layers {:.1} ms, prove {:.1} ms, verify {:.1} ms, {} bytes",
+            "shard {}: 2^{} on device {}: input {:.1} ms, queue {:.1} ms, build {:.1} ms, layers {:.1} ms, prove {:.1} ms, {} bytes",
             r.shard,
             r.log_size,
             r.device,
+            ms(r.prepare),
+            ms(r.queue_wait),
             ms(r.stats.build),
             ms(rounds),
             ms(r.stats.total),
-            ms(r.verify),
             r.proof_bytes
         );
     }
     println!(
-        "verified {} shards on {} devices in {:.1} ms",
+        "verified {} shards on {} devices in {:.1} ms (verification alone {:.1} ms)",
         report.shards.len(),
         report.devices.len(),
-        ms(report.wall)
+        ms(report.wall),
+        ms(report.verify)
     );
     if let Some(path) = &cli.report {
         let json = serde_json::json!({
-            "backend": ctx.backend_name(),
+            "backend": backend,
             "kind": format!("{:?}", cfg.kind),
-            "policy": cfg.policy.name(),
+            "policy": cli.policy.name(),
             "devices": report.devices,
             "wall_ms": ms(report.wall),
+            "verify_ms": ms(report.verify),
             "verified": true,
             "shards": report.shards.iter().map(|r| serde_json::json!({
                 "shard": r.shard,
@@ -139,7 +148,8 @@ fn run(cli: Cli) -> Result<(), String> {
                 "device": r.device,
                 "build_ms": ms(r.stats.build),
                 "prove_ms": ms(r.stats.total),
-                "verify_ms": ms(r.verify),
+                "prepare_ms": ms(r.prepare),
+                "queue_ms": ms(r.queue_wait),
                 "proof_bytes": r.proof_bytes,
                 "layer_ms": r.stats.layers.iter().map(|l| ms(l.setup + l.rounds)).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
