@@ -16,12 +16,17 @@ use std::sync::Arc;
 
 use cuda_prover_engine::{DeviceSelection, Engine, EngineConfig, Policy};
 use cuda_prover_gkr::shards::shard_input;
-use cuda_prover_gkr::{prove_tower, run_shards, verify_tower, Context, ShardConfig, ShardSpec, TowerKind};
+use cuda_prover_gkr::{
+    prove_tower, run_shards, verify_tower, Context, ShardConfig, ShardSpec, TowerKind,
+};
 use cuda_prover_pipeline::{Backend, ContextOptions, Tower};
 use serde_json::{json, Value};
 
 fn env_u32(k: &str, d: u32) -> u32 {
-    std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d)
+    std::env::var(k)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(d)
 }
 
 fn ms(d: std::time::Duration) -> f64 {
@@ -42,7 +47,9 @@ fn open(backend: Backend) -> Option<Context> {
 // Device memory of a tower of 2^log and of its largest layer sumcheck.
 fn memory(ctx: &Context, log: u32) -> Value {
     let input = shard_input(TowerKind::Product, 1, 0, log);
-    let cuda_prover_gkr::TowerInput::Product(v) = input else { unreachable!() };
+    let cuda_prover_gkr::TowerInput::Product(v) = input else {
+        unreachable!()
+    };
     let raw: Vec<_> = v.iter().map(cuda_prover_gkr::to_bb4).collect();
     let base = ctx.device_stats(0).unwrap().cache_bytes;
     let mut t = Tower::new(ctx, 0, None, 0, TowerKind::Product, &raw, None).unwrap();
@@ -63,7 +70,11 @@ fn tower(ctx: &Context, log: u32) -> Value {
     let tv = Instant::now();
     verify_tower(&input, &proof).unwrap();
     let verify = tv.elapsed();
-    let layers: Vec<f64> = stats.layers.iter().map(|l| ms(l.setup + l.rounds)).collect();
+    let layers: Vec<f64> = stats
+        .layers
+        .iter()
+        .map(|l| ms(l.setup + l.rounds))
+        .collect();
     println!(
         "  {}: 2^{log} tower: build {:.1} ms, layers {:.1} ms, total {:.1} ms (verify {:.1} ms)",
         ctx.backend_name(),
@@ -72,8 +83,17 @@ fn tower(ctx: &Context, log: u32) -> Value {
         ms(stats.total),
         ms(verify)
     );
-    let top: Vec<String> = layers.iter().rev().take(4).map(|x| format!("{x:.1}")).collect();
-    println!("    largest layers (ms, from layer {} down): {}", log - 1, top.join(", "));
+    let top: Vec<String> = layers
+        .iter()
+        .rev()
+        .take(4)
+        .map(|x| format!("{x:.1}"))
+        .collect();
+    println!(
+        "    largest layers (ms, from layer {} down): {}",
+        log - 1,
+        top.join(", ")
+    );
     let mem = memory(ctx, log);
     println!("    device memory: {mem}");
     json!({
@@ -91,7 +111,10 @@ fn mixed(ctx: Arc<Context>, max_log: u32) -> Value {
     let devices = ctx.open_devices().unwrap();
     // 11 shards of mixed sizes.
     let sizes: Vec<u32> = (0..11u32).map(|k| max_log - (k * 7 % 4)).collect();
-    let shards: Vec<ShardSpec> = sizes.iter().map(|&log_size| ShardSpec { log_size }).collect();
+    let shards: Vec<ShardSpec> = sizes
+        .iter()
+        .map(|&log_size| ShardSpec { log_size })
+        .collect();
     let backend = ctx.backend_name();
     let cfg = ShardConfig {
         kind: TowerKind::Product,
@@ -113,11 +136,20 @@ fn mixed(ctx: Arc<Context>, max_log: u32) -> Value {
     for policy in [Policy::RoundRobin, Policy::LeastLoaded] {
         let one = run(DeviceSelection::List(vec![devices[0]]), policy);
         let mut row = json!({ "policy": policy.name(), "sizes": sizes, "one_device_ms": ms(one) });
-        print!("  {backend}: 11 shards, {}: 1 device {:.1} ms", policy.name(), ms(one));
+        print!(
+            "  {backend}: 11 shards, {}: 1 device {:.1} ms",
+            policy.name(),
+            ms(one)
+        );
         if devices.len() > 1 {
             let all = run(DeviceSelection::All, policy);
             let eff = one.as_secs_f64() / (devices.len() as f64 * all.as_secs_f64());
-            print!(", {} devices {:.1} ms, efficiency {:.0}%", devices.len(), ms(all), eff * 100.0);
+            print!(
+                ", {} devices {:.1} ms, efficiency {:.0}%",
+                devices.len(),
+                ms(all),
+                eff * 100.0
+            );
             row["all_devices_ms"] = json!(ms(all));
             row["devices"] = json!(devices.len());
             row["efficiency"] = json!(eff);

@@ -21,7 +21,9 @@ pub use field::{from_bb4, random_ext, random_nonzero_ext, to_bb4, Ext, Felt};
 pub use poly::{eq_eval, interpolate, mle_eval};
 pub use proof::{LayerProof, TowerProof};
 pub use prover::{prove_tower, LayerTimes, ProveStats, TowerInput};
-pub use shards::{run_shards, ShardConfig, ShardOutput, ShardReport, ShardResult, ShardSpec, ShardWork};
+pub use shards::{
+    run_shards, ShardConfig, ShardOutput, ShardReport, ShardResult, ShardSpec, ShardWork,
+};
 pub use transcript::Transcript;
 pub use verifier::verify_tower;
 

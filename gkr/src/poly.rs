@@ -34,7 +34,11 @@ pub fn eq_eval(r: &[Ext], s: &[Ext]) -> Ext {
 /// The multilinear extension of `values` (2^point.len() entries, index bit
 /// point.len() - 1 first) at `point`.
 pub fn mle_eval(values: &[Ext], point: &[Ext]) -> Ext {
-    assert_eq!(values.len(), 1usize << point.len(), "mle_eval: table and point sizes differ");
+    assert_eq!(
+        values.len(),
+        1usize << point.len(),
+        "mle_eval: table and point sizes differ"
+    );
     let mut v = values.to_vec();
     for &r in point {
         let half = v.len() / 2;

@@ -115,7 +115,9 @@ impl TowerProof {
         }
         let v = r.u8()?;
         if v != VERSION {
-            return Err(GkrError::Malformed(format!("version {v}, expected {VERSION}")));
+            return Err(GkrError::Malformed(format!(
+                "version {v}, expected {VERSION}"
+            )));
         }
         let kind = match r.u8()? {
             0 => TowerKind::Product,
@@ -124,7 +126,9 @@ impl TowerProof {
         };
         let log_size = r.u32()?;
         if log_size == 0 || log_size > crate::shards::MAX_LOG_SIZE {
-            return Err(GkrError::Malformed(format!("log_size {log_size} out of range")));
+            return Err(GkrError::Malformed(format!(
+                "log_size {log_size} out of range"
+            )));
         }
         let nroot = r.u8()? as usize;
         let root = r.exts(nroot)?;
@@ -137,7 +141,9 @@ impl TowerProof {
                     "layer with {nrounds} rounds of {per} values"
                 )));
             }
-            let rounds = (0..nrounds).map(|_| r.exts(per)).collect::<Result<Vec<_>, _>>()?;
+            let rounds = (0..nrounds)
+                .map(|_| r.exts(per))
+                .collect::<Result<Vec<_>, _>>()?;
             let nv = r.u8()? as usize;
             let values = r.exts(nv)?;
             layers.push(LayerProof { rounds, values });

@@ -91,7 +91,12 @@ pub struct ShardWork<'a> {
 
 impl ShardWork<'_> {
     fn input(&self, k: usize) -> TowerInput {
-        shard_input(self.config.kind, self.config.seed, k, self.shards[k].log_size)
+        shard_input(
+            self.config.kind,
+            self.config.seed,
+            k,
+            self.shards[k].log_size,
+        )
     }
 }
 
@@ -146,8 +151,8 @@ impl Work for ShardWork<'_> {
     }
 
     fn verify(&self, item: usize, output: &ShardOutput) -> Result<(), EngineError> {
-        let ok = TowerProof::from_bytes(&output.proof)
-            .and_then(|p| verify_tower(&self.input(item), &p));
+        let ok =
+            TowerProof::from_bytes(&output.proof).and_then(|p| verify_tower(&self.input(item), &p));
         match ok {
             Ok(_) => Ok(()),
             Err(e) => {

@@ -4,7 +4,9 @@
 
 use p3_field::PrimeCharacteristicRing;
 
-use crate::{eq_eval, interpolate, mle_eval, Ext, GkrError, TowerInput, TowerKind, TowerProof, Transcript};
+use crate::{
+    eq_eval, interpolate, mle_eval, Ext, GkrError, TowerInput, TowerKind, TowerProof, Transcript,
+};
 
 fn reject(m: String) -> GkrError {
     GkrError::Rejected(m)
@@ -47,10 +49,15 @@ pub fn verify_tower(input: &TowerInput, proof: &TowerProof) -> Result<Vec<Ext>, 
         let mut s = Vec::with_capacity(layer);
         for (k, evals) in lp.rounds.iter().enumerate() {
             if evals.len() != 4 {
-                return Err(reject(format!("layer {layer} round {k}: {} values, not 4", evals.len())));
+                return Err(reject(format!(
+                    "layer {layer} round {k}: {} values, not 4",
+                    evals.len()
+                )));
             }
             if evals[0] + evals[1] != sum {
-                return Err(reject(format!("layer {layer} round {k}: g(0) + g(1) is not the claim")));
+                return Err(reject(format!(
+                    "layer {layer} round {k}: g(0) + g(1) is not the claim"
+                )));
             }
             tr.observe_all(evals);
             let c = tr.challenge();
@@ -58,7 +65,10 @@ pub fn verify_tower(input: &TowerInput, proof: &TowerProof) -> Result<Vec<Ext>, 
             s.push(c);
         }
         if lp.values.len() != nvals {
-            return Err(reject(format!("layer {layer}: {} final values", lp.values.len())));
+            return Err(reject(format!(
+                "layer {layer}: {} final values",
+                lp.values.len()
+            )));
         }
         let eq = eq_eval(&point, &s);
         let v = &lp.values;
@@ -75,10 +85,9 @@ pub fn verify_tower(input: &TowerInput, proof: &TowerProof) -> Result<Vec<Ext>, 
         let lambda = tr.challenge();
         claim = match kind {
             TowerKind::Product => vec![v[0] + lambda * (v[1] - v[0])],
-            TowerKind::Fraction => vec![
-                v[0] + lambda * (v[1] - v[0]),
-                v[2] + lambda * (v[3] - v[2]),
-            ],
+            TowerKind::Fraction => {
+                vec![v[0] + lambda * (v[1] - v[0]), v[2] + lambda * (v[3] - v[2])]
+            }
         };
         point = std::iter::once(lambda).chain(s).collect();
     }

@@ -7,7 +7,9 @@
 #![cfg(feature = "cuda")]
 
 use cuda_prover_gkr::shards::shard_input;
-use cuda_prover_gkr::{prove_tower, random_ext, to_bb4, verify_tower, Bb4, Bb4Op, Context, TowerKind};
+use cuda_prover_gkr::{
+    prove_tower, random_ext, to_bb4, verify_tower, Bb4, Bb4Op, Context, TowerKind,
+};
 use cuda_prover_pipeline::{Backend, ContextOptions};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -35,8 +37,12 @@ fn cuda_field_kernels_equal_host() {
     let Some(gpu) = gpu() else { return };
     let host = Context::host(1).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let a: Vec<Bb4> = (0..100_000).map(|_| to_bb4(&random_ext(&mut rng))).collect();
-    let b: Vec<Bb4> = (0..100_000).map(|_| to_bb4(&random_ext(&mut rng))).collect();
+    let a: Vec<Bb4> = (0..100_000)
+        .map(|_| to_bb4(&random_ext(&mut rng)))
+        .collect();
+    let b: Vec<Bb4> = (0..100_000)
+        .map(|_| to_bb4(&random_ext(&mut rng)))
+        .collect();
     for op in [Bb4Op::Add, Bb4Op::Sub, Bb4Op::Mul, Bb4Op::Inv] {
         let n = if op == Bb4Op::Inv { 1000 } else { a.len() };
         let bb: &[Bb4] = if op == Bb4Op::Inv { &[] } else { &b[..n] };
@@ -52,7 +58,10 @@ fn cuda_field_kernels_equal_host() {
 fn cuda_tower_proofs_equal_host_byte_for_byte() {
     let Some(gpu) = gpu() else { return };
     let host = Context::host(1).unwrap();
-    let log: u32 = std::env::var("CP_GKR_CUDA_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
+    let log: u32 = std::env::var("CP_GKR_CUDA_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(16);
     for kind in [TowerKind::Product, TowerKind::Fraction] {
         for lg in [1, 2, 7, 12, log] {
             let input = shard_input(kind, 9, lg as usize, lg);

@@ -40,7 +40,13 @@ fn field_ops_match_plonky3() {
     ] {
         let got = ctx.bb4_batch(0, op, &ra, &rb).unwrap();
         for i in 0..a.len() {
-            assert_eq!(got[i], to_bb4(&f(a[i], b[i])), "{op:?} at {i}: {:?} {:?}", a[i], b[i]);
+            assert_eq!(
+                got[i],
+                to_bb4(&f(a[i], b[i])),
+                "{op:?} at {i}: {:?} {:?}",
+                a[i],
+                b[i]
+            );
         }
     }
     let inv = ctx.bb4_batch(0, Bb4Op::Inv, &ra[..200], &[]).unwrap();

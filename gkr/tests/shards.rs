@@ -31,23 +31,36 @@ fn cfg(kind: TowerKind) -> ShardConfig {
 fn round_robin_over_2_and_4_devices() {
     for n in [2u32, 4] {
         let e = engine(n, Policy::RoundRobin);
-        let shards: Vec<ShardSpec> = (0..9).map(|k| ShardSpec { log_size: 4 + (k % 3) }).collect();
+        let shards: Vec<ShardSpec> = (0..9)
+            .map(|k| ShardSpec {
+                log_size: 4 + (k % 3),
+            })
+            .collect();
         for kind in [TowerKind::Product, TowerKind::Fraction] {
-            let before: Vec<u64> = (0..n).map(|d| e.context().device_stats(d).unwrap().proofs).collect();
+            let before: Vec<u64> = (0..n)
+                .map(|d| e.context().device_stats(d).unwrap().proofs)
+                .collect();
             let r = run_shards(&e, &shards, cfg(kind)).unwrap();
             assert_eq!(r.shards.len(), 9);
             let mut per_device = vec![0usize; n as usize];
             for (k, s) in r.shards.iter().enumerate() {
                 assert_eq!(s.shard, k, "shard order restored");
                 assert_eq!(s.device, k as u32 % n, "shard {k} on device k % {n}");
-                assert_eq!(s.stats.device, s.device, "the core's handle names the same device");
+                assert_eq!(
+                    s.stats.device, s.device,
+                    "the core's handle names the same device"
+                );
                 assert_eq!(s.log_size, shards[k].log_size);
                 per_device[s.device as usize] += 1;
             }
             // Each device's core counter moved exactly when it proved a shard.
             for d in 0..n {
                 let after = e.context().device_stats(d).unwrap().proofs;
-                assert_eq!(after > before[d as usize], per_device[d as usize] > 0, "device {d}");
+                assert_eq!(
+                    after > before[d as usize],
+                    per_device[d as usize] > 0,
+                    "device {d}"
+                );
             }
         }
     }
@@ -57,7 +70,9 @@ fn round_robin_over_2_and_4_devices() {
 fn least_loaded_gives_the_slow_device_less() {
     let e = engine(2, Policy::LeastLoaded);
     // Device 0 is slow: every core call on it takes 20 ms longer.
-    e.context().set_device_delay(0, Duration::from_millis(20)).unwrap();
+    e.context()
+        .set_device_delay(0, Duration::from_millis(20))
+        .unwrap();
     let shards: Vec<ShardSpec> = (0..10).map(|_| ShardSpec { log_size: 5 }).collect();
     let r = run_shards(&e, &shards, cfg(TowerKind::Product)).unwrap();
     let on0 = r.shards.iter().filter(|s| s.device == 0).count();
@@ -80,7 +95,10 @@ fn fault_in_shard_k_names_shard_and_device() {
         assert_eq!(err.device(), Some(dev), "{err}");
         assert_eq!(err.code(), Some(ErrorCode::InjectedFault), "{err}");
         let msg = err.to_string();
-        assert!(msg.contains(&format!("device {dev}")) && msg.contains(&format!("tag {k}")), "{msg}");
+        assert!(
+            msg.contains(&format!("device {dev}")) && msg.contains(&format!("tag {k}")),
+            "{msg}"
+        );
         // The fault was one-shot: the same job now succeeds.
         run_shards(&e, &shards, cfg(TowerKind::Fraction)).unwrap();
     }

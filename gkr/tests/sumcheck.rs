@@ -59,17 +59,29 @@ fn rounds_and_folds_match_direct_computation() {
             factors: f.iter().map(|&x| x as u32).collect(),
         })
         .collect();
-    let raw: Vec<Vec<Bb4>> = tables.iter().map(|t| t.iter().map(to_bb4).collect()).collect();
+    let raw: Vec<Vec<Bb4>> = tables
+        .iter()
+        .map(|t| t.iter().map(to_bb4).collect())
+        .collect();
     let refs: Vec<&[Bb4]> = raw.iter().map(|t| t.as_slice()).collect();
     let mut sc = Sumcheck::new(&ctx, 1, None, 5, &refs).unwrap();
     assert_eq!(sc.device(), 1);
     let mut claim = None;
     for round in 0..m {
         let want = direct_round(&tables, &terms, 4);
-        let got: Vec<Ext> = sc.round(&raw_terms, 4).unwrap().iter().map(from_bb4).collect();
+        let got: Vec<Ext> = sc
+            .round(&raw_terms, 4)
+            .unwrap()
+            .iter()
+            .map(from_bb4)
+            .collect();
         assert_eq!(got, want, "round {round}");
         if let Some(c) = claim {
-            assert_eq!(got[0] + got[1], c, "round {round}: g(0) + g(1) is the previous claim");
+            assert_eq!(
+                got[0] + got[1],
+                c,
+                "round {round}: g(0) + g(1) is the previous claim"
+            );
         }
         let r = random_ext(&mut rng);
         claim = Some(cuda_prover_gkr::interpolate(&got, r));

@@ -27,7 +27,9 @@ fn product_tower_verifies_and_root_is_the_product() {
         let input = shard_input(TowerKind::Product, 3, log as usize, log);
         let proof = prove(&ctx, &input);
         let root = verify_tower(&input, &proof).unwrap();
-        let TowerInput::Product(v) = &input else { unreachable!() };
+        let TowerInput::Product(v) = &input else {
+            unreachable!()
+        };
         assert_eq!(root, vec![v.iter().copied().product::<Ext>()], "2^{log}");
         let back = TowerProof::from_bytes(&proof.to_bytes()).unwrap();
         assert_eq!(back, proof);
@@ -41,7 +43,13 @@ fn fraction_tower_verifies_and_root_is_the_sum() {
         let input = shard_input(TowerKind::Fraction, 4, 0, log);
         let proof = prove(&ctx, &input);
         let root = verify_tower(&input, &proof).unwrap();
-        let TowerInput::Fraction { numerators, denominators } = &input else { unreachable!() };
+        let TowerInput::Fraction {
+            numerators,
+            denominators,
+        } = &input
+        else {
+            unreachable!()
+        };
         let sum: Ext = numerators
             .iter()
             .zip(denominators)
@@ -102,12 +110,18 @@ fn rejections() {
 fn each_layer_is_reduced_once_and_inputs_are_checked() {
     let ctx = Context::host(1).unwrap();
     let bad = TowerInput::Product(vec![Ext::ONE; 3]);
-    assert!(matches!(prove_tower(&ctx, 0, None, 0, &bad), Err(GkrError::Invalid(_))));
+    assert!(matches!(
+        prove_tower(&ctx, 0, None, 0, &bad),
+        Err(GkrError::Invalid(_))
+    ));
     let bad = TowerInput::Fraction {
         numerators: vec![Ext::ONE; 4],
         denominators: vec![Ext::ONE; 2],
     };
-    assert!(matches!(prove_tower(&ctx, 0, None, 0, &bad), Err(GkrError::Invalid(_))));
+    assert!(matches!(
+        prove_tower(&ctx, 0, None, 0, &bad),
+        Err(GkrError::Invalid(_))
+    ));
     // A device outside the context is the core's error, naming it.
     let input = shard_input(TowerKind::Product, 1, 0, 3);
     let e = prove_tower(&ctx, 3, None, 0, &input).unwrap_err();

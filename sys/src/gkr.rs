@@ -88,7 +88,11 @@ impl Context {
                 gpu_index,
                 raw_op,
                 as_raw(a),
-                if op == Bb4Op::Inv { ptr::null() } else { as_raw(b) },
+                if op == Bb4Op::Inv {
+                    ptr::null()
+                } else {
+                    as_raw(b)
+                },
                 as_raw_mut(&mut out),
                 a.len(),
             )
@@ -302,7 +306,14 @@ impl<'a> Tower<'a> {
 
     /// The root: `[product]` or `[numerator, denominator]`.
     pub fn root(&mut self) -> Result<Vec<Bb4>> {
-        let mut out = vec![[0u32; 4]; if self.kind == TowerKind::Fraction { 2 } else { 1 }];
+        let mut out = vec![
+            [0u32; 4];
+            if self.kind == TowerKind::Fraction {
+                2
+            } else {
+                1
+            }
+        ];
         // SAFETY: `raw` is live; `out` holds the entries the kind has.
         check(unsafe { ffi::cp_tower_root(self.raw, as_raw_mut(&mut out)) })?;
         Ok(out)
@@ -324,7 +335,11 @@ impl<'a> Tower<'a> {
         check(unsafe { ffi::cp_tower_layer_sumcheck(self.raw, layer, as_raw(point), &mut raw) })?;
         Ok(Sumcheck {
             raw,
-            num_tables: if self.kind == TowerKind::Fraction { 5 } else { 3 },
+            num_tables: if self.kind == TowerKind::Fraction {
+                5
+            } else {
+                3
+            },
             _ctx: PhantomData,
         })
     }

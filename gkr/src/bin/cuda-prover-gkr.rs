@@ -26,7 +26,10 @@ enum KindArg {
 }
 
 #[derive(Debug, Parser)]
-#[command(name = "cuda-prover-gkr", about = "GKR tower proofs over BabyBear, sharded over devices")]
+#[command(
+    name = "cuda-prover-gkr",
+    about = "GKR tower proofs over BabyBear, sharded over devices"
+)]
 struct Cli {
     /// log2 of each shard's values (ignored where --sizes is given).
     #[arg(long, default_value_t = 16)]
@@ -70,11 +73,18 @@ fn run(cli: Cli) -> Result<(), String> {
     let sizes: Vec<u32> = match &cli.sizes {
         Some(s) => s
             .split(',')
-            .map(|p| p.trim().parse::<u32>().map_err(|_| format!("bad size '{p}'")))
+            .map(|p| {
+                p.trim()
+                    .parse::<u32>()
+                    .map_err(|_| format!("bad size '{p}'"))
+            })
             .collect::<Result<_, _>>()?,
         None => vec![cli.log_size; cli.shards],
     };
-    let shards: Vec<ShardSpec> = sizes.iter().map(|&log_size| ShardSpec { log_size }).collect();
+    let shards: Vec<ShardSpec> = sizes
+        .iter()
+        .map(|&log_size| ShardSpec { log_size })
+        .collect();
     let sel = match &cli.gpu_devices {
         Some(s) => DeviceSelection::parse_list(s)?,
         None => DeviceSelection::All,
@@ -91,7 +101,11 @@ fn run(cli: Cli) -> Result<(), String> {
         EngineConfig {
             devices: sel,
             policy: cli.policy,
-            worker_cpus: cli.worker_cpus.as_deref().map(cpus::parse_cpu_sets).transpose()?,
+            worker_cpus: cli
+                .worker_cpus
+                .as_deref()
+                .map(cpus::parse_cpu_sets)
+                .transpose()?,
             ..EngineConfig::default()
         },
     )
