@@ -160,34 +160,43 @@ fn mixed(ctx: Arc<Context>, max_log: u32) -> Value {
     json!(out)
 }
 
+fn write(report: &Value) {
+    let path = std::env::var("GKR_BENCH_OUT").unwrap_or_else(|_| "target/gkr-bench.json".into());
+    match std::fs::write(&path, serde_json::to_string_pretty(report).unwrap()) {
+        Ok(()) => println!("wrote {path}"),
+        Err(e) => println!("could not write {path}: {e}"),
+    }
+}
+
 fn main() {
     let log = env_u32("GKR_BENCH_LOG", 24);
     let shard_log = env_u32("GKR_BENCH_SHARD_LOG", 22);
     let mut report = json!({ "log_size": log });
     println!("GKR tower bench (product of 2^{log} extension elements)");
+    // The GPU first, the JSON rewritten after each part: a run cut short
+    // still leaves its numbers.
     let gpu = open(Backend::Cuda).map(Arc::new);
-    let mut host_ms = None;
+    if let Some(gpu) = &gpu {
+        report["cuda"] = tower(gpu, log);
+        write(&report);
+        report["mixed_cuda"] = mixed(gpu.clone(), shard_log);
+        write(&report);
+    }
     if std::env::var("GKR_BENCH_HOST").as_deref() != Ok("0") {
         let host = Context::host(1).unwrap();
-        let r = tower(&host, log);
-        host_ms = r["total_ms"].as_f64();
-        report["host"] = r;
-    }
-    if let Some(gpu) = &gpu {
-        let r = tower(gpu, log);
-        if let (Some(h), Some(g)) = (host_ms, r["total_ms"].as_f64()) {
+        report["host"] = tower(&host, log);
+        if let (Some(h), Some(g)) = (
+            report["host"]["total_ms"].as_f64(),
+            report["cuda"]["total_ms"].as_f64(),
+        ) {
             println!("  speedup GPU vs host: {:.1}x", h / g);
             report["speedup"] = json!(h / g);
         }
-        report["cuda"] = r;
-        report["mixed_cuda"] = mixed(gpu.clone(), shard_log);
-    } else {
+        write(&report);
+    }
+    if gpu.is_none() {
         let host = Arc::new(Context::host(2).unwrap());
         report["mixed_host"] = mixed(host, shard_log.min(16));
-    }
-    let path = std::env::var("GKR_BENCH_OUT").unwrap_or_else(|_| "target/gkr-bench.json".into());
-    match std::fs::write(&path, serde_json::to_string_pretty(&report).unwrap()) {
-        Ok(()) => println!("wrote {path}"),
-        Err(e) => println!("could not write {path}: {e}"),
+        write(&report);
     }
 }

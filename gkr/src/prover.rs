@@ -86,8 +86,24 @@ pub struct ProveStats {
     pub total: Duration,
 }
 
+// The core's form of the values, converted on every core for large inputs.
 fn bb4s(v: &[Ext]) -> Vec<Bb4> {
-    v.iter().map(to_bb4).collect()
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if v.len() < 1 << 16 || threads == 1 {
+        return v.iter().map(to_bb4).collect();
+    }
+    let mut out = vec![[0u32; 4]; v.len()];
+    let chunk = v.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        for (src, dst) in v.chunks(chunk).zip(out.chunks_mut(chunk)) {
+            s.spawn(move || {
+                for (x, y) in src.iter().zip(dst) {
+                    *y = to_bb4(x);
+                }
+            });
+        }
+    });
+    out
 }
 
 const ONE: Bb4 = [1, 0, 0, 0];

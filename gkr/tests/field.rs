@@ -64,3 +64,28 @@ fn non_canonical_input_is_refused() {
         .unwrap_err();
     assert!(e.message.contains("not below p"), "{e}");
 }
+
+#[test]
+fn a_bad_value_in_a_large_input_is_named_by_index() {
+    // Large inputs are converted on several threads; the error still names
+    // the first bad index.
+    let ctx = Context::host(1).unwrap();
+    let mut v: Vec<Bb4> = (0..1u32 << 17).map(|i| [i, 0, 0, 0]).collect();
+    v[100_000][2] = P + 5;
+    v[120_000][0] = P;
+    let e = cuda_prover_pipeline::Tower::new(
+        &ctx,
+        0,
+        None,
+        0,
+        cuda_prover_gkr::TowerKind::Product,
+        &v,
+        None,
+    )
+    .err()
+    .expect("a non-canonical value is refused");
+    assert!(
+        e.to_string().contains("values[100000]: coefficient 2"),
+        "{e}"
+    );
+}

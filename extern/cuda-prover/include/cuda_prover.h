@@ -606,7 +606,8 @@ cp_status cp_sumcheck_new(cp_context *ctx, int32_t gpu_index, cp_mutex *mutex, i
 /* The round polynomial g(t) = sum_{y} sum_terms coeff * prod_k
  * table[factors[k]](t, y) over the remaining variables y, as its values
  * g(0), ..., g(degree) into evals_out (degree + 1 entries). degree is at
- * least the largest num_factors and at most CP_SUMCHECK_MAX_DEGREE.
+ * least the largest num_factors and at most CP_SUMCHECK_MAX_DEGREE;
+ * num_terms is in [1, 16].
  * CP_ERR_INVALID_ARGUMENT when no variable is left. */
 cp_status cp_sumcheck_round(cp_sumcheck *sc, const cp_sumcheck_term *terms, size_t num_terms,
                             uint32_t degree, cp_bb4 *evals_out);

@@ -141,7 +141,7 @@ fn run(cli: Cli) -> Result<(), String> {
         );
     }
     println!(
-        "verified {} shards on {} devices in {:.1} ms (verification alone {:.1} ms)",
+        "verified {} shards on {} devices in {:.1} ms (of which the collector's verification {:.1} ms)",
         report.shards.len(),
         report.devices.len(),
         ms(report.wall),

@@ -1,8 +1,10 @@
 #include "gkr/handles.hpp"
 
+#include <atomic>
 #include <mutex>
 
 #include "dispatch.hpp"
+#include "parallel.hpp"
 
 namespace cp {
 namespace gkr {
@@ -55,8 +57,21 @@ bb::ext from_abi(const cp_bb4 &v, const std::string &what, size_t index) {
     return e;
 }
 
-void from_abi(const cp_bb4 *v, size_t n, bb::ext *out, const std::string &what) {
-    for (size_t i = 0; i < n; i++) out[i] = from_abi(v[i], what, i);
+void from_abi(const cp_bb4 *v, size_t n, bb::ext *out, const std::string &what, int threads) {
+    std::atomic<bool> bad{false};
+    parallel_for(n, threads, size_t(1) << 14, [&](size_t b, size_t e, size_t) {
+        for (size_t i = b; i < e; i++) {
+            for (int c = 0; c < 4; c++) {
+                if (v[i].c[c] >= bb::P) {
+                    bad = true;
+                    return;
+                }
+                out[i].c[c] = bb::to_mont(v[i].c[c]);
+            }
+        }
+    });
+    if (bad)  // the sequential pass throws for the first bad index
+        for (size_t i = 0; i < n; i++) out[i] = from_abi(v[i], what, i);
 }
 
 cp_bb4 to_abi(const bb::ext &v) {

@@ -39,7 +39,9 @@ struct site {
 // Canonical -> Montgomery, CP_ERR_INVALID_ARGUMENT naming `what` and the
 // index for a coefficient >= p.
 bb::ext from_abi(const cp_bb4 &v, const std::string &what, size_t index);
-void from_abi(const cp_bb4 *v, size_t n, bb::ext *out, const std::string &what);
+// The same for n values on `threads` threads; the error names the first
+// bad index.
+void from_abi(const cp_bb4 *v, size_t n, bb::ext *out, const std::string &what, int threads = 1);
 cp_bb4 to_abi(const bb::ext &v);
 
 }  // namespace gkr

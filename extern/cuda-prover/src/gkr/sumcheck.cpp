@@ -11,6 +11,7 @@ namespace gkr {
 namespace {
 
 constexpr size_t MAX_TABLES = 64;
+constexpr size_t MAX_TERMS = 16;
 
 void check_vars(uint32_t m, const char *where) {
     if (m > CP_GKR_MAX_VARS)
@@ -35,7 +36,7 @@ void sumcheck_new(cp_context *ctx, int32_t gpu_index, cp_mutex *mutex, int64_t t
         if (!tables[i])
             fail(CP_ERR_INVALID_ARGUMENT, std::string(where) + ": table " + std::to_string(i) + " is NULL");
         host[i].resize(n);
-        from_abi(tables[i], n, host[i].data(), "table " + std::to_string(i));
+        from_abi(tables[i], n, host[i].data(), "table " + std::to_string(i), ctx->threads);
     }
     std::unique_ptr<cp_sumcheck> sc(new cp_sumcheck);
     sc->where = site::route_one(ctx, gpu_index, mutex, tag, "sumcheck", where);
@@ -61,7 +62,9 @@ void sumcheck_round(cp_sumcheck *sc, const cp_sumcheck_term *terms, size_t num_t
     if (!sc || !terms || !evals_out) fail(CP_ERR_INVALID_ARGUMENT, std::string(where) + ": NULL argument");
     if (sc->vars_left == 0)
         fail(CP_ERR_INVALID_ARGUMENT, std::string(where) + ": every variable is bound already");
-    if (num_terms == 0) fail(CP_ERR_INVALID_ARGUMENT, std::string(where) + ": num_terms is 0");
+    if (num_terms == 0 || num_terms > MAX_TERMS)
+        fail(CP_ERR_INVALID_ARGUMENT, std::string(where) + ": num_terms is " +
+                                          std::to_string(num_terms) + ", not in [1, 16]");
     if (degree > CP_SUMCHECK_MAX_DEGREE)
         fail(CP_ERR_INVALID_ARGUMENT, std::string(where) + ": degree " + std::to_string(degree) +
                                           " is more than CP_SUMCHECK_MAX_DEGREE");

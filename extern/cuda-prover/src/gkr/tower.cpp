@@ -28,8 +28,8 @@ void tower_new(cp_context *ctx, int32_t gpu_index, cp_mutex *mutex, int64_t tag,
                                           " is not in [1, " + std::to_string(CP_GKR_MAX_VARS) + "]");
     const size_t n = size_t(1) << log_size;
     std::vector<bb::ext> hv(n), hq(frac ? n : 0);
-    from_abi(values, n, hv.data(), frac ? "numerators" : "values");
-    if (frac) from_abi(denominators, n, hq.data(), "denominators");
+    from_abi(values, n, hv.data(), frac ? "numerators" : "values", ctx->threads);
+    if (frac) from_abi(denominators, n, hq.data(), "denominators", ctx->threads);
 
     std::unique_ptr<cp_tower> t(new cp_tower);
     t->where = site::route_one(ctx, gpu_index, mutex, tag, "tower", where);
