@@ -167,8 +167,11 @@ impl Work for ShardWork<'_> {
     }
 
     fn verify(&self, item: usize, output: &ShardOutput) -> Result<(), EngineError> {
+        let t0 = Instant::now();
         let ok =
             TowerProof::from_bytes(&output.proof).and_then(|p| verify_tower(&self.input(item), &p));
+        self.verify_ns
+            .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
         match ok {
             Ok(_) => Ok(()),
             Err(e) => {

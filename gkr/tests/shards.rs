@@ -111,3 +111,40 @@ fn bad_shard_sizes_are_refused() {
     assert!(run_shards(&e, &[ShardSpec { log_size: 0 }], cfg(TowerKind::Product)).is_err());
     assert!(run_shards(&e, &[ShardSpec { log_size: 31 }], cfg(TowerKind::Product)).is_err());
 }
+
+#[test]
+fn the_collector_check_rejects_a_tampered_shard() {
+    use cuda_prover_engine::Work;
+    use cuda_prover_gkr::shards::shard_input;
+    use cuda_prover_gkr::{prove_tower, ShardOutput, ShardWork};
+
+    let ctx = Context::host(1).unwrap();
+    let shards = [ShardSpec { log_size: 6 }, ShardSpec { log_size: 7 }];
+    let work = ShardWork::new(&shards, cfg(TowerKind::Product));
+    let input = shard_input(TowerKind::Product, 42, 1, 7);
+    let (proof, stats) = prove_tower(&ctx, 0, None, 1, &input).unwrap();
+    let mut out = ShardOutput {
+        device: 0,
+        proof: proof.to_bytes(),
+        root: proof.root.clone(),
+        stats,
+    };
+    work.verify(1, &out).unwrap();
+    // The same proof is not one for shard 0's input.
+    let err = work.verify(0, &out).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            EngineError::Verification {
+                partition: 0,
+                device: 0
+            }
+        ),
+        "{err}"
+    );
+    // One flipped byte in a round value.
+    let n = out.proof.len();
+    out.proof[n - 40] ^= 1;
+    assert!(work.verify(1, &out).is_err());
+    assert!(work.verify_time() > Duration::ZERO);
+}
