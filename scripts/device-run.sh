@@ -27,6 +27,13 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
         --workers-per-device 4 --synthesis-threads 8 \
         --params-dir params-cache --json "$out/bench.json" 2>&1 | grep -v "still generating" | tee "$out/bench.log"
 fi
+if [ "$what" = stream ] || [ "$what" = all ]; then
+    # Keys larger than the memory limit: resident vs streamed device parts
+    # with the limit at the working set plus a quarter of the key.
+    "$bin/bench-prover" --logs "${STREAM_LOGS:-18,20}" --circuits chain,bits --backends cuda \
+        --device-memory-limit key/4 --params-dir params-cache --json "$out/stream.json" \
+        2>&1 | grep -v "still generating" | tee "$out/stream.log"
+fi
 if [ "$what" = scaling ] || [ "$what" = all ]; then
     # Host backend: 1, 2, 4 simulated devices sharing this machine's cores.
     "$bin/bench-scaling" --backend host --host-devices 4 --sets "0;0,1;0,1,2,3" \

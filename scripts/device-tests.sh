@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the CUDA test binaries, the benchmark and the CLI here, and copies
 # them (stripped) into device-bin/ with device-bin/run.sh, for a machine that
-# has a GPU but no Rust toolchain. There: `device-bin/run.sh [tests|bench|all] OUTDIR`.
+# has a GPU but no Rust toolchain. There: `device-bin/run.sh [tests|bench|stream|scaling|all] OUTDIR`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck disable=SC1091

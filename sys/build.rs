@@ -117,8 +117,8 @@ fn build_cuda(src: &Path, include: &Path, blst_bindings: &Path) {
         }
     });
 
-    // Link order: each library before the ones it uses (device -> eval, msm,
-    // ntt -> registry), as `sources` sorts them.
+    // Link order: each library before the ones it uses (device ->
+    // device/* -> eval, msm, ntt -> registry), as `sources` sorts them.
     println!(
         "cargo:rustc-link-search=native={}",
         env::var("OUT_DIR").unwrap()

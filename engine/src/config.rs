@@ -51,6 +51,11 @@ pub struct EngineConfig {
     /// epilogues overlap. Each worker adds one queue slot and one running
     /// partition to the in-flight bound (2 x workers).
     pub workers_per_device: usize,
+    /// A cap on the memory the core may use on each of the engine's devices
+    /// (bytes; `--device-memory-limit`). A key that does not fit next to a
+    /// proof's working set is streamed through the device in chunks. `None`
+    /// leaves the context's limits as they are.
+    pub device_memory_limit: Option<u64>,
 }
 
 impl Default for EngineConfig {
@@ -61,6 +66,7 @@ impl Default for EngineConfig {
             worker_cpus: None,
             synthesis_threads: 0,
             workers_per_device: 1,
+            device_memory_limit: None,
         }
     }
 }

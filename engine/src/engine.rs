@@ -39,6 +39,17 @@ impl Engine {
                 )));
             }
         }
+        if let Some(bytes) = config.device_memory_limit {
+            if bytes == 0 {
+                return Err(EngineError::Setup(
+                    "a device memory limit of 0 bytes: give a positive limit".into(),
+                ));
+            }
+            for d in &devices {
+                ctx.set_memory_limit(d.ordinal, Some(bytes))
+                    .map_err(|e| EngineError::Setup(e.to_string()))?;
+            }
+        }
         let mutexes = devices
             .iter()
             .map(|_| {
@@ -123,8 +134,10 @@ impl Engine {
         &self.mutexes[index]
     }
 
-    /// Checks that every device has room for the key and one proof's
-    /// working set; the error names the device.
+    /// Checks that every device has room for one proof: the key and the
+    /// working set, or else the working set with the key's bases streamed
+    /// in chunks (`MemoryEstimate::streamed_bytes`); the error names the
+    /// device.
     pub fn check_memory(&self, key: &ProvingKey) -> Result<(), EngineError> {
         self.check_memory_with(key, None)
     }
@@ -152,16 +165,18 @@ impl Engine {
                 .ctx
                 .device_info(d.ordinal)
                 .map_err(|e| EngineError::Setup(e.to_string()))?;
-            if info.free_bytes < need {
+            let streamed = est.streamed_bytes.saturating_add(shape_bytes);
+            if info.free_bytes < need && info.free_bytes < streamed {
                 return Err(EngineError::Setup(format!(
-                    "device {} ({}) has {} MiB free but the job needs {} MiB (key {} MiB + working set {} MiB + shape {} MiB)",
+                    "device {} ({}) has {} MiB free but the job needs {} MiB (key {} MiB + working set {} MiB + shape {} MiB), or {} MiB with the key streamed in chunks",
                     d.ordinal,
                     info.name,
                     info.free_bytes >> 20,
-                    need >> 20,
+                    need.div_ceil(1 << 20),
                     est.srs_bytes >> 20,
                     est.working_bytes >> 20,
-                    shape_bytes >> 20
+                    shape_bytes >> 20,
+                    streamed.div_ceil(1 << 20)
                 )));
             }
         }

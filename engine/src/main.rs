@@ -66,6 +66,8 @@ struct DeviceArgs {
     host_devices: u32,
 }
 
+// Parsed once per run: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Prove N partitions of a built-in circuit, verify them, report.
@@ -100,6 +102,13 @@ enum Command {
         #[arg(long, default_value_t = 1,
               value_parser = clap::value_parser!(u32).range(1..=MAX_WORKERS_PER_DEVICE))]
         workers_per_device: u32,
+        /// Memory the prover may use on each device, in MiB (both
+        /// backends). A proving key that does not fit next to a proof's
+        /// working set is streamed through the device in chunks; a limit
+        /// too small even for that is refused before any work.
+        #[arg(long, value_name = "MIB",
+              value_parser = clap::value_parser!(u64).range(1..=(u64::MAX >> 20)))]
+        device_memory_limit: Option<u64>,
         /// Where proving keys are cached.
         #[arg(long, default_value = "params-cache")]
         params_dir: PathBuf,
@@ -231,6 +240,7 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             worker_cpus,
             synthesis_threads,
             workers_per_device,
+            device_memory_limit,
             params_dir,
             report,
             metrics,
@@ -266,6 +276,7 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                     worker_cpus,
                     synthesis_threads: synthesis_threads as usize,
                     workers_per_device: workers_per_device as usize,
+                    device_memory_limit: device_memory_limit.map(|mib| mib << 20),
                 },
             )?;
             let workers = engine.devices().len() * workers_per_device as usize;

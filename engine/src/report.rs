@@ -42,6 +42,9 @@ pub struct PartitionReport {
     pub peak_device_bytes: u64,
     /// The backend's estimate of the same.
     pub estimated_device_bytes: u64,
+    /// Chunks of the key's bases streamed through the device (0: the key
+    /// was resident; see `--device-memory-limit`).
+    pub stream_chunks: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -274,6 +277,7 @@ fn partition_report(d: &ItemDone<PartitionProof>) -> PartitionReport {
         upload_ms: ns_ms(t.upload_ns),
         peak_device_bytes: t.peak_device_bytes,
         estimated_device_bytes: t.estimated_device_bytes,
+        stream_chunks: t.stream_chunks,
     }
 }
 

@@ -235,3 +235,45 @@ fn synthesis_modes_write_identical_proofs() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown synthesis mode"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn device_memory_limit_streams_the_key_or_refuses() {
+    let dir = std::env::temp_dir().join(format!("cp-cli-limit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = dir.join("r.json");
+    let run = |limit: &str| {
+        cli()
+            .args(["prove", "--backend", "host", "--host-devices", "2"])
+            .args(["--circuit", "chain", "--log-constraints", "13"])
+            .args(["--partitions", "2", "--seed", "5"])
+            .args(["--device-memory-limit", limit])
+            .arg("--params-dir")
+            .arg(&dir)
+            .arg("--report")
+            .arg(&report)
+            .output()
+            .unwrap()
+    };
+    // 2^13 on the host: the key (about 4.5 MiB) and the working set (about
+    // 1.3 MiB) do not fit 3 MiB together; the working set and two chunks do.
+    let out = run("3");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("all 2 proofs verified"), "{stdout}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    for p in r["per_partition"].as_array().unwrap() {
+        assert!(p["stream_chunks"].as_u64().unwrap() > 4, "streamed: {p}");
+    }
+    // 1 MiB holds not even the working set: refused before any work.
+    let out = run("1");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("device 0") && stderr.contains("streamed"),
+        "{stderr}"
+    );
+    let out = run("0");
+    assert!(!out.status.success(), "a zero limit is refused");
+    let _ = std::fs::remove_dir_all(&dir);
+}

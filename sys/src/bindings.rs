@@ -296,15 +296,18 @@ unsafe extern "C" {
 pub struct cp_memory_estimate {
     pub working_bytes: u64,
     pub srs_bytes: u64,
+    pub streamed_bytes: u64,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_memory_estimate"][::std::mem::size_of::<cp_memory_estimate>() - 16usize];
+    ["Size of cp_memory_estimate"][::std::mem::size_of::<cp_memory_estimate>() - 24usize];
     ["Alignment of cp_memory_estimate"][::std::mem::align_of::<cp_memory_estimate>() - 8usize];
     ["Offset of field: cp_memory_estimate::working_bytes"]
         [::std::mem::offset_of!(cp_memory_estimate, working_bytes) - 0usize];
     ["Offset of field: cp_memory_estimate::srs_bytes"]
         [::std::mem::offset_of!(cp_memory_estimate, srs_bytes) - 8usize];
+    ["Offset of field: cp_memory_estimate::streamed_bytes"]
+        [::std::mem::offset_of!(cp_memory_estimate, streamed_bytes) - 16usize];
 };
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -576,10 +579,12 @@ pub struct cp_timings {
     pub epilogue_ns: u64,
     pub peak_device_bytes: u64,
     pub estimated_device_bytes: u64,
+    pub stream_chunks: u64,
+    pub stream_buffer_bytes: u64,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_timings"][::std::mem::size_of::<cp_timings>() - 112usize];
+    ["Size of cp_timings"][::std::mem::size_of::<cp_timings>() - 128usize];
     ["Alignment of cp_timings"][::std::mem::align_of::<cp_timings>() - 8usize];
     ["Offset of field: cp_timings::wait_ns"][::std::mem::offset_of!(cp_timings, wait_ns) - 0usize];
     ["Offset of field: cp_timings::upload_ns"]
@@ -606,6 +611,10 @@ const _: () = {
         [::std::mem::offset_of!(cp_timings, peak_device_bytes) - 96usize];
     ["Offset of field: cp_timings::estimated_device_bytes"]
         [::std::mem::offset_of!(cp_timings, estimated_device_bytes) - 104usize];
+    ["Offset of field: cp_timings::stream_chunks"]
+        [::std::mem::offset_of!(cp_timings, stream_chunks) - 112usize];
+    ["Offset of field: cp_timings::stream_buffer_bytes"]
+        [::std::mem::offset_of!(cp_timings, stream_buffer_bytes) - 120usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
@@ -618,7 +627,7 @@ pub struct cp_proof {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_proof"][::std::mem::size_of::<cp_proof>() - 504usize];
+    ["Size of cp_proof"][::std::mem::size_of::<cp_proof>() - 520usize];
     ["Alignment of cp_proof"][::std::mem::align_of::<cp_proof>() - 8usize];
     ["Offset of field: cp_proof::a"][::std::mem::offset_of!(cp_proof, a) - 0usize];
     ["Offset of field: cp_proof::b"][::std::mem::offset_of!(cp_proof, b) - 96usize];

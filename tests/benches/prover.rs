@@ -11,6 +11,12 @@
 //! engine on both paths (core backends), the ratios, and a check that every
 //! backend and path produced the same proof bytes for the same r, s.
 //! Proving keys are cached in `--params-dir` (default params-cache/).
+//!
+//! `--device-memory-limit MIB` (or `key/N`: the working set plus 1/N of the
+//! key) runs only resident vs streamed instead: per circuit, size and core
+//! backend in `--backends`, the device part with the key's bases streamed
+//! under the limit against the same proofs with the key resident, the
+//! chunks, the ratio and a byte comparison.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -47,6 +53,7 @@ struct Args {
     repeats: usize,
     json: Option<PathBuf>,
     params_dir: PathBuf,
+    device_memory_limit: Option<String>,
 }
 
 fn parse() -> Args {
@@ -62,6 +69,7 @@ fn parse() -> Args {
         repeats: 2,
         json: None,
         params_dir: PathBuf::from("params-cache"),
+        device_memory_limit: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -80,6 +88,7 @@ fn parse() -> Args {
             "--repeats" => a.repeats = v().parse().unwrap(),
             "--json" => a.json = Some(PathBuf::from(v())),
             "--params-dir" => a.params_dir = PathBuf::from(v()),
+            "--device-memory-limit" => a.device_memory_limit = Some(v()),
             "--bench" => {}
             other => panic!("unknown argument {other}"),
         }
@@ -181,6 +190,108 @@ fn cold_child(
     serde_json::from_str(line).ok()
 }
 
+/// The limit `spec` stands for: MiB, or `key/N` (working set + key / N).
+fn limit_bytes(spec: &str, working: u64, key: u64) -> u64 {
+    match spec.strip_prefix("key/") {
+        Some(n) => working + key / n.parse::<u64>().expect("key/N with N a number"),
+        None => {
+            spec.parse::<u64>()
+                .expect("--device-memory-limit MIB or key/N")
+                << 20
+        }
+    }
+}
+
+/// `--device-memory-limit`: resident vs streamed device parts.
+fn stream_compare(args: &Args, spec: &str) {
+    let say = |s: &str| eprintln!("{s}");
+    let mut rows = Vec::new();
+    for &kind in &args.circuits {
+        for &log in &args.logs {
+            let shape = BuiltIn::new(kind, log, 0).unwrap();
+            let synth = {
+                let key = load_or_create(&args.params_dir, &shape, &say).unwrap();
+                synthesize_sized(
+                    BuiltIn::new(kind, log, 42).unwrap(),
+                    key.size_hint().unwrap(),
+                )
+                .unwrap()
+            };
+            let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(log as u64), 1);
+            for backend in &args.backends {
+                let Some(ctx) = context(backend) else {
+                    continue;
+                };
+                // A key no device holds yet: streamed first, then resident.
+                let key = load_or_create(&args.params_dir, &shape, &say).unwrap();
+                let n = key.domain_size().unwrap();
+                let est = key.device_memory_estimate(&ctx, 0, n).unwrap();
+                let limit = limit_bytes(spec, est.working_bytes, est.srs_bytes);
+                // The best device part of `repeats` proofs after a first
+                // (which pays allocations and, resident, the key's upload).
+                let run = || {
+                    let mut best: Option<ProofOutput> = None;
+                    for i in 0..=args.repeats.max(1) {
+                        let o = prove_from_assignments(
+                            &ctx,
+                            &key,
+                            std::slice::from_ref(&synth),
+                            &bl,
+                            0,
+                            None,
+                        )
+                        .unwrap()
+                        .remove(0);
+                        let faster = best
+                            .as_ref()
+                            .is_none_or(|b| o.timings.device_ns < b.timings.device_ns);
+                        if i > 0 && faster {
+                            best = Some(o);
+                        }
+                    }
+                    best.unwrap()
+                };
+                ctx.set_memory_limit(0, Some(limit)).unwrap();
+                let streamed = run();
+                ctx.set_memory_limit(0, None).unwrap();
+                let resident = run();
+                let same = proof_bytes(&streamed.proof) == proof_bytes(&resident.proof);
+                let (r, st) = (
+                    ms(resident.timings.device_ns),
+                    ms(streamed.timings.device_ns),
+                );
+                println!(
+                    "{} 2^{log} {backend}: key {} MiB, limit {} MiB -> {} chunks of {} KiB; device part resident {r:.1} ms, streamed {st:.1} ms ({:.2}x); same bytes: {same}",
+                    kind.name(),
+                    est.srs_bytes >> 20,
+                    limit >> 20,
+                    streamed.timings.stream_chunks,
+                    streamed.timings.stream_buffer_bytes >> 10,
+                    st / r
+                );
+                rows.push(json!({
+                    "circuit": kind.name(), "log": log, "backend": backend,
+                    "key_bytes": est.srs_bytes, "working_bytes": est.working_bytes,
+                    "streamed_min_bytes": est.streamed_bytes, "limit_bytes": limit,
+                    "stream_chunks": streamed.timings.stream_chunks,
+                    "stream_buffer_bytes": streamed.timings.stream_buffer_bytes,
+                    "resident_device_ms": r, "streamed_device_ms": st,
+                    "streamed_over_resident": st / r, "same_bytes": same,
+                    "resident": phases(&resident), "streamed": phases(&streamed),
+                }));
+            }
+        }
+    }
+    if let Some(path) = &args.json {
+        std::fs::write(
+            path,
+            serde_json::to_string_pretty(&json!({ "streaming": rows })).unwrap(),
+        )
+        .unwrap();
+        println!("wrote {}", path.display());
+    }
+}
+
 fn main() {
     let raw: Vec<String> = std::env::args().collect();
     if let Some(i) = raw.iter().position(|a| a == "--cold") {
@@ -199,6 +310,10 @@ fn main() {
         return;
     }
     let args = parse();
+    if let Some(spec) = &args.device_memory_limit {
+        stream_compare(&args, spec);
+        return;
+    }
     let say = |s: &str| eprintln!("{s}");
     let mut rows = Vec::new();
     println!(
@@ -387,6 +502,7 @@ fn main() {
                             worker_cpus: None,
                             synthesis_threads: args.synthesis_threads,
                             workers_per_device: args.workers_per_device,
+                            ..Default::default()
                         },
                     )
                     .unwrap();

@@ -91,6 +91,7 @@ fn main() {
                     worker_cpus: None,
                     synthesis_threads: 0,
                     workers_per_device,
+                    ..Default::default()
                 },
             )
             .unwrap();

@@ -193,3 +193,16 @@ pub fn native_proofs<C: Circuit<Scalar> + Send>(
     )
     .expect("bellperson proves")
 }
+
+/// The chunks a device part streams for `params` with chunk buffers of
+/// `buffer_bytes` (the core's stream plan: H+L as one MSM, A, B in G1 with
+/// buffer_bytes / 96 bases a chunk, B in G2 with buffer_bytes / 192).
+pub fn expected_stream_chunks(params: &Parameters<Bls12>, buffer_bytes: u64) -> u64 {
+    let g1 = buffer_bytes / 96;
+    let g2 = buffer_bytes / 192;
+    let chunks = |n: usize, per: u64| (n as u64).div_ceil(per).max(1);
+    chunks(params.h.len() + params.l.len(), g1)
+        + chunks(params.a.len(), g1)
+        + chunks(params.b_g1.len(), g1)
+        + chunks(params.b_g2.len(), g2)
+}

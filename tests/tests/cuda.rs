@@ -13,11 +13,13 @@ use std::sync::Arc;
 use cuda_prover_bellperson::circuits::Kind;
 use cuda_prover_bellperson::{
     prove_from_assignments, synthesize, Backend, Blinding, Context, ContextOptions, ErrorCode,
-    ProvingKey, GPU_AUTO,
+    KeyCheck, ProvingKey, GPU_AUTO,
 };
 use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
 use cuda_prover_pipeline::SynthesisMode;
-use cuda_prover_tests::{builtin, cached_builtin_keys, native_proofs, proof_bytes, Keys};
+use cuda_prover_tests::{
+    builtin, cached_builtin_keys, expected_stream_chunks, native_proofs, proof_bytes, Keys,
+};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 
@@ -176,8 +178,9 @@ fn too_big_for_the_card_is_a_clean_error() {
     let keys = cached_builtin_keys(Kind::Chain, 14);
     let s = vec![synthesize(builtin(Kind::Chain, 14, 2)).unwrap()];
     let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(2), 1);
-    // A card with 4 MiB left: the key alone does not fit.
-    ctx.set_memory_limit(0, Some(4 << 20)).unwrap();
+    // A card with 1 MiB left: neither the key nor, for streaming it, the
+    // working set fits.
+    ctx.set_memory_limit(0, Some(1 << 20)).unwrap();
     let err = prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::OutOfMemory), "{err}");
     assert!(err.to_string().contains("MiB"), "says how much: {err}");
@@ -205,6 +208,126 @@ fn too_big_for_the_card_is_a_clean_error() {
         .key
         .verify(&o[0].proof, &[builtin(Kind::Chain, 14, 2).public_input()])
         .unwrap());
+}
+
+/// A copy of a key that no device holds yet (keys stay resident once
+/// uploaded, and the cached keys are shared by the tests of this process).
+fn fresh_key(keys: &Keys) -> ProvingKey {
+    ProvingKey::from_params_with(&keys.params, KeyCheck::TrustedUnchecked).unwrap()
+}
+
+#[test]
+fn cuda_streamed_equals_resident() {
+    let Some(ctx) = gpu() else { return };
+    let host = Context::host(1).unwrap();
+    let log = 12.min(max_log());
+    for kind in [Kind::Chain, Kind::Bits] {
+        let keys = cached_builtin_keys(kind, log);
+        let key = fresh_key(&keys);
+        let n = key.domain_size().unwrap();
+        let est = key.device_memory_estimate(&ctx, 0, n).unwrap();
+        let s: Vec<_> = (0..2)
+            .map(|i| synthesize(builtin(kind, log, 30 + i)).unwrap())
+            .collect();
+        let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(9), 2);
+        let want = prove_from_assignments(&host, &keys.key, &s, &bl, 0, None).unwrap();
+        let resident = est.working_bytes + est.srs_bytes;
+        // Smallest buffers (many chunks), a third of the key, just short of
+        // resident.
+        for limit in [
+            est.streamed_bytes,
+            est.streamed_bytes + est.srs_bytes / 3 + 1000,
+            resident - 1,
+        ] {
+            ctx.set_memory_limit(0, Some(limit)).unwrap();
+            let got = prove_from_assignments(&ctx, &key, &s, &bl, 0, None).unwrap();
+            for k in 0..2 {
+                let t = &got[k].timings;
+                assert!(t.stream_chunks > 0, "{kind:?} limit {limit}: streamed");
+                assert_eq!(
+                    t.stream_chunks,
+                    expected_stream_chunks(&keys.params, t.stream_buffer_bytes)
+                );
+                assert_eq!(
+                    proof_bytes(&got[k].proof),
+                    proof_bytes(&want[k].proof),
+                    "{kind:?} limit {limit} partition {k}: streamed on the GPU = host"
+                );
+            }
+            eprintln!(
+                "{kind:?} 2^{log} limit {} KiB: {} chunks of {} KiB, device part {:.1} ms",
+                limit >> 10,
+                got[0].timings.stream_chunks,
+                got[0].timings.stream_buffer_bytes >> 10,
+                got[1].timings.device_ns as f64 / 1e6
+            );
+        }
+        ctx.set_memory_limit(0, None).unwrap();
+        let got = prove_from_assignments(&ctx, &key, &s, &bl, 0, None).unwrap();
+        for k in 0..2 {
+            assert_eq!(got[k].timings.stream_chunks, 0, "limit lifted: resident");
+            assert_eq!(proof_bytes(&got[k].proof), proof_bytes(&want[k].proof));
+        }
+    }
+}
+
+/// A 2^22 key whose device share is a quarter of its size (the limit is the
+/// working set plus a quarter of the key): streamed proofs equal resident
+/// ones and verify; prints the device part of both. Runs when
+/// CP_CUDA_MAX_LOG >= 22.
+#[test]
+fn cuda_key_four_times_the_limit() {
+    const LOG: u32 = 22;
+    if max_log() < LOG {
+        eprintln!("SKIPPED: CP_CUDA_MAX_LOG < {LOG}");
+        return;
+    }
+    let Some(ctx) = gpu() else { return };
+    let keys = cached_builtin_keys(Kind::Chain, LOG);
+    let key = fresh_key(&keys);
+    let n = key.domain_size().unwrap();
+    let est = key.device_memory_estimate(&ctx, 0, n).unwrap();
+    let limit = est.working_bytes + est.srs_bytes / 4;
+    let circuits: Vec<_> = (0..3).map(|i| builtin(Kind::Chain, LOG, 70 + i)).collect();
+    let s: Vec<_> = circuits
+        .iter()
+        .cloned()
+        .map(|c| synthesize(c).unwrap())
+        .collect();
+    let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(22), 3);
+    ctx.set_memory_limit(0, Some(limit)).unwrap();
+    let streamed = prove_from_assignments(&ctx, &key, &s, &bl, 0, None).unwrap();
+    ctx.set_memory_limit(0, None).unwrap();
+    let resident = prove_from_assignments(&ctx, &key, &s, &bl, 0, None).unwrap();
+    for k in 0..3 {
+        assert!(streamed[k].timings.stream_chunks > 0);
+        assert_eq!(resident[k].timings.stream_chunks, 0);
+        assert_eq!(
+            proof_bytes(&streamed[k].proof),
+            proof_bytes(&resident[k].proof)
+        );
+        assert!(key
+            .verify(&streamed[k].proof, &[circuits[k].public_input()])
+            .unwrap());
+    }
+    // The first proof of each pays the warm-up; the others are the steady state.
+    let ms = |p: &[cuda_prover_bellperson::ProofOutput]| {
+        p[1..]
+            .iter()
+            .map(|x| x.timings.device_ns as f64 / 1e6)
+            .sum::<f64>()
+            / (p.len() - 1) as f64
+    };
+    eprintln!(
+        "chain 2^{LOG}: key {} MiB, limit {} MiB ({} chunks of {} MiB): device part resident {:.1} ms, streamed {:.1} ms ({:.2}x)",
+        est.srs_bytes >> 20,
+        limit >> 20,
+        streamed[1].timings.stream_chunks,
+        streamed[1].timings.stream_buffer_bytes >> 20,
+        ms(&resident),
+        ms(&streamed),
+        ms(&streamed) / ms(&resident)
+    );
 }
 
 #[test]

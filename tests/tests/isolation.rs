@@ -198,9 +198,15 @@ fn memory_check_uses_the_device_estimate_and_reports_measure_the_peak() {
 
     let engine = Engine::new(ctx.clone(), EngineConfig::default()).unwrap();
     engine.check_memory(&keys.key).unwrap();
-    // A cap just below what device 1 needs fails the check on device 1.
+    // A cap just below what device 1 needs with the key resident passes
+    // (the key is streamed); one below what streaming needs fails the
+    // check on device 1.
     let need = est.working_bytes + est.srs_bytes;
+    assert!(est.streamed_bytes < need);
     ctx.set_memory_limit(1, Some(need - 1)).unwrap();
+    engine.check_memory(&keys.key).unwrap();
+    ctx.set_memory_limit(1, Some(est.streamed_bytes - 1))
+        .unwrap();
     let err = engine.check_memory(&keys.key).err().unwrap().to_string();
     assert!(err.contains("device 1"), "{err}");
     ctx.set_memory_limit(1, None).unwrap();

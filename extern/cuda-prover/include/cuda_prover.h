@@ -223,10 +223,17 @@ cp_status cp_select_gpu(cp_context *ctx, int32_t ordinal);
 cp_status cp_current_gpu(const cp_context *ctx, int32_t *out);
 
 /* Bytes of device memory one proof of a circuit with this shape needs on top
- * of the proving key, and the proving key's own device footprint. */
+ * of the proving key, and the proving key's own device footprint. A device
+ * whose memory (its free memory, capped by cp_set_device_memory_limit) holds
+ * less than working_bytes + srs_bytes streams the key's bases in chunks
+ * instead: streamed_bytes is the least memory that works (the working set,
+ * the scalars the streamed MSMs need, two of the smallest chunk buffers and
+ * their MSM temporaries); below it a proof fails with
+ * CP_ERR_OUT_OF_MEMORY. */
 typedef struct cp_memory_estimate {
     uint64_t working_bytes;
     uint64_t srs_bytes;
+    uint64_t streamed_bytes;
 } cp_memory_estimate;
 
 /* ------------------------------------------------------------------ */
@@ -406,6 +413,13 @@ typedef struct cp_timings {
     /* The backend's estimate of the same (cp_device_memory_estimate:
      * working set, plus the key copy where the backend keeps one). */
     uint64_t estimated_device_bytes;
+    /* Chunks of bases this device part streamed (cp_memory_estimate): 0 when
+     * the key was resident, else the chunks of its four MSMs (H+L, A, B in
+     * G1, B in G2; an MSM over no bases counts one). */
+    uint64_t stream_chunks;
+    /* Bytes of each of the two chunk buffers of a streamed device part; 0
+     * when the key was resident. */
+    uint64_t stream_buffer_bytes;
 } cp_timings;
 
 typedef struct cp_proof {
@@ -683,8 +697,13 @@ cp_status cp_set_tag_delay(cp_context *ctx, int64_t tag, uint64_t extra_ns);
 
 /* Caps the memory the core may use on `ordinal` at `bytes` (0 removes the
  * cap): free memory reported for the device and checked before work is at
- * most this. For sharing a device with other processes, and to test the
- * out-of-memory path. */
+ * most this. A proving key that does not fit next to a proof's working set
+ * is streamed through the device in chunks (cp_memory_estimate,
+ * cp_timings.stream_chunks); less than cp_memory_estimate.streamed_bytes is
+ * CP_ERR_OUT_OF_MEMORY. The host backend simulates the cap: it keeps the
+ * key and the working set within it the way a device would. For sharing a
+ * device with other processes, for keys larger than the device, and to test
+ * both paths. */
 cp_status cp_set_device_memory_limit(cp_context *ctx, int32_t ordinal, uint64_t bytes);
 
 #ifdef __cplusplus

@@ -31,7 +31,7 @@ flags=(-O3 -std=c++17 -Xcompiler -fPIC --expt-relaxed-constexpr -cudart=static
 
 objs=()
 pids=()
-for f in "$core"/src/cuda/*.cu "$core/tests/cuda_selftest.cu"; do
+for f in "$core"/src/cuda/*.cu "$core"/src/cuda/device/*.cu "$core/tests/cuda_selftest.cu"; do
     o="$work/$(basename "${f%.cu}").o"
     objs+=("$o")
     nvcc "${flags[@]}" -c "$f" -o "$o" &

@@ -84,6 +84,7 @@ impl EngineArgs {
                 worker_cpus,
                 synthesis_threads: self.synthesis_threads,
                 workers_per_device: self.workers_per_device,
+                ..Default::default()
             },
         )?;
         for d in engine.devices() {

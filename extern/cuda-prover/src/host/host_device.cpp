@@ -3,7 +3,11 @@
 // from the witness and checked first). Each device keeps a working cache
 // (the three polynomial buffers and the domain twiddles) that is reused
 // between proofs, grown when needed and freed by trim(). The host backend
-// never copies the proving key, so srs_uploads stays 0.
+// never copies the proving key, so srs_uploads stays 0; under a memory
+// limit it simulates a device: when the key and the working set do not fit
+// the limit together, the key's bases are streamed in chunks through two
+// bounded buffers (stream_plan.hpp, host/streamed_msm.hpp), with the same
+// decisions a GPU takes.
 #include <sys/sysinfo.h>
 
 #include <algorithm>
@@ -12,6 +16,8 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "backend.hpp"
 #include "field.hpp"
@@ -19,7 +25,9 @@
 #include "host/host_device.hpp"
 #include "host/msm.hpp"
 #include "host/ntt.hpp"
+#include "host/streamed_msm.hpp"
 #include "r1cs.hpp"
+#include "stream_plan.hpp"
 
 namespace cp {
 namespace host {
@@ -107,6 +115,11 @@ void pad_zero(blst_fr *dst, size_t n, size_t m) {
     if (m > n) std::memset(dst + n, 0, (m - n) * sizeof(blst_fr));
 }
 
+std::string mib(uint64_t b) {
+    return std::to_string(b / (1 << 20)) + "." + std::to_string((b % (1 << 20)) * 10 / (1 << 20)) +
+           " MiB";
+}
+
 class host_device final : public device {
 public:
     host_device(int ordinal, int threads)
@@ -134,7 +147,9 @@ public:
         touched_ = true;
         // Callers bound num_constraints by 2^MAX_LG_DOMAIN.
         const uint32_t lg = domain_lg_of(num_constraints);
-        check_memory(key, num_constraints);
+        stream_plan plan;
+        if (check_memory(key, num_constraints, plan))
+            stream_.ensure(plan.buffer_bytes);
         cache_.ensure(lg, threads_);
     }
 
@@ -144,7 +159,8 @@ public:
         const size_t m = size_t(1) << lg;
         const size_t n = job.num_constraints;
         touched_ = true;
-        check_memory(key, n);
+        stream_plan plan;
+        const bool streamed = check_memory(key, n, plan);
         cache_.ensure(lg, threads_);
         blst_fr *a = cache_.a.get(), *b = cache_.b.get(), *c = cache_.c.get();
 
@@ -175,6 +191,13 @@ public:
         t.upload_ns = 0;
 
         uint64_t add_ns = 0;
+        if (streamed) {
+            streamed_part(key, job, plan, out, t);
+            return;
+        }
+        stream_.release();
+        t.stream_chunks = 0;
+        t.stream_buffer_bytes = 0;
         t0 = std::chrono::steady_clock::now();
         out.h = msm_g1(key.h.data(), cache_.a.get(), m - 1, nullptr, threads_, &add_ns);
         t.msm_h_ns = elapsed_ns(t0);
@@ -218,7 +241,13 @@ public:
         t.estimated_device_bytes = estimate(key, n).working_bytes;
     }
 
-    uint64_t trim() override { return cache_.release() + gkr_->trim(); }
+    uint64_t trim() override {
+        const uint64_t streaming = 2 * stream_.bytes;
+        stream_.release();
+        sa_ = std::vector<blst_fr>();
+        sb_ = std::vector<blst_fr>();
+        return cache_.release() + streaming + gkr_->trim();
+    }
     uint64_t cache_bytes() const override { return cache_.bytes + gkr_->bytes(); }
 
     gkr::kernels &gkr() override {
@@ -236,39 +265,122 @@ private:
     int ordinal_;
     int threads_;
     working_cache cache_;
+    stream_buffers stream_;        // the chunk buffers of streamed proofs
+    std::vector<blst_fr> sa_, sb_;  // scalars of A and B, gathered by density
     std::unique_ptr<gkr::kernels> gkr_;
     std::atomic<bool> touched_{false};
 
-    void check_memory(const srs &key, uint64_t num_constraints) const {
+    // Whether a proof streams the key's bases (the plan in `plan`) or keeps
+    // the key resident; CP_ERR_OUT_OF_MEMORY when neither fits the limit.
+    bool check_memory(const srs &key, uint64_t num_constraints, stream_plan &plan) const {
+        const uint64_t limit = memory_limit();
         const cp_memory_estimate need = estimate(key, num_constraints);
-        if (need.working_bytes > memory_limit()) {
-            fail(CP_ERR_OUT_OF_MEMORY,
-                 "needs " + std::to_string(need.working_bytes >> 20) + " MiB on device " +
-                     std::to_string(ordinal_) + ", " + std::to_string(memory_limit() >> 20) +
-                     " MiB free (memory limit)");
-        }
+        if (need.srs_bytes <= limit && need.working_bytes <= limit - need.srs_bytes)
+            return false;
+        if (plan_stream(plan, limit, streamed_fixed_bytes(key, num_constraints), msm_sizes_of(key),
+                        no_temp))
+            return true;
+        fail(CP_ERR_OUT_OF_MEMORY,
+             "needs " + mib(need.streamed_bytes) + " on device " + std::to_string(ordinal_) +
+                 ", " + mib(limit) + " free (memory limit): the key (" + mib(need.srs_bytes) +
+                 ") does not fit next to the working set (" + mib(need.working_bytes) +
+                 ") and streaming it in chunks needs at least " + mib(need.streamed_bytes));
+    }
+
+    // The four MSMs with the key's bases streamed through stream_.
+    void streamed_part(const srs &key, const circuit_job &job, const stream_plan &plan,
+                       device_partials &out, cp_timings &t) {
+        const size_t m = size_t(1) << job.lg_domain;
+        const size_t ni = job.num_inputs, na = job.num_aux;
+        if (ni + job.a_aux_count != key.a.size() ||
+            job.b_input_count + job.b_aux_count != key.b_g1.size() || key.h.size() != m - 1 ||
+            key.l.size() != na || key.b_g2.size() != key.b_g1.size())
+            fail(CP_ERR_INTERNAL, "circuit and proving key shapes disagree");
+        stream_.ensure(plan.buffer_bytes);
+        // Scalars of A: inputs, then aux by a_aux_density; of B: inputs by
+        // b_input_density, then aux by b_aux_density (as a device gathers
+        // them before streaming).
+        auto bit = [](const uint64_t *bits, size_t i) { return (bits[i / 64] >> (i % 64)) & 1; };
+        sa_.clear();
+        sb_.clear();
+        sa_.insert(sa_.end(), job.inputs, job.inputs + ni);
+        for (size_t i = 0; i < na; i++)
+            if (bit(job.a_aux_density, i)) sa_.push_back(job.aux[i]);
+        for (size_t i = 0; i < ni; i++)
+            if (bit(job.b_input_density, i)) sb_.push_back(job.inputs[i]);
+        for (size_t i = 0; i < na; i++)
+            if (bit(job.b_aux_density, i)) sb_.push_back(job.aux[i]);
+
+        uint64_t add_ns = 0, chunks = 0;
+        auto t0 = std::chrono::steady_clock::now();
+        // h + l as one MSM over the H bases followed by the L bases.
+        const base_segment<blst_p1_affine> hl[2] = {{key.h.data(), cache_.a.get(), m - 1},
+                                                    {key.l.data(), job.aux, na}};
+        out.h = streamed_msm_g1(hl, 2, plan.g1_per_chunk, stream_, threads_, &add_ns, &chunks);
+        std::memset(&out.l, 0, sizeof out.l);  // the identity (Z = 0)
+        t.msm_h_ns = elapsed_ns(t0);
+        t.msm_l_ns = 0;
+
+        t0 = std::chrono::steady_clock::now();
+        const base_segment<blst_p1_affine> a = {key.a.data(), sa_.data(), sa_.size()};
+        out.a = streamed_msm_g1(&a, 1, plan.g1_per_chunk, stream_, threads_, &add_ns, &chunks);
+        t.msm_a_ns = elapsed_ns(t0);
+
+        t0 = std::chrono::steady_clock::now();
+        const base_segment<blst_p1_affine> b1 = {key.b_g1.data(), sb_.data(), sb_.size()};
+        out.b_g1 = streamed_msm_g1(&b1, 1, plan.g1_per_chunk, stream_, threads_, &add_ns, &chunks);
+        t.msm_b_g1_ns = elapsed_ns(t0);
+
+        t0 = std::chrono::steady_clock::now();
+        const base_segment<blst_p2_affine> b2 = {key.b_g2.data(), sb_.data(), sb_.size()};
+        out.b_g2 = streamed_msm_g2(&b2, 1, plan.g2_per_chunk, stream_, threads_, &add_ns, &chunks);
+        t.msm_b_g2_ns = elapsed_ns(t0);
+
+        t.batch_add_ns = add_ns;
+        t.stream_chunks = chunks;
+        t.stream_buffer_bytes = plan.buffer_bytes;
+        const uint64_t held = cache_.bytes + 2 * stream_.bytes +
+                              (sa_.size() + sb_.size()) * sizeof(blst_fr);
+        t.peak_device_bytes = std::max<uint64_t>(t.peak_device_bytes, held);
+        t.estimated_device_bytes = plan.total_bytes;
     }
 };
 
 }  // namespace
 
-cp_memory_estimate estimate(const srs &key, uint64_t num_constraints) {
-    // The domain: the smallest power of two >= num_constraints, computed
-    // without a loop (a doubling loop never ends above 2^63) and in 128 bits
-    // so that the byte counts saturate instead of wrapping.
-    using u128 = unsigned __int128;
+namespace {
+
+// The host's working memory for one proof: polynomials and twiddles (the
+// working cache), plus the largest MSM's gathered pointer/scalar lists.
+// The domain is the smallest power of two >= num_constraints, computed
+// without a loop (a doubling loop never ends above 2^63) and in 128 bits so
+// that the byte counts saturate instead of wrapping.
+using u128 = unsigned __int128;
+uint64_t sat(u128 v) { return v > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(v); }
+
+u128 working_of(const srs &key, uint64_t num_constraints) {
     const u128 m = num_constraints <= 1 ? u128(1) : u128(1) << (64 - __builtin_clzll(num_constraints - 1));
     const u128 fr = sizeof(blst_fr);
-    // Polynomials and twiddles (the working cache), plus the largest MSM's
-    // gathered pointer/scalar lists.
     const u128 biggest = std::max<uint64_t>(
         {static_cast<uint64_t>(key.h.size()), static_cast<uint64_t>(key.l.size()),
          static_cast<uint64_t>(key.a.size()), static_cast<uint64_t>(key.b_g1.size())});
+    return 4 * m * fr + biggest * (sizeof(void *) + sizeof(blst_scalar));
+}
+
+}  // namespace
+
+uint64_t streamed_fixed_bytes(const srs &key, uint64_t num_constraints) {
+    const u128 scalars = (u128(key.a.size()) + key.b_g1.size()) * sizeof(blst_fr);
+    return sat(working_of(key, num_constraints) + scalars);
+}
+
+cp_memory_estimate estimate(const srs &key, uint64_t num_constraints) {
     const u128 g1 = u128(key.ic.size()) + key.h.size() + key.l.size() + key.a.size() + key.b_g1.size();
-    auto sat = [](u128 v) { return v > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(v); };
     cp_memory_estimate e;
-    e.working_bytes = sat(4 * m * fr + biggest * (sizeof(void *) + sizeof(blst_scalar)));
+    e.working_bytes = sat(working_of(key, num_constraints));
     e.srs_bytes = sat(g1 * sizeof(blst_p1_affine) + u128(key.b_g2.size()) * sizeof(blst_p2_affine));
+    e.streamed_bytes = min_stream_bytes(streamed_fixed_bytes(key, num_constraints),
+                                        msm_sizes_of(key), no_temp);
     return e;
 }
 

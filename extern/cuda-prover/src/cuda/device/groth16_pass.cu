@@ -1,0 +1,377 @@
+// The Groth16 device pass (groth16_pass.hpp).
+#include "device/groth16_pass.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "device/key_residency.hpp"
+#include "device/key_streaming.hpp"
+#include "stream_plan.hpp"
+
+namespace cp {
+namespace cuda_dev {
+
+using namespace cp_cuda;
+
+static_assert(sizeof(blst_fr) == sizeof(fr_raw), "blst_fr layout");
+static_assert(sizeof(blst_p1_affine) == sizeof(g1_affine_raw), "blst_p1_affine layout");
+static_assert(sizeof(blst_p2_affine) == sizeof(g2_affine_raw), "blst_p2_affine layout");
+static_assert(sizeof(blst_p1) == sizeof(g1_proj_raw), "blst_p1 layout");
+static_assert(sizeof(blst_p2) == sizeof(g2_proj_raw), "blst_p2 layout");
+static_assert(sizeof(cp_fr) == sizeof(fr_raw), "cp_fr layout");
+
+namespace {
+
+// dst[prefix of i] = src[i] for the set bits i < n of `bits`, where pre[w]
+// counts the set bits of bits[0..w).
+__global__ void compact_by_bits(fr_raw *dst, const fr_raw *src, const uint64_t *bits,
+                                const uint32_t *pre, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const uint64_t w = bits[i / 64];
+        const unsigned k = (unsigned)(i % 64);
+        if ((w >> k) & 1) {
+            const uint64_t below = k ? (w & ((uint64_t(1) << k) - 1)) : 0;
+            dst[pre[i / 64] + __popcll(below)] = src[i];
+        }
+    }
+}
+
+void launch_compact(cudaStream_t s, fr_raw *dst, const fr_raw *src, const uint64_t *bits,
+                    const uint32_t *pre, size_t n) {
+    if (n == 0)
+        return;
+    const unsigned blocks = (unsigned)std::min<size_t>((n + 255) / 256, 8192);
+    compact_by_bits<<<blocks, 256, 0, s>>>(dst, src, bits, pre, n);
+    cuda_check(cudaGetLastError(), "compact_by_bits");
+}
+
+// 1 / (g^m - 1) for g = 7, m = 2^lg.
+fr_raw z_inverse(uint32_t lg) {
+    blst_fr g, one, z;
+    const uint64_t seven[4] = {7, 0, 0, 0}, unit[4] = {1, 0, 0, 0};
+    blst_fr_from_uint64(&g, seven);
+    blst_fr_from_uint64(&one, unit);
+    z = g;
+    for (uint32_t i = 0; i < lg; i++)
+        blst_fr_sqr(&z, &z);
+    blst_fr_sub(&z, &z, &one);
+    blst_fr_inverse(&z, &z);
+    fr_raw out;
+    std::memcpy(&out, &z, sizeof(out));
+    return out;
+}
+
+}  // namespace
+
+stream_plan plan_for(const device_state &d, uint64_t avail, uint64_t fixed, const srs &key,
+                     bool *fits) {
+    const int sm = d.props.multiProcessorCount;
+    stream_plan plan;
+    *fits = plan_stream(plan, avail, fixed, msm_sizes_of(key), [sm](uint64_t g1, uint64_t g2) {
+        return (uint64_t)std::max(msm_temp_bytes(g1, false, sm), msm_temp_bytes(g2, true, sm));
+    });
+    return plan;
+}
+
+namespace {
+
+// Where a pass finds the key's bases: resident (dk) or streamed (plan).
+struct key_place {
+    const srs_copy *dk = nullptr;
+    stream_plan plan;  // when dk is NULL
+    size_t temp = 0;   // sppark's temporaries of the largest MSM
+};
+
+// Places the key (resident when it fits next to the working set and the
+// shape, streamed otherwise), the shape and the working cache.
+key_place place(device_state &d, const memory_budget &budget, const srs &key,
+                const cache_layout &L, const shape *sh, cp_timings &key_t) {
+    key_place kp;
+    const size_t full_temp = temp_bytes(L, d.props.multiProcessorCount);
+    const size_t cache_need = d.cache.need(L.total);
+    const size_t shape_need = d.shape.need(sh);
+    kp.dk = resident_key(key, d.cuda_id);
+    if (!kp.dk) {
+        // The decision counts what the device holds: the memory it may use
+        // in all (the limit) against the cache and shape it will hold plus
+        // the key, or plus the chunk buffers (given back for a resident key).
+        const uint64_t held = d.cache.bytes.load() + d.shape.bytes() + d.streamer.held();
+        const uint64_t avail = budget.usable(held);
+        const uint64_t cache_after = std::max<uint64_t>(d.cache.bytes.load(), L.total);
+        const uint64_t shape_after =
+            sh ? (shape_need ? shape_need : d.shape.bytes()) : d.shape.bytes();
+        const uint64_t fixed = cache_after + shape_after;
+        const uint64_t need = srs_layout(key).total + full_temp + fixed;
+        if (need <= avail) {
+            d.streamer.release();
+            kp.dk = &ensure_key(key, d.cuda_id, budget, full_temp + cache_need + shape_need,
+                                d.stream(), key_t, d.srs_uploads);
+        } else {
+            bool fits = false;
+            kp.plan = plan_for(d, avail, fixed, key, &fits);
+            if (!fits)
+                fail(CP_ERR_OUT_OF_MEMORY,
+                     "needs " + mib(kp.plan.total_bytes) + " on device " +
+                         std::to_string(d.ordinal) + ", " + mib(avail) +
+                         " free: the proving key (" + mib(srs_layout(key).total) +
+                         ") does not fit next to the working set (" + mib(L.total) +
+                         ") and streaming it in chunks needs at least " +
+                         mib(kp.plan.total_bytes));
+        }
+    }
+    if (kp.dk) {
+        kp.temp = full_temp;
+        if (sh)
+            d.shape.ensure(*sh, d.cuda_id, budget, full_temp + cache_need, d.stream());
+        d.cache.ensure(d.cuda_id, budget, L.total, full_temp);
+    } else {
+        kp.temp = kp.plan.temp_bytes;
+        if (d.streamer.buffer_bytes() != kp.plan.buffer_bytes)
+            d.streamer.release();
+        const size_t buffers = 2 * kp.plan.buffer_bytes;
+        const size_t stream_need = d.streamer.buffer_bytes() == kp.plan.buffer_bytes ? 0 : buffers;
+        if (sh)
+            d.shape.ensure(*sh, d.cuda_id, budget, kp.temp + cache_need + stream_need,
+                           d.stream());
+        d.cache.ensure(d.cuda_id, budget, L.total, kp.temp + stream_need);
+        d.streamer.ensure(d.cuda_id, budget, kp.plan.buffer_bytes, kp.temp);
+    }
+    d.ensure_streams();
+    return kp;
+}
+
+}  // namespace
+
+void prepare_pass(device_state &d, const memory_budget &budget, const srs &key, size_t m,
+                  const shape *sh) {
+    cp_timings t;
+    std::memset(&t, 0, sizeof(t));
+    place(d, budget, key, layout_for(key, m), sh, t);
+}
+
+void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
+                  const circuit_job &job, device_partials &out, cp_timings &t) {
+    const uint64_t t_start = now_ns();
+    const size_t m = size_t(1) << job.lg_domain;
+    const cache_layout L = layout_for(key, m);
+    if (job.num_inputs != L.ni || job.num_aux != L.na ||
+        L.ni + job.a_aux_count != L.n_a || job.b_input_count + job.b_aux_count != L.n_b ||
+        key.h.size() != m - 1 || key.b_g2.size() != L.n_b)
+        fail(CP_ERR_INTERNAL, "circuit and proving key shapes disagree");
+
+    // A first upload of the key or the shape falls in upload_ns through
+    // t_start.
+    cp_timings key_t{};
+    const key_place kp = place(d, budget, key, L, job.sh, key_t);
+    const srs_copy *dk = kp.dk;
+    const size_t temp = kp.temp;
+    // The pool's high-water mark from here on measures sppark's
+    // temporaries of this device part.
+    cudaMemPool_t pool = nullptr;
+    if (cudaDeviceGetDefaultMemPool(&pool, d.cuda_id) == cudaSuccess) {
+        uint64_t zero = 0;
+        if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero) != cudaSuccess)
+            pool = nullptr;
+    } else {
+        pool = nullptr;
+    }
+    (void)cudaGetLastError();
+
+    const gpu_t &gpu = d.gpu();
+    const cudaStream_t copy = d.staging.stream();
+    auto stage = [&](void *dst, const void *src, size_t bytes) {
+        d.staging.stage(gpu, dst, src, bytes);
+    };
+    char *base = d.cache.buf.bytes_ptr();
+    fr_raw *d_a = (fr_raw *)(base + L.abc);
+    fr_raw *d_b = d_a + m;
+    fr_raw *d_c = d_b + m;
+    fr_raw *d_hl = (fr_raw *)(base + L.hl);
+    fr_raw *d_aux = d_hl + (m - 1);
+    fr_raw *d_in = (fr_raw *)(base + L.in);
+    fr_raw *d_sa = (fr_raw *)(base + L.sa);
+    fr_raw *d_sb = (fr_raw *)(base + L.sb);
+    const uint64_t *d_bits_a, *d_bits_bi, *d_bits_ba;
+    const uint32_t *d_pre;
+    const cudaStream_t zs = d.stream();
+    const size_t nc = std::min(job.num_constraints, m);
+    uint64_t t_h;
+
+    if (job.sh) {
+        // Only the witness goes up; a, b, c are evaluated from the
+        // resident shape and checked before H.
+        stage(d_aux, job.aux, L.na * sizeof(fr_raw));
+        stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
+        cuda_check(cudaEventRecord(d.ev_rest.get(), copy), "cudaEventRecord");
+        cuda_check(cudaStreamSynchronize(copy), "upload of the witness");
+        const uint64_t t_up = now_ns();
+        t.upload_ns += t_up - t_start;
+        cuda_check(cudaStreamWaitEvent(zs, d.ev_rest.get(), 0), "cudaStreamWaitEvent");
+        d.shape.evaluate(gpu, *job.sh, base, L);
+        uint64_t bad = 0;
+        cuda_check(cudaMemcpyAsync(&bad, base + L.bad, sizeof bad, cudaMemcpyDeviceToHost, zs),
+                   "read of the row check");
+        cuda_check(cudaStreamSynchronize(zs), "evaluation of the shape");
+        if (bad != UINT64_MAX)
+            fail(CP_ERR_UNSATISFIED, "constraint " + std::to_string(bad) +
+                                         " is not satisfied by the witness (a*b != c)");
+        for (fr_raw *p : {d_a, d_b, d_c})
+            if (m > nc)
+                cuda_check(cudaMemsetAsync(p + nc, 0, (m - nc) * sizeof(fr_raw), zs),
+                           "cudaMemsetAsync");
+        t_h = now_ns();
+        t.eval_ns += t_h - t_up;
+        compute_h_async(gpu, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
+        d_bits_a = d.shape.bits;
+        d_bits_bi = d_bits_a + L.w_aux;
+        d_bits_ba = d_bits_bi + L.w_in;
+        d_pre = d.shape.pre;
+    } else {
+        uint64_t *bits_a = (uint64_t *)(base + L.bits);
+        uint64_t *bits_bi = bits_a + L.w_aux;
+        uint64_t *bits_ba = bits_bi + L.w_in;
+        uint32_t *pre = (uint32_t *)(base + L.pre);
+        // a, b, c, zero-padded to the domain, then H on the compute
+        // stream while the rest of the witness is copied.
+        const blst_fr *src[3] = {job.a, job.b, job.c};
+        fr_raw *dst[3] = {d_a, d_b, d_c};
+        for (int i = 0; i < 3; i++) {
+            stage(dst[i], src[i], nc * sizeof(fr_raw));
+            if (m > nc)
+                cuda_check(cudaMemsetAsync(dst[i] + nc, 0, (m - nc) * sizeof(fr_raw), copy),
+                           "cudaMemsetAsync");
+        }
+        cuda_check(cudaEventRecord(d.ev_abc.get(), copy), "cudaEventRecord");
+        cuda_check(cudaStreamWaitEvent(zs, d.ev_abc.get(), 0), "cudaStreamWaitEvent");
+        compute_h_async(gpu, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
+
+        stage(d_aux, job.aux, L.na * sizeof(fr_raw));
+        stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
+        stage(bits_a, job.a_aux_density, L.w_aux * sizeof(uint64_t));
+        stage(bits_bi, job.b_input_density, L.w_in * sizeof(uint64_t));
+        stage(bits_ba, job.b_aux_density, L.w_aux * sizeof(uint64_t));
+        d.pre_host.resize(2 * L.w_aux + L.w_in);
+        uint32_t *pre_a = d.pre_host.data();
+        uint32_t *pre_bi = pre_a + L.w_aux;
+        uint32_t *pre_ba = pre_bi + L.w_in;
+        if (L.na) {
+            word_prefix(pre_a, job.a_aux_density, L.na);
+            word_prefix(pre_ba, job.b_aux_density, L.na);
+        }
+        word_prefix(pre_bi, job.b_input_density, L.ni);
+        stage(pre, d.pre_host.data(), d.pre_host.size() * sizeof(uint32_t));
+        cuda_check(cudaEventRecord(d.ev_rest.get(), copy), "cudaEventRecord");
+        cuda_check(cudaStreamSynchronize(copy), "upload of the witness");
+        t_h = now_ns();
+        t.upload_ns += t_h - t_start;
+        cuda_check(cudaStreamWaitEvent(zs, d.ev_rest.get(), 0), "cudaStreamWaitEvent");
+        d_bits_a = bits_a;
+        d_bits_bi = bits_bi;
+        d_bits_ba = bits_ba;
+        d_pre = pre;
+    }
+
+    // H's coefficients before aux, and the scalars of A and B gathered
+    // by their densities.
+    cuda_check(cudaStreamWaitEvent(zs, d.ev_rest.get(), 0), "cudaStreamWaitEvent");
+    if (m > 1)
+        cuda_check(cudaMemcpyAsync(d_hl, d_a, (m - 1) * sizeof(fr_raw), cudaMemcpyDeviceToDevice,
+                                   zs),
+                   "copy of H");
+    if (L.ni)
+        cuda_check(
+            cudaMemcpyAsync(d_sa, d_in, L.ni * sizeof(fr_raw), cudaMemcpyDeviceToDevice, zs),
+            "copy of the inputs");
+    launch_compact(zs, d_sa + L.ni, d_aux, d_bits_a, d_pre, L.na);
+    launch_compact(zs, d_sb, d_in, d_bits_bi, d_pre + L.w_aux, L.ni);
+    launch_compact(zs, d_sb + job.b_input_count, d_aux, d_bits_ba, d_pre + L.w_aux + L.w_in,
+                   L.na);
+    gpu_sync_default(gpu);
+    uint64_t t0 = now_ns();
+    t.ntt_ns += t0 - t_h;
+
+    if (dk) {
+        // h + l as one MSM over the adjacent H and L points.
+        g1_proj_raw r1;
+        g2_proj_raw r2;
+        msm_g1_device(gpu, r1, dk->h, d_hl, L.n_hl);
+        std::memcpy(&out.h, &r1, sizeof(r1));
+        std::memset(&out.l, 0, sizeof(out.l));  // infinity (Z = 0)
+        uint64_t t1 = now_ns();
+        t.msm_h_ns += t1 - t0;
+
+        msm_g1_device(gpu, r1, dk->a, d_sa, L.n_a);
+        std::memcpy(&out.a, &r1, sizeof(r1));
+        t0 = now_ns();
+        t.msm_a_ns += t0 - t1;
+
+        msm_g1_device(gpu, r1, dk->b_g1, d_sb, L.n_b);
+        std::memcpy(&out.b_g1, &r1, sizeof(r1));
+        t1 = now_ns();
+        t.msm_b_g1_ns += t1 - t0;
+
+        msm_g2_device(gpu, r2, dk->b_g2, d_sb, L.n_b);
+        std::memcpy(&out.b_g2, &r2, sizeof(r2));
+        t.msm_b_g2_ns += now_ns() - t1;
+        t.stream_chunks = 0;
+        t.stream_buffer_bytes = 0;
+    } else {
+        // The same MSMs with the bases streamed from the host key; each
+        // MSM's time includes its uploads.
+        const size_t g1 = sizeof(blst_p1_affine), g2 = sizeof(blst_p2_affine);
+        const stream_plan &plan = kp.plan;
+        uint64_t chunks = 0;
+        host_bases hl;
+        hl.run[0] = key.h.data();
+        hl.n[0] = key.h.size();
+        hl.run[1] = key.l.data();
+        hl.n[1] = key.l.size();
+        hl.point_bytes = g1;
+        d.streamer.msm_g1(gpu, d.cuda_id, d.staging, hl, d_hl, plan.g1_per_chunk, out.h, chunks);
+        std::memset(&out.l, 0, sizeof(out.l));  // infinity (Z = 0)
+        uint64_t t1 = now_ns();
+        t.msm_h_ns += t1 - t0;
+
+        auto one = [&](const void *pts, size_t n, size_t bytes) {
+            host_bases b;
+            b.run[0] = pts;
+            b.n[0] = n;
+            b.point_bytes = bytes;
+            return b;
+        };
+        d.streamer.msm_g1(gpu, d.cuda_id, d.staging, one(key.a.data(), L.n_a, g1), d_sa,
+                          plan.g1_per_chunk, out.a, chunks);
+        t0 = now_ns();
+        t.msm_a_ns += t0 - t1;
+
+        d.streamer.msm_g1(gpu, d.cuda_id, d.staging, one(key.b_g1.data(), L.n_b, g1), d_sb,
+                          plan.g1_per_chunk, out.b_g1, chunks);
+        t1 = now_ns();
+        t.msm_b_g1_ns += t1 - t0;
+
+        d.streamer.msm_g2(gpu, d.cuda_id, d.staging, one(key.b_g2.data(), L.n_b, g2), d_sb,
+                          plan.g2_per_chunk, out.b_g2, chunks);
+        t.msm_b_g2_ns += now_ns() - t1;
+        t.stream_chunks = chunks;
+        t.stream_buffer_bytes = plan.buffer_bytes;
+    }
+
+    uint64_t pool_high = 0;
+    if (pool) {
+        uint64_t high = 0, used = 0;
+        if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high) == cudaSuccess &&
+            cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess)
+            pool_high = std::max<uint64_t>(high, used);
+        (void)cudaGetLastError();
+    }
+    const uint64_t key_bytes = dk ? dk->bytes() : d.streamer.held();
+    const uint64_t held = key_bytes + d.cache.bytes.load() + d.shape.bytes();
+    t.peak_device_bytes = std::max<uint64_t>(t.peak_device_bytes, held + pool_high);
+    t.estimated_device_bytes = std::max<uint64_t>(
+        t.estimated_device_bytes, key_bytes + L.total + temp + (job.sh ? d.shape.bytes() : 0));
+}
+
+}  // namespace cuda_dev
+}  // namespace cp

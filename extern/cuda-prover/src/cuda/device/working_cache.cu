@@ -1,0 +1,85 @@
+// The per-device working cache (working_cache.hpp).
+#include "device/working_cache.hpp"
+
+#include <algorithm>
+
+namespace cp {
+namespace cuda_dev {
+
+cache_layout layout_for(const srs &key, size_t m) {
+    cache_layout L;
+    L.m = m;
+    L.ni = key.ic.size();
+    L.na = key.l.size();
+    L.n_hl = (m - 1) + L.na;
+    L.n_a = key.a.size();
+    L.n_b = key.b_g1.size();
+    L.w_in = (L.ni + 63) / 64;
+    L.w_aux = (L.na + 63) / 64;
+    size_t off = 0;
+    auto take = [&](size_t bytes) {
+        size_t at = off;
+        off += align256(bytes);
+        return at;
+    };
+    L.abc = take(3 * m * sizeof(cp_cuda::fr_raw));
+    L.hl = take(L.n_hl * sizeof(cp_cuda::fr_raw));
+    L.in = take(L.ni * sizeof(cp_cuda::fr_raw));
+    L.sa = take(L.n_a * sizeof(cp_cuda::fr_raw));
+    L.sb = take(L.n_b * sizeof(cp_cuda::fr_raw));
+    L.bits = take((2 * L.w_aux + L.w_in) * sizeof(uint64_t));
+    L.pre = take((2 * L.w_aux + L.w_in) * sizeof(uint32_t));
+    L.bad = take(sizeof(uint64_t));
+    L.total = std::max<size_t>(off, 256);
+    return L;
+}
+
+size_t temp_bytes(const cache_layout &L, int sm_count) {
+    return std::max({cp_cuda::msm_temp_bytes(L.n_hl, false, sm_count),
+                     cp_cuda::msm_temp_bytes(L.n_a, false, sm_count),
+                     cp_cuda::msm_temp_bytes(L.n_b, true, sm_count)});
+}
+
+size_t domain_for(uint64_t n) {
+    uint32_t lg = 0;
+    while (lg < 62 && (uint64_t(1) << lg) < n) lg++;
+    return size_t(1) << lg;
+}
+
+void working_cache::ensure(int cuda_id, const memory_budget &budget, size_t working,
+                           size_t temp) {
+    const size_t held = bytes.load();
+    const size_t free_b = budget.free_bytes();
+    if (held >= working) {
+        if (temp > free_b)
+            budget.oom(working + temp, free_b + held);
+        return;
+    }
+    if (working + temp > free_b + held)
+        budget.oom(working + temp, free_b + held);
+    buf.reset();
+    bytes = 0;
+    const cudaError_t e = buf.allocate(cuda_id, working);
+    if (e == cudaErrorMemoryAllocation)
+        budget.oom(working + temp, budget.free_bytes());
+    cuda_check(e, "cudaMalloc(working cache)");
+    bytes = working;
+    // Keep sppark's per-MSM temporaries mapped in the default pool
+    // between MSMs instead of returning them at every synchronization.
+    cudaMemPool_t pool;
+    if (cudaDeviceGetDefaultMemPool(&pool, cuda_id) == cudaSuccess) {
+        uint64_t thr = temp;
+        (void)cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr);
+    }
+    allocations++;
+}
+
+uint64_t working_cache::release() {
+    if (!buf)
+        return 0;
+    buf.reset();
+    return bytes.exchange(0);
+}
+
+}  // namespace cuda_dev
+}  // namespace cp

@@ -1,0 +1,56 @@
+// The working cache of one proof shape, carved from one device allocation
+// that is reused between proofs and grown when a larger shape comes:
+//   abc   a, b, c evaluations over the domain (m each); H ends up in a
+//   hl    scalars of the merged H+L MSM: H's m-1 coefficients, then aux
+//   in    the input assignment
+//   sa    scalars of A: inputs, then aux filtered by a_aux_density
+//   sb    scalars of B: inputs filtered by b_input_density, then aux
+//         filtered by b_aux_density
+//   bits  the three density bitmaps (64-bit words)
+//   pre   per bitmap word, the set bits in the words before it (uint32)
+//   bad   the first unsatisfied row of a shape's evaluation
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "backend.hpp"
+#include "device/budget.hpp"
+#include "device/raii.hpp"
+
+namespace cp {
+namespace cuda_dev {
+
+struct cache_layout {
+    size_t m, n_hl, ni, na, n_a, n_b, w_in, w_aux;
+    size_t abc, hl, in, sa, sb, bits, pre, bad, total;
+};
+
+cache_layout layout_for(const srs &key, size_t m);
+
+// sppark's per-MSM temporaries for the largest MSM of the layout.
+size_t temp_bytes(const cache_layout &L, int sm_count);
+
+// The smallest power of two >= n (n <= 2^MAX_LG_DOMAIN from the callers;
+// the loop stops at 2^62 whatever it is given).
+size_t domain_for(uint64_t n);
+
+struct working_cache {
+    device_buffer buf;
+    std::atomic<uint64_t> bytes{0};
+    std::atomic<uint64_t> allocations{0};
+
+    // Bytes a cache of `working` bytes would add to what is held now.
+    size_t need(size_t working) const { return bytes.load() >= working ? 0 : working; }
+
+    // Holds at least `working` bytes, with `temp` more left free for
+    // sppark's temporaries (kept mapped in the default pool between MSMs).
+    void ensure(int cuda_id, const memory_budget &budget, size_t working, size_t temp);
+
+    // Frees the cache; returns the bytes released.
+    uint64_t release();
+};
+
+}  // namespace cuda_dev
+}  // namespace cp

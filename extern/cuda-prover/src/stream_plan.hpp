@@ -1,0 +1,108 @@
+// Streaming a proving key's bases through the device in chunks, when the key
+// does not fit the memory a device may use (the context's limit, or the
+// card): the decision and the chunk size, shared by both backends so that
+// the host backend's simulation takes the same decisions as a GPU. Header
+// only (the CUDA libraries use it too).
+//
+// A streamed proof keeps its working set (polynomials, scalars) resident and
+// sends each MSM's bases up in chunks through two buffers of buffer_bytes
+// each: chunk k+1 is copied while chunk k is summed, and the partial sums
+// are added. The four MSMs are H+L (one MSM over the adjacent H and L
+// bases), A and B in G1, and B in G2; a chunk holds buffer_bytes / 96 G1
+// bases or buffer_bytes / 192 G2 bases.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace cp {
+
+constexpr uint64_t STREAM_G1_BYTES = 96;   // blst_p1_affine
+constexpr uint64_t STREAM_G2_BYTES = 192;  // blst_p2_affine
+// Chunk buffers are a multiple of this (whole G1 and G2 bases, 256-byte
+// aligned) and at least STREAM_MIN_BUFFER bytes.
+constexpr uint64_t STREAM_GRAIN = 768;
+constexpr uint64_t STREAM_MIN_BUFFER = 16 * STREAM_GRAIN;  // 128 G1 / 64 G2 bases
+
+// The bases of one proof's four MSMs.
+struct msm_sizes {
+    uint64_t n_hl = 0;  // H and L bases (m - 1 + num_aux)
+    uint64_t n_a = 0;   // A bases
+    uint64_t n_b = 0;   // B bases (G1 and G2 alike)
+};
+
+// The four MSMs' bases of a proving key (srs).
+template <class Key>
+msm_sizes msm_sizes_of(const Key &key) {
+    msm_sizes s;
+    s.n_hl = uint64_t(key.h.size()) + key.l.size();
+    s.n_a = key.a.size();
+    s.n_b = key.b_g1.size();
+    return s;
+}
+
+struct stream_plan {
+    uint64_t buffer_bytes = 0;  // each of the two chunk buffers
+    uint64_t g1_per_chunk = 0;
+    uint64_t g2_per_chunk = 0;
+    uint64_t chunks = 0;  // over the four MSMs of one proof
+    uint64_t temp_bytes = 0;  // the backend's temporaries for one chunk's MSM
+    // Device bytes of a streamed proof: fixed + 2 buffers + temporaries.
+    uint64_t total_bytes = 0;
+};
+
+inline uint64_t stream_chunks_of(uint64_t n, uint64_t per) {
+    return n == 0 ? 1 : (n + per - 1) / per;
+}
+
+// Fills p with the largest buffers that fit `avail` bytes next to `fixed`
+// bytes (the working set and whatever else the proof keeps resident), where
+// temp(g1_points, g2_points) is what the backend needs on top for one
+// chunk's MSM; buffers never exceed what the largest MSM's bases need.
+// False when not even two STREAM_MIN_BUFFER buffers fit (p then describes
+// that smallest plan, so total_bytes says what would be needed).
+template <class Temp>
+bool plan_stream(stream_plan &p, uint64_t avail, uint64_t fixed, const msm_sizes &s, Temp temp) {
+    auto fill = [&](uint64_t buf) {
+        p.buffer_bytes = buf;
+        p.g1_per_chunk = buf / STREAM_G1_BYTES;
+        p.g2_per_chunk = buf / STREAM_G2_BYTES;
+        p.chunks = stream_chunks_of(s.n_hl, p.g1_per_chunk) +
+                   stream_chunks_of(s.n_a, p.g1_per_chunk) +
+                   stream_chunks_of(s.n_b, p.g1_per_chunk) +
+                   stream_chunks_of(s.n_b, p.g2_per_chunk);
+        p.temp_bytes = temp(p.g1_per_chunk, p.g2_per_chunk);
+        const uint64_t extra = 2 * buf + p.temp_bytes;
+        p.total_bytes = fixed > UINT64_MAX - extra ? UINT64_MAX : fixed + extra;
+    };
+    const uint64_t largest = std::max({std::max({s.n_hl, s.n_a, s.n_b}) * STREAM_G1_BYTES,
+                                       s.n_b * STREAM_G2_BYTES, STREAM_MIN_BUFFER});
+    const uint64_t cap = (largest + STREAM_GRAIN - 1) / STREAM_GRAIN * STREAM_GRAIN;
+    fill(STREAM_MIN_BUFFER);
+    if (p.total_bytes > avail)
+        return false;
+    // The largest buffer that fits: temporaries grow with the chunk, so
+    // shrink from the estimate without them until everything fits.
+    uint64_t buf = std::min(cap, (avail - fixed) / 2 / STREAM_GRAIN * STREAM_GRAIN);
+    while (buf > STREAM_MIN_BUFFER) {
+        fill(buf);
+        if (p.total_bytes <= avail)
+            return true;
+        const uint64_t over = p.total_bytes - avail;
+        const uint64_t step = std::max<uint64_t>(STREAM_GRAIN, (over + 1) / 2);
+        buf = buf > step + STREAM_MIN_BUFFER ? (buf - step) / STREAM_GRAIN * STREAM_GRAIN
+                                             : STREAM_MIN_BUFFER;
+    }
+    fill(STREAM_MIN_BUFFER);
+    return true;
+}
+
+// The least memory a streamed proof needs (two STREAM_MIN_BUFFER buffers).
+template <class Temp>
+uint64_t min_stream_bytes(uint64_t fixed, const msm_sizes &s, Temp temp) {
+    stream_plan p;
+    plan_stream(p, 0, fixed, s, temp);
+    return p.total_bytes;
+}
+
+}  // namespace cp
