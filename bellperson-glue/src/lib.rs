@@ -35,6 +35,11 @@ pub use cuda_prover_sys::{
     built_with_cuda, cuda_device_count, cuda_device_info, cuda_usable_devices, Backend, Context,
     ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, ErrorCode, Timings,
 };
+/// The core's GKR kernels (BabyBear sumcheck and tower), for the GKR crate.
+pub use cuda_prover_sys::{
+    Bb4, Bb4Op, Sumcheck, SumcheckTerm, Tower, TowerKind, BABYBEAR_P, GKR_MAX_VARS,
+    SUMCHECK_MAX_DEGREE,
+};
 
 pub use bellperson::groth16::{Parameters, Proof, VerifyingKey};
 pub use blstrs::{Bls12, Scalar};

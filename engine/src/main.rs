@@ -3,6 +3,7 @@
 //!   cuda-prover prove --circuit chain --log-constraints 12 --partitions 4
 //!   cuda-prover devices
 //!   cuda-prover filecoin ...   (runs the sibling cuda-prover-filecoin binary)
+//!   cuda-prover gkr ...        (runs the sibling cuda-prover-gkr binary)
 //!   cuda-prover serve|submit|await|status|cancel ...
 //!                              (run the sibling cuda-prover-service binary)
 
@@ -45,6 +46,7 @@ const MAX_WORKERS: usize = 1024;
     version,
     about = "Groth16 (BLS12-381) proving on many devices",
     after_help = "Filecoin C2 and PoSt: `cuda-prover filecoin --help` (runs the cuda-prover-filecoin binary).\n\
+GKR tower proofs over BabyBear: `cuda-prover gkr --help` (runs the cuda-prover-gkr binary).\n\
 The proving daemon: `cuda-prover serve|submit|await|status|cancel --help` (run the cuda-prover-service binary)."
 )]
 struct Cli {
@@ -163,6 +165,7 @@ fn main() -> ExitCode {
         Some(a) if a == "filecoin" => {
             return run_sibling("cuda-prover-filecoin", "cuda-prover-filecoin", 2)
         }
+        Some(a) if a == "gkr" => return run_sibling("cuda-prover-gkr", "cuda-prover-gkr", 2),
         Some(a) if SERVICE_COMMANDS.iter().any(|c| a == *c) => {
             return run_sibling("cuda-prover-service", "cuda-prover-service", 1)
         }

@@ -23,6 +23,11 @@ pub use glue::{
     Parameters, Proof, ProofOutput, ProvingKey, Result, Scalar, Shape, ShapeData, ShapeInfo,
     SizeHint, Synthesized, Timings, Witness, GPU_AUTO, GPU_BOUND,
 };
+/// The core's GKR kernels, for the GKR crate (no pipeline of their own).
+pub use glue::{
+    Bb4, Bb4Op, Sumcheck, SumcheckTerm, Tower, TowerKind, BABYBEAR_P, GKR_MAX_VARS,
+    SUMCHECK_MAX_DEGREE,
+};
 
 /// How partitions are synthesized.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -10,6 +10,8 @@ pub const CP_SRS_TRUSTED_UNCHECKED: u32 = 1;
 pub const CP_SRS_NO_DIGEST: u32 = 2;
 pub const CP_COEFF_ONE: u32 = 0;
 pub const CP_COEFF_MINUS_ONE: u32 = 1;
+pub const CP_GKR_MAX_VARS: u32 = 30;
+pub const CP_SUMCHECK_MAX_DEGREE: u32 = 4;
 pub const CP_OK: cp_code = 0;
 pub const CP_ERR_INVALID_ARGUMENT: cp_code = 1;
 pub const CP_ERR_DEVICE_INDEX: cp_code = 2;
@@ -863,6 +865,130 @@ unsafe extern "C" {
         srs: *const cp_srs,
         shape: *const cp_shape,
     ) -> cp_status;
+}
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
+pub struct cp_bb4 {
+    pub c: [u32; 4usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of cp_bb4"][::std::mem::size_of::<cp_bb4>() - 16usize];
+    ["Alignment of cp_bb4"][::std::mem::align_of::<cp_bb4>() - 4usize];
+    ["Offset of field: cp_bb4::c"][::std::mem::offset_of!(cp_bb4, c) - 0usize];
+};
+pub const CP_BB4_ADD: cp_bb4_op = 0;
+pub const CP_BB4_SUB: cp_bb4_op = 1;
+pub const CP_BB4_MUL: cp_bb4_op = 2;
+pub const CP_BB4_INV: cp_bb4_op = 3;
+pub type cp_bb4_op = ::std::os::raw::c_uint;
+unsafe extern "C" {
+    pub fn cp_bb4_batch(
+        ctx: *mut cp_context,
+        gpu_index: i32,
+        op: cp_bb4_op,
+        a: *const cp_bb4,
+        b: *const cp_bb4,
+        out: *mut cp_bb4,
+        n: usize,
+    ) -> cp_status;
+}
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
+pub struct cp_sumcheck_term {
+    pub coeff: cp_bb4,
+    pub num_factors: u32,
+    pub factors: [u32; 4usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of cp_sumcheck_term"][::std::mem::size_of::<cp_sumcheck_term>() - 36usize];
+    ["Alignment of cp_sumcheck_term"][::std::mem::align_of::<cp_sumcheck_term>() - 4usize];
+    ["Offset of field: cp_sumcheck_term::coeff"]
+        [::std::mem::offset_of!(cp_sumcheck_term, coeff) - 0usize];
+    ["Offset of field: cp_sumcheck_term::num_factors"]
+        [::std::mem::offset_of!(cp_sumcheck_term, num_factors) - 16usize];
+    ["Offset of field: cp_sumcheck_term::factors"]
+        [::std::mem::offset_of!(cp_sumcheck_term, factors) - 20usize];
+};
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cp_sumcheck {
+    _unused: [u8; 0],
+}
+unsafe extern "C" {
+    pub fn cp_sumcheck_new(
+        ctx: *mut cp_context,
+        gpu_index: i32,
+        mutex: *mut cp_mutex,
+        tag: i64,
+        num_vars: u32,
+        tables: *const *const cp_bb4,
+        num_tables: usize,
+        out: *mut *mut cp_sumcheck,
+    ) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_sumcheck_round(
+        sc: *mut cp_sumcheck,
+        terms: *const cp_sumcheck_term,
+        num_terms: usize,
+        degree: u32,
+        evals_out: *mut cp_bb4,
+    ) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_sumcheck_fold(sc: *mut cp_sumcheck, r: *const cp_bb4) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_sumcheck_vars_left(sc: *const cp_sumcheck) -> u32;
+}
+unsafe extern "C" {
+    pub fn cp_sumcheck_device(sc: *const cp_sumcheck) -> i32;
+}
+unsafe extern "C" {
+    pub fn cp_sumcheck_values(sc: *mut cp_sumcheck, index: u64, out: *mut cp_bb4) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_sumcheck_free(sc: *mut cp_sumcheck);
+}
+pub const CP_TOWER_PRODUCT: cp_tower_kind = 0;
+pub const CP_TOWER_FRACTION: cp_tower_kind = 1;
+pub type cp_tower_kind = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cp_tower {
+    _unused: [u8; 0],
+}
+unsafe extern "C" {
+    pub fn cp_tower_new(
+        ctx: *mut cp_context,
+        gpu_index: i32,
+        mutex: *mut cp_mutex,
+        tag: i64,
+        kind: cp_tower_kind,
+        log_size: u32,
+        values: *const cp_bb4,
+        denominators: *const cp_bb4,
+        out: *mut *mut cp_tower,
+    ) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_tower_root(t: *mut cp_tower, out: *mut cp_bb4) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_tower_layer_sumcheck(
+        t: *mut cp_tower,
+        layer: u32,
+        point: *const cp_bb4,
+        out: *mut *mut cp_sumcheck,
+    ) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_tower_device(t: *const cp_tower) -> i32;
+}
+unsafe extern "C" {
+    pub fn cp_tower_free(t: *mut cp_tower);
 }
 unsafe extern "C" {
     pub fn cp_inject_fault(ctx: *mut cp_context, ordinal: i32, tag: i64) -> cp_status;

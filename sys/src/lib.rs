@@ -20,10 +20,15 @@ pub mod ffi {
 }
 
 mod error;
+mod gkr;
 mod safe;
 mod shape;
 
 pub use error::{Error, ErrorCode, Result};
+pub use gkr::{
+    Bb4, Bb4Op, Sumcheck, SumcheckTerm, Tower, TowerKind, BABYBEAR_P, GKR_MAX_VARS,
+    SUMCHECK_MAX_DEGREE,
+};
 pub use safe::*;
 pub use shape::{
     MatrixParts, Shape, ShapeEntry, ShapeInfo, ShapeParts, Witness, COEFF_MINUS_ONE, COEFF_ONE,

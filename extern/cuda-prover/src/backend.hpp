@@ -19,6 +19,10 @@
 
 namespace cp {
 
+namespace gkr {
+class kernels;
+}
+
 // Errors inside the core are thrown as cp::error and turned into a cp_status
 // at the ABI boundary (see status.hpp). Nothing escapes the ABI.
 struct error {
@@ -135,8 +139,13 @@ public:
     // the device's own mutex held.
     virtual void prepare(const srs &key, uint64_t num_constraints, const shape *sh) = 0;
 
-    // Frees the working cache and any shape copy; returns the bytes released.
+    // Frees the working cache (the GKR buffers too) and any shape copy;
+    // returns the bytes released.
     virtual uint64_t trim() = 0;
+
+    // The device's GKR kernels and buffers (gkr/kernels.hpp). Called with
+    // the thread bound and the device's own mutex held.
+    virtual gkr::kernels &gkr() = 0;
 
     virtual uint64_t cache_bytes() const = 0;
     virtual uint64_t cache_allocations() const = 0;

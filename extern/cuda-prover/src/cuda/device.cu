@@ -18,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include "backend.hpp"
+#include "gkr/kernels.hpp"
 #include "device/groth16_pass.hpp"
 #include "device/key_residency.hpp"
 #include "device/scope.hpp"
@@ -33,9 +34,11 @@ using namespace cuda_dev;
 
 class cuda_device final : public device {
 public:
-    cuda_device(int cuda_id, const cudaDeviceProp &props) : d_(cuda_id, cuda_id, props) {}
+    cuda_device(int cuda_id, const cudaDeviceProp &props)
+        : d_(cuda_id, cuda_id, props), gkr_(gkr::cuda_kernels(cuda_id)) {}
 
     ~cuda_device() override {
+        gkr_.reset();  // frees its buffers on its own device
         if (!d_.holds_anything())
             return;  // never used: its GPU is left alone
         // The members release their CUDA objects; the scope puts the
@@ -94,9 +97,14 @@ public:
     }
 
     uint64_t trim() override {
-        if (!d_.holds_anything())
-            return 0;  // never used: nothing to free, and its GPU is left alone
         uint64_t freed = 0;
+        try {
+            freed += gkr_->trim();
+        } catch (const cuda_error &e) {
+            rethrow_sppark(e, d_.cuda_id);
+        }
+        if (!d_.holds_anything())
+            return freed;  // never used: nothing else to free, and its GPU is left alone
         bound_scope scope(d_.cuda_id);
         try {
             d_.gpu().sync();
@@ -123,9 +131,13 @@ public:
         return freed;
     }
 
-    // The working cache and the MSM engines' buffers: what trim gives back
-    // besides the shape and a streamed key's chunk buffers.
-    uint64_t cache_bytes() const override { return d_.cache.bytes.load() + d_.msm_held.load(); }
+    // The working cache, the MSM engines' buffers and the GKR tables: what
+    // trim gives back besides the shape and a streamed key's chunk buffers.
+    uint64_t cache_bytes() const override {
+        return d_.cache.bytes.load() + d_.msm_held.load() + gkr_->bytes();
+    }
+
+    gkr::kernels &gkr() override { return *gkr_; }
     uint64_t cache_allocations() const override { return d_.cache.allocations.load(); }
     uint64_t srs_uploads() const override { return d_.srs_uploads.load(); }
 
@@ -141,6 +153,7 @@ public:
 
 private:
     device_state d_;
+    std::unique_ptr<gkr::kernels> gkr_;  // its buffers are part of the working cache
 
     memory_budget budget() const { return memory_budget{d_.ordinal, memory_limit()}; }
 

@@ -21,6 +21,7 @@
 
 #include "backend.hpp"
 #include "field.hpp"
+#include "gkr/kernels.hpp"
 #include "host/host_device.hpp"
 #include "host/msm.hpp"
 #include "host/ntt.hpp"
@@ -121,7 +122,8 @@ std::string mib(uint64_t b) {
 
 class host_device final : public device {
 public:
-    host_device(int ordinal, int threads) : ordinal_(ordinal), threads_(threads) {}
+    host_device(int ordinal, int threads)
+        : ordinal_(ordinal), threads_(threads), gkr_(gkr::host_kernels(threads)) {}
 
     void bind_thread() override { touched_ = true; }
     bool touched() const override { return touched_.load(); }
@@ -244,9 +246,14 @@ public:
         stream_.release();
         sa_ = std::vector<blst_fr>();
         sb_ = std::vector<blst_fr>();
-        return cache_.release() + streaming;
+        return cache_.release() + streaming + gkr_->trim();
     }
-    uint64_t cache_bytes() const override { return cache_.bytes; }
+    uint64_t cache_bytes() const override { return cache_.bytes + gkr_->bytes(); }
+
+    gkr::kernels &gkr() override {
+        touched_ = true;
+        return *gkr_;
+    }
     uint64_t cache_allocations() const override { return cache_.allocations; }
     uint64_t srs_uploads() const override { return 0; }
 
@@ -260,6 +267,7 @@ private:
     working_cache cache_;
     stream_buffers stream_;        // the chunk buffers of streamed proofs
     std::vector<blst_fr> sa_, sb_;  // scalars of A and B, gathered by density
+    std::unique_ptr<gkr::kernels> gkr_;
     std::atomic<bool> touched_{false};
 
     // Whether a proof streams the key's bases (the plan in `plan`) or keeps

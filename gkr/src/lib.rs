@@ -1,0 +1,31 @@
+//! `cuda-prover-gkr`: GKR tower proofs over BabyBear on the cuda-prover core.
+//!
+//! The core (through the engine's layers) holds the tables and runs the
+//! sumcheck rounds on a device; this crate drives them, with Fiat-Shamir on
+//! the host between rounds (Plonky3's duplex challenger over Poseidon2),
+//! checks proofs without a device ([`verify_tower`]), serializes them, and
+//! runs shards (each a tower of its own size) as the engine's work
+//! ([`ShardWork`], [`run_shards`]). Nothing below this crate depends on it.
+
+mod error;
+mod field;
+mod poly;
+mod proof;
+mod prover;
+pub mod shards;
+mod transcript;
+mod verifier;
+
+pub use error::GkrError;
+pub use field::{from_bb4, random_ext, random_nonzero_ext, to_bb4, Ext, Felt};
+pub use poly::{eq_eval, interpolate, mle_eval};
+pub use proof::{LayerProof, TowerProof};
+pub use prover::{prove_tower, LayerTimes, ProveStats, TowerInput};
+pub use shards::{
+    run_shards, ShardConfig, ShardOutput, ShardReport, ShardResult, ShardSpec, ShardWork,
+};
+pub use transcript::Transcript;
+pub use verifier::verify_tower;
+
+/// Re-exported so callers need not name the layers below.
+pub use cuda_prover_pipeline::{Bb4, Bb4Op, Context, DeviceMutex, SumcheckTerm, TowerKind};

@@ -1,0 +1,52 @@
+//! Polynomial helpers of the verifier (and the tests): the round
+//! polynomial from its values at 0..=d, eq(r, s), and a multilinear
+//! extension's value at a point. Points list the top index bit first.
+
+use p3_field::{Field, PrimeCharacteristicRing};
+
+use crate::Ext;
+
+/// g(x) for the polynomial of degree < evals.len() with g(i) = evals[i].
+pub fn interpolate(evals: &[Ext], x: Ext) -> Ext {
+    let n = evals.len();
+    let mut acc = Ext::ZERO;
+    for (i, &yi) in evals.iter().enumerate() {
+        let mut num = Ext::ONE;
+        let mut den = Ext::ONE;
+        for j in 0..n {
+            if j != i {
+                num *= x - Ext::from_u32(j as u32);
+                den *= Ext::from_u32(i as u32) - Ext::from_u32(j as u32);
+            }
+        }
+        acc += yi * num * den.inverse();
+    }
+    acc
+}
+
+/// prod_k (r_k s_k + (1 - r_k)(1 - s_k)).
+pub fn eq_eval(r: &[Ext], s: &[Ext]) -> Ext {
+    r.iter().zip(s).fold(Ext::ONE, |acc, (&a, &b)| {
+        acc * (a * b + (Ext::ONE - a) * (Ext::ONE - b))
+    })
+}
+
+/// The multilinear extension of `values` (2^point.len() entries, index bit
+/// point.len() - 1 first) at `point`.
+pub fn mle_eval(values: &[Ext], point: &[Ext]) -> Ext {
+    assert_eq!(
+        values.len(),
+        1usize << point.len(),
+        "mle_eval: table and point sizes differ"
+    );
+    let mut v = values.to_vec();
+    for &r in point {
+        let half = v.len() / 2;
+        let (lo, hi) = v.split_at_mut(half);
+        for (a, &b) in lo.iter_mut().zip(hi.iter()) {
+            *a += r * (b - *a);
+        }
+        v.truncate(half);
+    }
+    v[0]
+}
