@@ -117,8 +117,15 @@ key_place place(device_state &d, const memory_budget &budget, const srs &key,
             kp.dk = &ensure_key(key, d.cuda_id, budget, d.msm_need(slots) + cache_need + shape_need,
                                 d.stream(), key_t, d.srs_uploads);
         } else {
+            // Streaming is for tight memory: the plan counts this proof's
+            // own cache, and a larger one held from an earlier proof is
+            // given back when it would not fit next to the plan.
             bool fits = false;
-            kp.plan = plan_for(d, avail, fixed, key, &fits);
+            const uint64_t fixed_own = L.total + shape_after;
+            kp.plan = plan_for(d, avail, fixed_own, key, &fits);
+            if (fits && d.cache.bytes.load() > L.total &&
+                kp.plan.total_bytes - fixed_own + fixed > avail)
+                d.cache.release();
             if (!fits)
                 fail(CP_ERR_OUT_OF_MEMORY,
                      "needs " + mib(kp.plan.total_bytes) + " on device " +
@@ -139,17 +146,21 @@ key_place place(device_state &d, const memory_budget &budget, const srs &key,
         d.ensure_msm(slots);
     } else {
         kp.temp = kp.plan.temp_bytes;
-        d.drop_msm_unless(chunk_slots(kp.plan.g1_per_chunk, kp.plan.g2_per_chunk));
+        // The MSM buffers of the plan's chunks, not more.
+        const std::vector<msm_slot_spec> cs =
+            chunk_slots(kp.plan.g1_per_chunk, kp.plan.g2_per_chunk);
+        if (d.msm && (!d.msm->fits(cs) || d.msm_bytes() > kp.plan.temp_bytes))
+            d.drop_msm();
         if (d.streamer.buffer_bytes() != kp.plan.buffer_bytes)
             d.streamer.release();
         const size_t buffers = 2 * kp.plan.buffer_bytes;
         const size_t stream_need = d.streamer.buffer_bytes() == kp.plan.buffer_bytes ? 0 : buffers;
         if (sh)
-            d.shape.ensure(*sh, d.cuda_id, budget, kp.temp + cache_need + stream_need,
-                           d.stream());
+            d.shape.ensure(*sh, d.cuda_id, budget,
+                           kp.temp + d.cache.need(L.total) + stream_need, d.stream());
         d.cache.ensure(d.cuda_id, budget, L.total, kp.temp + stream_need);
         d.streamer.ensure(d.cuda_id, budget, kp.plan.buffer_bytes, kp.temp);
-        d.ensure_msm(chunk_slots(kp.plan.g1_per_chunk, kp.plan.g2_per_chunk));
+        d.ensure_msm(cs);
     }
     d.ensure_streams();
     return kp;
