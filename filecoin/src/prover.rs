@@ -13,13 +13,15 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bellpepper_core::Circuit;
 use bellperson::groth16::Proof;
 use blstrs::{Bls12, Scalar};
-use cuda_prover_engine::{BlindingSource, Engine, Job, JobReport};
+use cuda_prover_engine::gate::Priority;
+use cuda_prover_engine::{BlindingSource, Engine, Job, JobReport, RunControl};
 use cuda_prover_pipeline::{shape_file, KeyCheck, ProvingKey, Shape, SynthesisMode};
 
 use crate::error::{FilecoinError, Result};
@@ -38,8 +40,12 @@ pub struct FilecoinProver {
     blinding: BlindingSource,
     synthesis: SynthesisMode,
     key_check: KeyCheck,
-    keys: Mutex<HashMap<PathBuf, Arc<ProvingKey>>>,
-    shapes: Mutex<HashMap<PathBuf, Arc<Shape>>>,
+    keys: Arc<Mutex<HashMap<PathBuf, Arc<ProvingKey>>>>,
+    shapes: Arc<Mutex<HashMap<PathBuf, Arc<Shape>>>>,
+    /// Set by [`FilecoinProver::for_job`]: the job's priority on the
+    /// engine's gate and its cancel flag.
+    priority: Option<Priority>,
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 /// The shape file kept next to a params file.
@@ -57,8 +63,28 @@ impl FilecoinProver {
             blinding: BlindingSource::Random,
             synthesis: SynthesisMode::Auto,
             key_check: KeyCheck::Full,
-            keys: Mutex::new(HashMap::new()),
-            shapes: Mutex::new(HashMap::new()),
+            keys: Arc::new(Mutex::new(HashMap::new())),
+            shapes: Arc::new(Mutex::new(HashMap::new())),
+            priority: None,
+            cancel: None,
+        }
+    }
+
+    /// A prover for one job of a long-lived process (the proving daemon):
+    /// it proves on `engine` (for example a subset of this prover's engine,
+    /// sharing its device mutexes and priority gate), waits its turn at
+    /// `priority` on the gate, stops when `cancel` is set, and shares this
+    /// prover's loaded keys and shapes and its settings.
+    pub fn for_job(&self, engine: Engine, priority: Priority, cancel: Arc<AtomicBool>) -> Self {
+        Self {
+            engine,
+            blinding: self.blinding,
+            synthesis: self.synthesis,
+            key_check: self.key_check,
+            keys: self.keys.clone(),
+            shapes: self.shapes.clone(),
+            priority: Some(priority),
+            cancel: Some(cancel),
         }
     }
 
@@ -175,7 +201,12 @@ impl FilecoinProver {
         job.blinding = self.blinding;
         job.synthesis = self.synthesis;
         job.shape = shape;
-        let out = self.engine.run(job, &key, |p| {
+        let ticket = self.priority.map(|p| self.engine.gate().register(p, total));
+        let control = RunControl {
+            cancel: self.cancel.as_deref(),
+            ticket: ticket.as_ref(),
+        };
+        let out = self.engine.run_with(job, &key, control, |p| {
             log::info!(
                 "{name}: partition {} on device {} ({}/{total})",
                 p.partition,

@@ -26,6 +26,14 @@ pub struct ServiceConfig {
     pub token: Option<String>,
     /// Finished jobs remembered for await and status.
     pub keep_finished: usize,
+    /// Take Filecoin jobs (builds with the `filecoin` feature).
+    pub filecoin: bool,
+    /// Filecoin jobs prove with the TEST parameters of this directory
+    /// (seeded, from `cuda-prover-filecoin test-params`) instead of
+    /// filecoin-proofs' parameter cache (`FIL_PROOFS_PARAMETER_CACHE`).
+    pub filecoin_test_params: Option<PathBuf>,
+    /// Largest Filecoin request (the C1 output is in it), in bytes.
+    pub max_filecoin_request_bytes: usize,
 }
 
 impl Default for ServiceConfig {
@@ -40,6 +48,9 @@ impl Default for ServiceConfig {
             key_budget_bytes: None,
             token: None,
             keep_finished: 10_000,
+            filecoin: true,
+            filecoin_test_params: None,
+            max_filecoin_request_bytes: 256 << 20,
         }
     }
 }

@@ -49,9 +49,20 @@ impl JobState {
     }
 }
 
-/// A built-in circuit job, checked.
+/// What a job proves.
+#[derive(Debug, Clone)]
+pub enum Work {
+    /// The built-in circuit of the spec's kind, size and partitions.
+    BuiltIn,
+    /// Filecoin commit phase 2 (the spec's kind and size are unused).
+    #[cfg(feature = "filecoin")]
+    FilecoinC2(Arc<crate::filecoin::C2Spec>),
+}
+
+/// A job, checked.
 #[derive(Debug, Clone)]
 pub struct JobSpec {
+    pub work: Work,
     pub name: String,
     pub kind: Kind,
     pub log_constraints: u32,
@@ -89,7 +100,7 @@ pub struct JobEntry {
     pub id: u64,
     pub spec: JobSpec,
     pub submitted: Instant,
-    cancel: AtomicBool,
+    cancel: Arc<AtomicBool>,
     cancel_reason: Mutex<Option<String>>,
     tx: watch::Sender<Snapshot>,
 }
@@ -109,6 +120,13 @@ impl JobEntry {
             *r = Some(reason.to_string());
         }
         self.cancel.store(true, Ordering::SeqCst);
+    }
+
+    fn cancel_reason(&self) -> String {
+        self.cancel_reason
+            .lock()
+            .clone()
+            .unwrap_or_else(|| "cancelled".into())
     }
 
     fn deadline_passed(&self) -> bool {
@@ -145,6 +163,8 @@ pub struct Jobs {
     next_id: AtomicU64,
     engine: Arc<Engine>,
     keys: Arc<Keys>,
+    #[cfg(feature = "filecoin")]
+    filecoin: Option<Arc<crate::filecoin::FilecoinJobs>>,
     pub metrics: Arc<Metrics>,
     /// Partitions proved per device (engine order).
     pub device_partitions: Vec<AtomicU64>,
@@ -157,6 +177,7 @@ impl Jobs {
     pub fn start(
         engine: Arc<Engine>,
         keys: Arc<Keys>,
+        #[cfg(feature = "filecoin")] filecoin: Option<Arc<crate::filecoin::FilecoinJobs>>,
         metrics: Arc<Metrics>,
         max_queue: usize,
         max_running: usize,
@@ -170,6 +191,8 @@ impl Jobs {
             next_id: AtomicU64::new(1),
             engine,
             keys,
+            #[cfg(feature = "filecoin")]
+            filecoin,
             metrics,
             device_partitions,
             max_queue,
@@ -198,6 +221,12 @@ impl Jobs {
         &self.keys
     }
 
+    /// The Filecoin prover, when the daemon takes Filecoin jobs.
+    #[cfg(feature = "filecoin")]
+    pub fn filecoin(&self) -> Option<&crate::filecoin::FilecoinJobs> {
+        self.filecoin.as_deref()
+    }
+
     pub fn submit(&self, spec: JobSpec) -> Result<Arc<JobEntry>, SubmitError> {
         let mut g = self.inner.lock();
         if g.draining || g.stopping {
@@ -219,7 +248,7 @@ impl Jobs {
             id,
             spec,
             submitted: Instant::now(),
-            cancel: AtomicBool::new(false),
+            cancel: Arc::new(AtomicBool::new(false)),
             cancel_reason: Mutex::new(None),
             tx,
         });
@@ -357,6 +386,11 @@ impl Jobs {
 
     fn run(&self, entry: &JobEntry) -> JobResult {
         let spec = &entry.spec;
+        match &spec.work {
+            Work::BuiltIn => {}
+            #[cfg(feature = "filecoin")]
+            Work::FilecoinC2(c2) => return self.run_c2(entry, c2),
+        }
         let outcome = (|| {
             let (key, _) = self.keys.get(
                 &self.engine,
@@ -398,7 +432,7 @@ impl Jobs {
                 .gate()
                 .register(spec.priority, spec.partitions as usize);
             let control = RunControl {
-                cancel: Some(&entry.cancel),
+                cancel: Some(&*entry.cancel),
                 ticket: Some(&ticket),
             };
             let all = self.engine.devices();
@@ -427,13 +461,48 @@ impl Jobs {
                     report_json: out.report.to_json(),
                 }
             }
-            Err(EngineError::Cancelled) => {
-                let reason = entry
-                    .cancel_reason
-                    .lock()
-                    .clone()
-                    .unwrap_or_else(|| "cancelled".into());
-                cancelled_result(&reason)
+            Err(EngineError::Cancelled) => cancelled_result(&entry.cancel_reason()),
+            Err(e) => failed(e.to_string()),
+        }
+    }
+
+    /// A Filecoin C2 job: the proof bytes only once filecoin-proofs'
+    /// verifier accepted them (the filecoin crate never returns others).
+    #[cfg(feature = "filecoin")]
+    fn run_c2(&self, entry: &JobEntry, c2: &crate::filecoin::C2Spec) -> JobResult {
+        use cuda_prover_filecoin::FilecoinError;
+        let spec = &entry.spec;
+        let Some(filecoin) = &self.filecoin else {
+            return failed("this daemon takes no Filecoin jobs".into());
+        };
+        let ordinals: Vec<u32> = if spec.devices.is_empty() {
+            self.engine.devices().iter().map(|d| d.ordinal).collect()
+        } else {
+            spec.devices.clone()
+        };
+        let engine = match self.engine.subset(&ordinals) {
+            Ok(e) => e,
+            Err(e) => return failed(e.to_string()),
+        };
+        match filecoin.run_c2(engine, c2, spec.priority, entry.cancel.clone()) {
+            Ok((proof, report)) => {
+                let all = self.engine.devices();
+                for p in &report.per_partition {
+                    if let Some(i) = all.iter().position(|d| d.ordinal == p.device) {
+                        self.device_partitions[i].fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                entry.tx.send_modify(|s| s.done = s.total);
+                JobResult {
+                    state: JobState::Done,
+                    verified: true,
+                    proofs: vec![proof],
+                    error: String::new(),
+                    report_json: report.to_json(),
+                }
+            }
+            Err(FilecoinError::Engine(EngineError::Cancelled)) => {
+                cancelled_result(&entry.cancel_reason())
             }
             Err(e) => failed(e.to_string()),
         }

@@ -12,6 +12,8 @@
 
 pub mod client;
 pub mod config;
+#[cfg(feature = "filecoin")]
+pub mod filecoin;
 pub mod hosts;
 pub mod jobs;
 pub mod keys;

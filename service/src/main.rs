@@ -81,6 +81,27 @@ struct JobArgs {
     /// Cancel the job unless done this many ms after submission.
     #[arg(long, default_value_t = 0)]
     deadline_ms: u64,
+    /// A Filecoin commit phase 2 instead of a built-in circuit: the C1
+    /// output file (filecoin-proofs' JSON, its api form, or lotus-bench /
+    /// Curio's {"SectorNum","Phase1Out","SectorSize"} wrapper). Needs
+    /// --prover-id and --sector-id; proves at priority 100 (C2) unless
+    /// --priority says otherwise.
+    #[arg(long)]
+    filecoin_c2: Option<PathBuf>,
+    /// With --filecoin-c2: the miner's prover id, hex (1-32 bytes).
+    #[arg(long, requires = "filecoin_c2")]
+    prover_id: Option<String>,
+    /// With --filecoin-c2: the sector number.
+    #[arg(long, requires = "filecoin_c2")]
+    sector_id: Option<u64>,
+    /// With --filecoin-c2: the sector size (e.g. 2KiB, 32GiB, or bytes)
+    /// when the file does not say it; checked against the file either way.
+    #[arg(long, requires = "filecoin_c2")]
+    sector_size: Option<String>,
+    /// With --filecoin-c2: the registered seal proof, e.g.
+    /// StackedDrg32GiBV1_1 (default: the file's, else V1_1).
+    #[arg(long, requires = "filecoin_c2")]
+    registered_proof: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -124,6 +145,18 @@ enum Command {
         policy: Policy,
         #[arg(long, default_value_t = 1)]
         workers_per_device: usize,
+        /// Take no Filecoin jobs.
+        #[arg(long)]
+        no_filecoin: bool,
+        /// Filecoin jobs prove with TEST parameters (seeded, never the
+        /// network's) from DIR, default the test parameter directory of
+        /// `cuda-prover-filecoin test-params`. Without it they use
+        /// filecoin-proofs' parameter cache (FIL_PROOFS_PARAMETER_CACHE).
+        #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "")]
+        filecoin_test_params: Option<PathBuf>,
+        /// Largest Filecoin request (it holds the C1 output), in MiB.
+        #[arg(long, default_value_t = 256)]
+        max_filecoin_request_mib: usize,
     },
     /// Queue a job; prints its id alone on the last line.
     Submit {
@@ -140,6 +173,10 @@ enum Command {
         /// Write each proof to DIR/partition-K.proof.
         #[arg(long)]
         proofs_out: Option<PathBuf>,
+        /// Write the proof bytes to FILE (every proof, in order; a
+        /// Filecoin job has one: filecoin-proofs' bytes).
+        #[arg(long)]
+        proof_out: Option<PathBuf>,
         /// Write the job report (JSON).
         #[arg(long)]
         report: Option<PathBuf>,
@@ -231,15 +268,54 @@ fn parse_devices(s: &str) -> Result<Vec<u32>, String> {
         .collect()
 }
 
-fn submit_request(job: JobArgs) -> Result<proto::SubmitRequest, String> {
-    Ok(proto::SubmitRequest {
-        job: Some(proto::submit_request::Job::BuiltIn(proto::BuiltInJob {
-            circuit: job.circuit,
+/// A sector size: bytes, or what the Filecoin crate reads (2KiB, 32GiB).
+fn parse_sector_size(s: &str) -> Result<u64, String> {
+    if let Ok(n) = s.trim().parse::<u64>() {
+        return Ok(n);
+    }
+    #[cfg(feature = "filecoin")]
+    {
+        s.parse::<cuda_prover_filecoin::SectorSize>()
+            .map(|z| z.bytes())
+            .map_err(|e| format!("--sector-size {s}: {e}"))
+    }
+    #[cfg(not(feature = "filecoin"))]
+    Err(format!("--sector-size {s}: give the size in bytes"))
+}
+
+fn job_kind(job: &JobArgs) -> Result<proto::submit_request::Job, String> {
+    let Some(path) = &job.filecoin_c2 else {
+        return Ok(proto::submit_request::Job::BuiltIn(proto::BuiltInJob {
+            circuit: job.circuit.clone(),
             log_constraints: job.log_constraints,
             partitions: job.partitions,
             seed: job.seed,
-            synthesis: job.synthesis,
-        })),
+            synthesis: job.synthesis.clone(),
+        }));
+    };
+    let c1_output = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(proto::submit_request::Job::FilecoinC2(
+        proto::FilecoinC2Job {
+            c1_output,
+            prover_id: job
+                .prover_id
+                .clone()
+                .ok_or("--filecoin-c2 needs --prover-id")?,
+            sector_id: job.sector_id.ok_or("--filecoin-c2 needs --sector-id")?,
+            sector_size: job
+                .sector_size
+                .as_deref()
+                .map(parse_sector_size)
+                .transpose()?
+                .unwrap_or(0),
+            registered_proof: job.registered_proof.clone().unwrap_or_default(),
+        },
+    ))
+}
+
+fn submit_request(job: JobArgs) -> Result<proto::SubmitRequest, String> {
+    Ok(proto::SubmitRequest {
+        job: Some(job_kind(&job)?),
         priority: job.priority,
         devices: job
             .gpu_devices
@@ -251,6 +327,25 @@ fn submit_request(job: JobArgs) -> Result<proto::SubmitRequest, String> {
         name: job.name,
         deadline_ms: job.deadline_ms,
     })
+}
+
+/// `--filecoin-test-params [DIR]`: the given directory, or the default
+/// test parameter directory when none is given.
+fn test_params_dir(arg: Option<PathBuf>) -> Result<Option<PathBuf>, String> {
+    match arg {
+        None => Ok(None),
+        Some(d) if !d.as_os_str().is_empty() => Ok(Some(d)),
+        Some(_) => {
+            #[cfg(feature = "filecoin")]
+            {
+                cuda_prover_filecoin::test_params::default_test_parameter_dir()
+                    .map(Some)
+                    .map_err(|e| e.to_string())
+            }
+            #[cfg(not(feature = "filecoin"))]
+            Err("--filecoin-test-params: this build has no Filecoin jobs".into())
+        }
+    }
 }
 
 async fn connect(r: &Remote) -> Result<Client, ClientError> {
@@ -274,6 +369,9 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             gpu_devices,
             policy,
             workers_per_device,
+            no_filecoin,
+            filecoin_test_params,
+            max_filecoin_request_mib,
         } => {
             let addr: std::net::SocketAddr = listen
                 .parse()
@@ -307,6 +405,9 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 max_request_bytes,
                 key_budget_bytes: key_memory_mib.map(|m| m << 20),
                 token,
+                filecoin: !no_filecoin,
+                filecoin_test_params: test_params_dir(filecoin_test_params)?,
+                max_filecoin_request_bytes: max_filecoin_request_mib << 20,
                 ..Default::default()
             };
             let service = Service::new(Arc::new(engine), config)?;
@@ -354,6 +455,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             remote,
             job,
             proofs_out,
+            proof_out,
             report,
         } => {
             let client = connect(&remote).await.map_err(s)?;
@@ -371,6 +473,10 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 b.finish_and_clear();
             }
             let out = out.map_err(s)?;
+            if let Some(path) = proof_out {
+                std::fs::write(&path, out.proofs.concat())
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+            }
             finish(&out, proofs_out, report)
         }
         Command::Status { remote } => {

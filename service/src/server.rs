@@ -17,7 +17,7 @@ use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use crate::config::ServiceConfig;
-use crate::jobs::{JobEntry, JobSpec, JobState, Jobs, SubmitError};
+use crate::jobs::{JobEntry, JobSpec, JobState, Jobs, SubmitError, Work};
 use crate::keys::Keys;
 use crate::metrics::{Gauges, Metrics};
 use crate::proto;
@@ -49,9 +49,20 @@ impl Service {
             }
         };
         let keys = Arc::new(Keys::new(&config.params_dirs, budget)?);
+        #[cfg(feature = "filecoin")]
+        let filecoin = if config.filecoin {
+            Some(Arc::new(crate::filecoin::FilecoinJobs::new(
+                &engine,
+                config.filecoin_test_params.as_deref(),
+            )?))
+        } else {
+            None
+        };
         let jobs = Jobs::start(
             engine,
             keys,
+            #[cfg(feature = "filecoin")]
+            filecoin,
             Arc::new(Metrics::default()),
             config.max_queue,
             config.max_running,
@@ -94,11 +105,32 @@ impl Service {
         self.shutdown.clone()
     }
 
-    fn spec(&self, r: proto::SubmitRequest) -> Result<JobSpec, Status> {
+    fn spec(&self, mut r: proto::SubmitRequest) -> Result<JobSpec, Status> {
         let bad = |m: String| Status::invalid_argument(m);
-        let Some(proto::submit_request::Job::BuiltIn(b)) = r.job else {
-            return Err(bad("the request names no job (built_in is required)".into()));
+        let size = prost::Message::encoded_len(&r);
+        let b = match r.job.take() {
+            Some(proto::submit_request::Job::BuiltIn(b)) => b,
+            #[cfg(feature = "filecoin")]
+            Some(proto::submit_request::Job::FilecoinC2(c2)) => return self.c2_spec(r, c2),
+            #[cfg(not(feature = "filecoin"))]
+            Some(proto::submit_request::Job::FilecoinC2(_)) => {
+                return Err(Status::unimplemented(
+                    "this daemon was built without Filecoin jobs (feature filecoin)",
+                ))
+            }
+            None => {
+                return Err(bad(
+                    "the request names no job (built_in or filecoin_c2 is required)".into(),
+                ))
+            }
         };
+        // The decoder admits Filecoin-sized requests; others keep their limit.
+        if size > self.config.max_request_bytes {
+            return Err(Status::out_of_range(format!(
+                "the request is too large: {size} bytes, above this daemon's limit of {} bytes",
+                self.config.max_request_bytes
+            )));
+        }
         let kind: Kind = b
             .circuit
             .parse()
@@ -127,20 +159,7 @@ impl Service {
         if r.name.len() > 256 {
             return Err(bad("name: at most 256 bytes".into()));
         }
-        let ordinals: Vec<u32> = self
-            .jobs
-            .engine()
-            .devices()
-            .iter()
-            .map(|d| d.ordinal)
-            .collect();
-        for d in &r.devices {
-            if !ordinals.contains(d) {
-                return Err(bad(format!(
-                    "device {d} is not one of this daemon's devices {ordinals:?}"
-                )));
-            }
-        }
+        self.check_devices(&r.devices)?;
         let params_dir = self
             .jobs
             .keys()
@@ -152,6 +171,7 @@ impl Service {
             r.name
         };
         Ok(JobSpec {
+            work: Work::BuiltIn,
             name,
             kind,
             log_constraints: b.log_constraints,
@@ -166,6 +186,69 @@ impl Service {
             devices: r.devices,
             params_dir,
             deadline: (r.deadline_ms > 0).then(|| Duration::from_millis(r.deadline_ms)),
+        })
+    }
+
+    fn check_devices(&self, devices: &[u32]) -> Result<(), Status> {
+        let ordinals: Vec<u32> = self
+            .jobs
+            .engine()
+            .devices()
+            .iter()
+            .map(|d| d.ordinal)
+            .collect();
+        for d in devices {
+            if !ordinals.contains(d) {
+                return Err(Status::invalid_argument(format!(
+                    "device {d} is not one of this daemon's devices {ordinals:?}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// A Filecoin C2 job: the C1 output is parsed and checked against the
+    /// request here, so a malformed one is refused at submission. The
+    /// parameters are the daemon's (the request's params_dir must be empty).
+    #[cfg(feature = "filecoin")]
+    fn c2_spec(
+        &self,
+        r: proto::SubmitRequest,
+        c2: proto::FilecoinC2Job,
+    ) -> Result<JobSpec, Status> {
+        use cuda_prover_engine::gate::PRIORITY_C2;
+        if self.jobs.filecoin().is_none() {
+            return Err(Status::failed_precondition(
+                "this daemon takes no Filecoin jobs (started without them)",
+            ));
+        }
+        if !r.params_dir.is_empty() {
+            return Err(Status::invalid_argument(
+                "params_dir: Filecoin jobs use the daemon's Filecoin parameters; leave it empty",
+            ));
+        }
+        if r.name.len() > 256 {
+            return Err(Status::invalid_argument("name: at most 256 bytes"));
+        }
+        self.check_devices(&r.devices)?;
+        let c2 = crate::filecoin::C2Spec::check(c2).map_err(Status::invalid_argument)?;
+        Ok(JobSpec {
+            name: if r.name.is_empty() { c2.name() } else { r.name },
+            // Unused by Filecoin jobs.
+            kind: Kind::Chain,
+            log_constraints: 0,
+            partitions: c2.partitions,
+            seed: None,
+            synthesis: SynthesisMode::Auto,
+            priority: if r.priority == 0 {
+                PRIORITY_C2
+            } else {
+                r.priority
+            },
+            devices: r.devices,
+            params_dir: std::path::PathBuf::new(),
+            deadline: (r.deadline_ms > 0).then(|| Duration::from_millis(r.deadline_ms)),
+            work: Work::FilecoinC2(Arc::new(c2)),
         })
     }
 
@@ -480,7 +563,10 @@ pub async fn serve(
 ) -> Result<(), String> {
     let addr: SocketAddr = listener.local_addr().map_err(|e| e.to_string())?;
     check_listen(&addr, service.config.token.as_deref())?;
-    let limit = service.config.max_request_bytes;
+    let mut limit = service.config.max_request_bytes;
+    if cfg!(feature = "filecoin") && service.config.filecoin {
+        limit = limit.max(service.config.max_filecoin_request_bytes);
+    }
     let check = TokenCheck(service.config.token.as_deref().map(Arc::from));
     let stop = service.shutdown_signal();
     let svc = tonic::service::interceptor::InterceptedService::new(

@@ -1,0 +1,134 @@
+//! Filecoin jobs of the daemon (feature `filecoin`): commit phase 2 of a
+//! C1 output, proved on the daemon's engine at the job's priority through
+//! `cuda-prover-filecoin`, and returned only after filecoin-proofs'
+//! `verify_seal` accepted the proof.
+//!
+//! Parameters come from the daemon's configuration only: filecoin-proofs'
+//! parameter cache of the daemon process (`FIL_PROOFS_PARAMETER_CACHE`), or
+//! the TEST parameter directory the daemon was started with. A request
+//! carries data (the C1 output, ids), never a path.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use cuda_prover_engine::gate::Priority;
+use cuda_prover_engine::{Engine, JobReport};
+use cuda_prover_filecoin::c1::{C1File, Expected};
+use cuda_prover_filecoin::c2::{c2_from_bytes, parse_prover_id};
+use cuda_prover_filecoin::test_params::use_test_parameter_dir;
+use cuda_prover_filecoin::{FilecoinError, FilecoinProver, RegisteredSeal, SectorSize};
+use cuda_prover_pipeline::KeyCheck;
+
+use crate::proto;
+
+/// A C2 request, checked: the C1 output parses, and what it says about the
+/// sector agrees with the request.
+#[derive(Debug)]
+pub struct C2Spec {
+    pub c1_output: Vec<u8>,
+    pub prover_id: [u8; 32],
+    pub sector_id: u64,
+    pub expected: Expected,
+    pub registered: RegisteredSeal,
+    /// The proof's partitions (the job's progress total).
+    pub partitions: u32,
+}
+
+impl C2Spec {
+    /// Checks a request; the error is for the client (INVALID_ARGUMENT).
+    pub fn check(j: proto::FilecoinC2Job) -> Result<Self, String> {
+        let prover_id = parse_prover_id(&j.prover_id).map_err(|e| e.to_string())?;
+        let size = (j.sector_size != 0)
+            .then(|| SectorSize::new(j.sector_size))
+            .transpose()
+            .map_err(|e| e.to_string())?;
+        let registered = (!j.registered_proof.is_empty())
+            .then(|| j.registered_proof.parse::<RegisteredSeal>())
+            .transpose()
+            .map_err(|e| e.to_string())?;
+        let expected = Expected {
+            size,
+            registered,
+            sector_id: Some(j.sector_id),
+        };
+        let file = C1File::parse(&j.c1_output).map_err(|e| format!("C1 output: {e}"))?;
+        let resolved = file
+            .resolve(&expected)
+            .map_err(|e| format!("C1 output: {e}"))?;
+        let config = resolved.porep_config().map_err(|e| e.to_string())?;
+        Ok(Self {
+            c1_output: j.c1_output,
+            prover_id,
+            sector_id: j.sector_id,
+            expected: Expected {
+                sector_id: None,
+                ..expected
+            },
+            registered: resolved,
+            partitions: usize::from(config.partitions) as u32,
+        })
+    }
+
+    pub fn name(&self) -> String {
+        format!("c2-{}-sector-{}", self.registered, self.sector_id)
+    }
+}
+
+/// The daemon's Filecoin prover: loaded keys and shapes shared by all its
+/// Filecoin jobs.
+pub struct FilecoinJobs {
+    base: FilecoinProver,
+    test_params: Option<PathBuf>,
+}
+
+impl FilecoinJobs {
+    /// `test_params`: prove with the TEST parameters of this directory
+    /// (seeded, made by `cuda-prover-filecoin test-params`; never the
+    /// network's) instead of filecoin-proofs' parameter cache.
+    pub fn new(engine: &Engine, test_params: Option<&Path>) -> Result<Self, String> {
+        let ordinals: Vec<u32> = engine.devices().iter().map(|d| d.ordinal).collect();
+        let shared = engine.subset(&ordinals).map_err(|e| e.to_string())?;
+        let mut base = FilecoinProver::new(shared);
+        let test_params = match test_params {
+            Some(dir) => {
+                let dir = use_test_parameter_dir(dir).map_err(|e| e.to_string())?;
+                // TEST parameters are made by this project's own code from a
+                // seed; the network's keys get the full subgroup check.
+                base = base.with_key_check(KeyCheck::TrustedUnchecked);
+                Some(dir)
+            }
+            None => None,
+        };
+        Ok(Self { base, test_params })
+    }
+
+    /// The TEST parameter directory, when the daemon uses one.
+    pub fn test_params(&self) -> Option<&Path> {
+        self.test_params.as_deref()
+    }
+
+    /// C2 on `engine` at `priority`: the proof bytes, already accepted by
+    /// filecoin-proofs' `verify_seal`, and the engine's job report.
+    pub fn run_c2(
+        &self,
+        engine: Engine,
+        spec: &C2Spec,
+        priority: Priority,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<(Vec<u8>, JobReport), FilecoinError> {
+        let prover = self.base.for_job(engine, priority, cancel);
+        let expected = Expected {
+            registered: Some(spec.registered),
+            ..spec.expected
+        };
+        let (_, out) = c2_from_bytes(
+            &prover,
+            &spec.c1_output,
+            &expected,
+            spec.prover_id,
+            spec.sector_id,
+        )?;
+        Ok((out.output.proof, out.times.report))
+    }
+}

@@ -1,0 +1,248 @@
+//! Filecoin C2 jobs through the daemon (host backend, two simulated
+//! devices, 2 KiB TEST parameters): the proof a client gets back passes
+//! filecoin-proofs' `verify_seal`; malformed and tampered C1 outputs are
+//! clear errors and the daemon keeps serving.
+#![cfg(feature = "filecoin")]
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use common::{client, start, temp_dir};
+use cuda_prover_filecoin::sealing::{seal_test_sector, SealedSector};
+use cuda_prover_filecoin::test_params::{
+    default_test_parameter_dir, ensure_test_parameters, use_test_parameter_dir, TestCircuit,
+};
+use cuda_prover_filecoin::{RegisteredSeal, SealVersion, SectorSize};
+use cuda_prover_service::{proto, ClientError};
+use filecoin_proofs::constants::SectorShape2KiB;
+use filecoin_proofs::verify_seal;
+use serde_json::Value;
+use storage_proofs_core::sector::SectorId;
+
+fn registered_2kib() -> RegisteredSeal {
+    RegisteredSeal::new(SectorSize::KIB_2, SealVersion::V1_1)
+}
+
+/// The TEST parameter directory (2 KiB PoRep parameters made once).
+fn test_params() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = use_test_parameter_dir(&default_test_parameter_dir().unwrap()).unwrap();
+        ensure_test_parameters(&[TestCircuit::Porep(SectorSize::KIB_2)], |m| {
+            eprintln!("{m}")
+        })
+        .unwrap();
+        dir
+    })
+}
+
+fn sealed() -> &'static SealedSector {
+    static S: OnceLock<SealedSector> = OnceLock::new();
+    S.get_or_init(|| {
+        test_params();
+        seal_test_sector(registered_2kib(), &temp_dir("fc-sector"), 7).expect("sealing 2 KiB")
+    })
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn c2_job(c1_output: Vec<u8>) -> proto::SubmitRequest {
+    let s = sealed();
+    proto::SubmitRequest {
+        job: Some(proto::submit_request::Job::FilecoinC2(
+            proto::FilecoinC2Job {
+                c1_output,
+                prover_id: hex(&s.prover_id),
+                sector_id: s.sector_id,
+                sector_size: 2048,
+                registered_proof: String::new(),
+            },
+        )),
+        ..Default::default()
+    }
+}
+
+fn verify(proof: &[u8]) -> bool {
+    let s = sealed();
+    verify_seal::<SectorShape2KiB>(
+        &registered_2kib().porep_config().unwrap(),
+        s.comm_r,
+        s.comm_d,
+        s.prover_id,
+        SectorId::from(s.sector_id),
+        s.ticket,
+        s.seed,
+        proof,
+    )
+    .unwrap_or(false)
+}
+
+/// Flips the lowest bit of the first 32-byte value inside `v`.
+fn flip_first_hash(v: &mut Value) -> bool {
+    match v {
+        Value::Array(a) if a.len() == 32 && a.iter().all(Value::is_u64) => {
+            a[0] = Value::from(a[0].as_u64().unwrap_or(0) ^ 1);
+            true
+        }
+        Value::Array(a) => a.iter_mut().any(flip_first_hash),
+        Value::Object(m) => m.values_mut().any(flip_first_hash),
+        _ => false,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn c2_job_proves_and_bad_c1_outputs_are_clear_errors() {
+    let s = sealed();
+    let d = start(2, |c| c.filecoin_test_params = Some(test_params().clone())).await;
+    let cl = client(&d).await;
+
+    // Malformed C1 output: refused at submission, with the reason.
+    let e = cl
+        .submit(c2_job(b"{\"not\": \"a C1 output\"".to_vec()))
+        .await
+        .expect_err("malformed C1 output");
+    let ClientError::Rpc(st) = &e else {
+        panic!("expected an RPC error, got {e}")
+    };
+    assert_eq!(st.code(), tonic::Code::InvalidArgument, "{e}");
+    assert!(st.message().contains("C1 output"), "{e}");
+
+    // A wrong sector size is refused at submission too.
+    let mut wrong = c2_job(s.c1_json.clone());
+    if let Some(proto::submit_request::Job::FilecoinC2(j)) = &mut wrong.job {
+        j.sector_size = 4096;
+    }
+    let e = cl.submit(wrong).await.expect_err("wrong sector size");
+    assert!(e.to_string().contains("sector size"), "{e}");
+
+    // Tampered vanilla proofs parse, then fail the job before proving:
+    // filecoin-proofs' check rejects them.
+    let mut v: Value = serde_json::from_slice(&s.c1_json).unwrap();
+    assert!(flip_first_hash(
+        &mut v["vanilla_proofs"][0][0]["comm_r_last_proof"]
+    ));
+    let id = cl
+        .submit(c2_job(serde_json::to_vec(&v).unwrap()))
+        .await
+        .unwrap();
+    let out = cl.await_job(&id, |_, _, _| {}).await.unwrap();
+    assert_eq!(out.state, "failed", "{}", out.error);
+    assert!(!out.verified && out.proofs.is_empty());
+    assert!(
+        out.error.contains("vanilla proofs rejected"),
+        "{}",
+        out.error
+    );
+
+    // The daemon keeps serving: the real C1 output proves, at C2 priority,
+    // and the bytes pass filecoin-proofs' verifier (and fail it with one
+    // bit flipped: the check is not vacuous).
+    let id = cl.submit(c2_job(s.c1_json.clone())).await.unwrap();
+    let st = cl.status().await.unwrap();
+    let mine = st
+        .queued
+        .iter()
+        .chain(&st.running)
+        .find(|j| j.job_id == id)
+        .map(|j| j.priority);
+    assert!(mine.is_none() || mine == Some(100), "{mine:?}");
+    let out = cl.await_job(&id, |_, _, _| {}).await.unwrap();
+    assert!(out.ok(), "{}: {}", out.state, out.error);
+    assert_eq!(out.proofs.len(), 1);
+    let proof = &out.proofs[0];
+    assert_eq!(proof.len() % 192, 0);
+    assert!(verify(proof), "verify_seal rejected the daemon's proof");
+    let mut bad = proof.clone();
+    bad[10] ^= 1;
+    assert!(!verify(&bad));
+    let report: Value = serde_json::from_str(&out.report_json).unwrap();
+    assert!(report["per_partition"]
+        .as_array()
+        .is_some_and(|p| !p.is_empty()));
+    let st = cl.status().await.unwrap();
+    let proved: u64 = st.devices.iter().map(|d| d.partitions).sum();
+    assert_eq!(
+        proved,
+        registered_2kib().porep_config().unwrap().partitions.0 as u64
+    );
+}
+
+/// The CLI end to end: `serve --filecoin-test-params`, `submit
+/// --filecoin-c2`, `await --proof-out`.
+#[test]
+fn cli_submits_a_c2_job_and_writes_the_verified_proof() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let s = sealed();
+    let dir = temp_dir("fc-cli");
+    let c1 = dir.join("c1.json");
+    std::fs::write(&c1, &s.c1_json).unwrap();
+    let bin = env!("CARGO_BIN_EXE_cuda-prover-service");
+    let mut daemon = Command::new(bin)
+        .args(["serve", "--listen", "127.0.0.1:0", "--backend", "host"])
+        .args(["--host-devices", "1", "--filecoin-test-params"])
+        .arg(test_params())
+        .arg("--params-dir")
+        .arg(dir.join("params"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(daemon.stdout.take().unwrap()).lines();
+    let addr = loop {
+        let l = lines.next().expect("the daemon's address").unwrap();
+        if let Some(a) = l.strip_prefix("listening on ") {
+            break a.to_string();
+        }
+    };
+    let run = |args: &[&str]| {
+        Command::new(bin)
+            .args(args)
+            .args(["--server", &addr])
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "submit",
+        "--filecoin-c2",
+        c1.to_str().unwrap(),
+        "--prover-id",
+        &hex(&s.prover_id),
+        "--sector-id",
+        &s.sector_id.to_string(),
+        "--sector-size",
+        "2KiB",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let id = stdout.lines().last().unwrap().trim().to_string();
+    let proof_file = dir.join("c2.proof");
+    let out = run(&["await", &id, "--proof-out", proof_file.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let proof = std::fs::read(&proof_file).unwrap();
+    assert!(verify(&proof), "verify_seal rejected the CLI's proof");
+    // A malformed file: submit fails with a clear message.
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, b"not json").unwrap();
+    let out = run(&[
+        "submit",
+        "--filecoin-c2",
+        bad.to_str().unwrap(),
+        "--prover-id",
+        "01",
+        "--sector-id",
+        "1",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("C1 output"),
+        "{out:?}"
+    );
+    let _ = run(&["shutdown", "--now"]);
+    let _ = daemon.wait();
+}
