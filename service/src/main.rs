@@ -49,6 +49,30 @@ struct Remote {
     token: Option<String>,
 }
 
+/// A key on the daemon: its circuit, size and params dir.
+#[derive(clap::Args)]
+struct KeyArgs {
+    /// chain or bits.
+    #[arg(long)]
+    circuit: String,
+    /// log2 of the circuit's constraints.
+    #[arg(long)]
+    log_constraints: u32,
+    /// A directory within the daemon's params dirs (empty: the first of them).
+    #[arg(long, default_value = "")]
+    params_dir: String,
+}
+
+impl KeyArgs {
+    fn request(self) -> proto::KeyRequest {
+        proto::KeyRequest {
+            circuit: self.circuit,
+            log_constraints: self.log_constraints,
+            params_dir: self.params_dir,
+        }
+    }
+}
+
 /// The job options of `cuda-prover prove` that a daemon job takes.
 #[derive(clap::Args)]
 struct JobArgs {
@@ -201,23 +225,15 @@ enum Command {
     Preload {
         #[command(flatten)]
         remote: Remote,
-        #[arg(long)]
-        circuit: String,
-        #[arg(long)]
-        log_constraints: u32,
-        #[arg(long, default_value = "")]
-        params_dir: String,
+        #[command(flatten)]
+        key: KeyArgs,
     },
     /// Drop a resident key.
     Evict {
         #[command(flatten)]
         remote: Remote,
-        #[arg(long)]
-        circuit: String,
-        #[arg(long)]
-        log_constraints: u32,
-        #[arg(long, default_value = "")]
-        params_dir: String,
+        #[command(flatten)]
+        key: KeyArgs,
     },
     /// Stop taking jobs; return once every job ended.
     Drain {
@@ -511,21 +527,12 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Command::Preload {
-            remote,
-            circuit,
-            log_constraints,
-            params_dir,
-        } => {
+        Command::Preload { remote, key } => {
             let bar = spinner("loading the key (generating it when missing)");
             let r = connect(&remote)
                 .await
                 .map_err(s)?
-                .preload(proto::KeyRequest {
-                    circuit,
-                    log_constraints,
-                    params_dir,
-                })
+                .preload(key.request())
                 .await;
             if let Some(b) = bar {
                 b.finish_and_clear();
@@ -537,20 +544,11 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Evict {
-            remote,
-            circuit,
-            log_constraints,
-            params_dir,
-        } => {
+        Command::Evict { remote, key } => {
             let r = connect(&remote)
                 .await
                 .map_err(s)?
-                .evict(proto::KeyRequest {
-                    circuit,
-                    log_constraints,
-                    params_dir,
-                })
+                .evict(key.request())
                 .await
                 .map_err(s)?;
             println!("evicted: {}", r.key);

@@ -104,17 +104,27 @@ void key_stream::run(const gpu_t &gpu, int cuda_id, stager &staging, const host_
     chunks += nchunks;
 }
 
+namespace {
+
+// One chunk's MSM through `slot` of `msm`, as the chunk loop calls it.
+template <class Raw, class Proj>
+auto slot_msm(msm_context &msm, size_t slot) {
+    return [&msm, slot](Proj &r, const void *pts, const fr_raw *sc, size_t n) {
+        const msm_job job{slot, pts, sc, n};
+        msm.run(&job, 1, nullptr, nullptr);
+        Raw raw;
+        msm.read(slot, raw);
+        std::memcpy(&r, &raw, sizeof r);
+    };
+}
+
+}  // namespace
+
 void key_stream::msm_g1(msm_context &msm, size_t slot, int cuda_id, stager &staging,
                         const host_bases &bases, const fr_raw *d_scalars, size_t per_chunk,
                         blst_p1 &out, uint64_t &chunks) {
     run(gpu_of(cuda_id), cuda_id, staging, bases, d_scalars, per_chunk, out, chunks,
-        [&](blst_p1 &r, const void *pts, const fr_raw *sc, size_t n) {
-            const msm_job job{slot, pts, sc, n};
-            msm.run(&job, 1, nullptr, nullptr);
-            g1_proj_raw raw;
-            msm.read(slot, raw);
-            std::memcpy(&r, &raw, sizeof r);
-        },
+        slot_msm<g1_proj_raw, blst_p1>(msm, slot),
         [](blst_p1 &acc, const blst_p1 &x) { blst_p1_add_or_double(&acc, &acc, &x); });
 }
 
@@ -122,13 +132,7 @@ void key_stream::msm_g2(msm_context &msm, size_t slot, int cuda_id, stager &stag
                         const host_bases &bases, const fr_raw *d_scalars, size_t per_chunk,
                         blst_p2 &out, uint64_t &chunks) {
     run(gpu_of(cuda_id), cuda_id, staging, bases, d_scalars, per_chunk, out, chunks,
-        [&](blst_p2 &r, const void *pts, const fr_raw *sc, size_t n) {
-            const msm_job job{slot, pts, sc, n};
-            msm.run(&job, 1, nullptr, nullptr);
-            g2_proj_raw raw;
-            msm.read(slot, raw);
-            std::memcpy(&r, &raw, sizeof r);
-        },
+        slot_msm<g2_proj_raw, blst_p2>(msm, slot),
         [](blst_p2 &acc, const blst_p2 &x) { blst_p2_add_or_double(&acc, &acc, &x); });
 }
 
