@@ -259,6 +259,22 @@ impl Service {
         })
     }
 
+    /// The key a preload or evict request names: its circuit, its params
+    /// dir (within the configured ones) and its name among resident keys.
+    fn key_ref(&self, r: &proto::KeyRequest) -> Result<(Kind, std::path::PathBuf, String), Status> {
+        let kind: Kind = r
+            .circuit
+            .parse()
+            .map_err(|e: String| Status::invalid_argument(format!("circuit: {e}")))?;
+        let dir = self
+            .jobs
+            .keys()
+            .resolve_dir(&r.params_dir)
+            .map_err(Status::permission_denied)?;
+        let name = Keys::name(kind, r.log_constraints, &dir);
+        Ok((kind, dir, name))
+    }
+
     fn job(&self, id: &str) -> Result<Arc<JobEntry>, Status> {
         let n: u64 = id
             .parse()
@@ -441,24 +457,15 @@ impl Prover for Arc<Service> {
         req: Request<proto::KeyRequest>,
     ) -> Result<Response<proto::KeyReply>, Status> {
         let r = req.into_inner();
-        let kind: Kind = r
-            .circuit
-            .parse()
-            .map_err(|e: String| Status::invalid_argument(format!("circuit: {e}")))?;
+        let (kind, dir, name) = self.key_ref(&r)?;
         if r.log_constraints > self.config.max_log_constraints {
             return Err(Status::invalid_argument(format!(
                 "log_constraints {} is above this daemon's limit of {}",
                 r.log_constraints, self.config.max_log_constraints
             )));
         }
-        let dir = self
-            .jobs
-            .keys()
-            .resolve_dir(&r.params_dir)
-            .map_err(Status::permission_denied)?;
         let jobs = self.jobs.clone();
         let log = r.log_constraints;
-        let name = Keys::name(kind, log, &dir);
         let (key, evicted) = tokio::task::spawn_blocking(move || {
             jobs.keys().get(jobs.engine(), kind, log, &dir, true)
         })
@@ -478,17 +485,7 @@ impl Prover for Arc<Service> {
         &self,
         req: Request<proto::KeyRequest>,
     ) -> Result<Response<proto::KeyReply>, Status> {
-        let r = req.into_inner();
-        let kind: Kind = r
-            .circuit
-            .parse()
-            .map_err(|e: String| Status::invalid_argument(format!("circuit: {e}")))?;
-        let dir = self
-            .jobs
-            .keys()
-            .resolve_dir(&r.params_dir)
-            .map_err(Status::permission_denied)?;
-        let name = Keys::name(kind, r.log_constraints, &dir);
+        let (_, _, name) = self.key_ref(&req.into_inner())?;
         if !self.jobs.keys().evict(&name) {
             return Err(Status::not_found(format!("key {name} is not resident")));
         }
