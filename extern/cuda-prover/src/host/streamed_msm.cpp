@@ -49,8 +49,9 @@ Proj streamed(const base_segment<Affine> *segs, size_t nsegs, size_t per, stream
         return acc;
     }
     const size_t nchunks = (total + per - 1) / per;
-    // Copies bases [first, first + count) of the concatenation into `dst`.
-    auto upload = [&](size_t first, size_t count, unsigned char *dst) {
+    // Calls piece(segment, from, len) for the parts of the segments that
+    // bases [first, first + count) of the concatenation cover, in order.
+    auto pieces = [&](size_t first, size_t count, auto piece) {
         size_t at = 0;
         for (size_t i = 0; i < nsegs && count; i++) {
             const size_t n = segs[i].n;
@@ -60,33 +61,28 @@ Proj streamed(const base_segment<Affine> *segs, size_t nsegs, size_t per, stream
             }
             const size_t from = first - at;
             const size_t len = std::min(count, n - from);
-            std::memcpy(dst, segs[i].points + from, len * sizeof(Affine));
-            dst += len * sizeof(Affine);
+            piece(segs[i], from, len);
             first += len;
             count -= len;
             at += n;
         }
     };
+    // Copies bases [first, first + count) of the concatenation into `dst`.
+    auto upload = [&](size_t first, size_t count, unsigned char *dst) {
+        pieces(first, count, [&](const base_segment<Affine> &seg, size_t from, size_t len) {
+            std::memcpy(dst, seg.points + from, len * sizeof(Affine));
+            dst += len * sizeof(Affine);
+        });
+    };
     // The MSM of bases [first, first + count), held in `src`, with their
     // scalars (one call per segment the chunk touches).
     auto sum = [&](size_t first, size_t count, const unsigned char *src) {
         const Affine *pts = reinterpret_cast<const Affine *>(src);
-        size_t at = 0;
-        for (size_t i = 0; i < nsegs && count; i++) {
-            const size_t n = segs[i].n;
-            if (first >= at + n) {
-                at += n;
-                continue;
-            }
-            const size_t from = first - at;
-            const size_t len = std::min(count, n - from);
-            const Proj part = msm_of(pts, segs[i].scalars + from, len, threads, add_ns);
+        pieces(first, count, [&](const base_segment<Affine> &seg, size_t from, size_t len) {
+            const Proj part = msm_of(pts, seg.scalars + from, len, threads, add_ns);
             add_to(acc, part);
             pts += len;
-            first += len;
-            count -= len;
-            at += n;
-        }
+        });
     };
     auto range = [&](size_t k) { return std::min(per, total - k * per); };
     upload(0, range(0), bufs.buf[0].get());
