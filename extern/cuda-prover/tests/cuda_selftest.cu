@@ -5,7 +5,8 @@
 // device parts through cp::cuda_devices() against a CPU reference, with the
 // phase breakdown of whole device parts at 2^20 for a chain-like (dense) and
 // a bits-like (0/1 heavy) witness, and cp::device::prepare. Prints PASS/FAIL
-// lines; exits non-zero on any FAIL.
+// lines; exits non-zero on any FAIL. `cuda_selftest profile [LG]` prints only
+// where the MSM time of a 2^LG proof goes (phases, window widths).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -593,6 +594,170 @@ static void timing_msm(const gpu_t &gpu, uint32_t lg) {
     cudaFree(d2);
 }
 
+// Where an MSM's time goes (msm_context::profile): each phase of the MSMs
+// of a 2^lg proof, one MSM at a time, for dense scalars, 0/1-heavy ones,
+// and the h+l of a 0/1-heavy circuit (H dense, L 0/1); then Pippenger's
+// window width swept for a dense 2^lg G1 and G2 MSM, each result checked
+// against the automatic width's.
+static void print_profile(const char *label, const msm_profile &p, double wall_ms) {
+    std::printf("PROFILE %s: wall %.2f ms | wbits %u windows %u batches %u pippenger %zu |",
+                label, wall_ms, p.wbits, p.windows, p.batches, p.pippenger_points);
+    for (int k = 0; k < msm_phase_count; k++)
+        if (p.ms[k] > 0)
+            std::printf(" %s %.2f", msm_phase_name(k), p.ms[k]);
+    std::printf("\n");
+}
+
+static void profile_msm(const gpu_t &gpu, uint32_t lg) {
+    const size_t n = size_t(1) << lg;
+    auto p1 = g1_points(1 << 16, 2 * n, 11);
+    auto p2 = g2_points(1 << 14, n, 12);
+    void *d1 = upload(p1);
+    void *d2 = upload(p2);
+    // Slots 0-2 as a proof of 2^lg holds them; 3 and 4 wide enough for the
+    // window sweep.
+    const size_t wide1 = size_t(1) << 24, wide2 = size_t(1) << 22;
+    msm_context ctx(gpu, {{msm_group::g1, 2 * n},
+                          {msm_group::g1, n},
+                          {msm_group::g2, n},
+                          {msm_group::g1, wide1},
+                          {msm_group::g2, wide2}});
+    std::printf("INFO profile context: %.0f MiB\n", ctx.bytes() / 1048576.0);
+    auto dense = scalars_mix(n, 0, 0, 99);
+    auto bits = scalars_mix(n, 48, 48, 98);
+    auto hl_dense = scalars_mix(2 * n, 0, 0, 97);
+    auto hl_bits = scalars_mix(2 * n, 48, 48, 96);
+    auto hl_circuit = hl_bits;
+    std::copy(dense.begin(), dense.end(), hl_circuit.begin());  // H dense, L 0/1
+    struct run_t {
+        const char *label;
+        size_t slot;
+        const std::vector<blst_fr> *sc;
+        bool g2;
+    } runs[] = {{"h+l dense", 0, &hl_dense, false},
+                {"h+l bits", 0, &hl_bits, false},
+                {"h+l bits-circuit (H dense, L 0/1)", 0, &hl_circuit, false},
+                {"a dense", 1, &dense, false},
+                {"a bits", 1, &bits, false},
+                {"b_g2 dense", 2, &dense, true},
+                {"b_g2 bits", 2, &bits, true}};
+    for (const auto &r : runs) {
+        void *ds = upload(*r.sc);
+        msm_job job{r.slot, r.g2 ? d2 : d1, ds, r.sc->size()};
+        uint64_t ns[1];
+        ctx.run(&job, 1, nullptr, ns);  // warm-up
+        double t0 = now_s();
+        ctx.run(&job, 1, nullptr, ns);
+        const double plain = (now_s() - t0) * 1e3;
+        msm_profile prof;
+        ctx.profile(r.slot, &prof);
+        t0 = now_s();
+        ctx.run(&job, 1, nullptr, ns);
+        if (r.g2) {
+            g2_proj_raw out;
+            ctx.read(r.slot, out);
+        } else {
+            g1_proj_raw out;
+            ctx.read(r.slot, out);
+        }
+        const double wall = (now_s() - t0) * 1e3;
+        ctx.profile(r.slot, nullptr);
+        std::printf("TIME msm 2^%u %s: %.2f ms unprofiled\n", lg, r.label, plain);
+        print_profile((std::string("2^") + std::to_string(lg) + " " + r.label).c_str(), prof,
+                      wall);
+        cudaFree(ds);
+    }
+    // The four MSMs of a proof at once, as the Groth16 pass runs them: a
+    // dense circuit and a 0/1-heavy one (H dense, the rest 0/1).
+    {
+        void *dd = upload(dense), *db = upload(bits), *dhd = upload(hl_dense),
+             *dhc = upload(hl_circuit);
+        struct four_t { const char *label; void *hl, *sc; } fours[] = {
+            {"dense", dhd, dd}, {"bits-circuit", dhc, db}};
+        // Slot 3 (wide, G1) stands in for b_g1: a proof's context has one
+        // slot per MSM.
+        for (const auto &f : fours) {
+            msm_job jobs[4] = {{0, d1, f.hl, 2 * n}, {1, d1, f.sc, n}, {3, d1, f.sc, n},
+                               {2, d2, f.sc, n}};
+            uint64_t ns[4];
+            ctx.run(jobs, 4, nullptr, ns);
+            const int reps = 3;
+            double t0 = now_s();
+            for (int k = 0; k < reps; k++) {
+                ctx.run(jobs, 4, nullptr, ns);
+                g1_proj_raw r1;
+                g2_proj_raw r2;
+                ctx.read(0, r1);
+                ctx.read(1, r1);
+                ctx.read(3, r1);
+                ctx.read(2, r2);
+            }
+            std::printf("TIME msm 2^%u %s, all four at once: %.2f ms wall (streams: h+l %.2f, a "
+                        "%.2f, b_g1 %.2f, b_g2 %.2f ms)\n",
+                        lg, f.label, (now_s() - t0) / reps * 1e3, ns[0] / 1e6, ns[1] / 1e6,
+                        ns[2] / 1e6, ns[3] / 1e6);
+        }
+        for (void *p : {dd, db, dhd, dhc})
+            cudaFree(p);
+    }
+    // Window sweep on the wide slots (one batch), dense scalars.
+    for (int g = 0; g < 2; g++) {
+        const size_t slot = g ? 4 : 3;
+        void *ds = upload(dense);
+        msm_job job{slot, g ? d2 : d1, ds, n};
+        uint64_t ns[1];
+        ctx.window_bits(slot, 0);
+        ctx.run(&job, 1, nullptr, ns);
+        g1_proj_raw want1, got1;
+        g2_proj_raw want2, got2;
+        if (g)
+            ctx.read(slot, want2);
+        else
+            ctx.read(slot, want1);
+        for (uint32_t w = 10; w <= (g ? 15u : 17u); w++) {
+            ctx.window_bits(slot, w);
+            ctx.run(&job, 1, nullptr, ns);
+            double t0 = now_s();
+            const int reps = 3;
+            for (int k = 0; k < reps; k++)
+                ctx.run(&job, 1, nullptr, ns);
+            const double plain = (now_s() - t0) / reps * 1e3;
+            msm_profile prof;
+            ctx.profile(slot, &prof);
+            t0 = now_s();
+            ctx.run(&job, 1, nullptr, ns);
+            if (g)
+                ctx.read(slot, got2);
+            else
+                ctx.read(slot, got1);
+            const double wall = (now_s() - t0) * 1e3;
+            ctx.profile(slot, nullptr);
+            bool same;
+            if (g) {
+                blst_p2 a, b;
+                std::memcpy(&a, &got2, sizeof a);
+                std::memcpy(&b, &want2, sizeof b);
+                same = blst_p2_is_equal(&a, &b);
+            } else {
+                blst_p1 a, b;
+                std::memcpy(&a, &got1, sizeof a);
+                std::memcpy(&b, &want1, sizeof b);
+                same = blst_p1_is_equal(&a, &b);
+            }
+            char label[96];
+            std::snprintf(label, sizeof label, "2^%u %s dense, wbits %u, one batch", lg,
+                          g ? "G2" : "G1", w);
+            report(same, std::string(label) + " equals the automatic width");
+            std::printf("TIME msm %s: %.2f ms unprofiled\n", label, plain);
+            print_profile(label, prof, wall);
+        }
+        ctx.window_bits(slot, 0);
+        cudaFree(ds);
+    }
+    cudaFree(d1);
+    cudaFree(d2);
+}
+
 static void timing_h(const gpu_t &gpu, uint32_t lg) {
     const size_t n = size_t(1) << lg;
     rng_t g(5);
@@ -837,6 +1002,7 @@ static void test_device_part(cp::device &dev) {
 
 int main(int argc, char **argv) {
     const bool quick = argc > 1 && std::string(argv[1]) == "quick";
+    const bool profile_only = argc > 1 && std::string(argv[1]) == "profile";
     if (argc > 1 && std::string(argv[1]) == "cpucheck") {
         // The CPU references agree with each other (no GPU needed).
         rng_t g(1);
@@ -876,6 +1042,11 @@ int main(int argc, char **argv) {
     devs[0]->bind_thread();
     const gpu_t &gpu = select_gpu(0);
     try {
+        if (profile_only) {
+            profile_msm(gpu, argc > 2 ? (uint32_t)std::stoul(argv[2]) : 20);
+            std::printf("%s: %d failure(s)\n", g_failures ? "FAIL" : "PASS", g_failures);
+            return g_failures ? 1 : 0;
+        }
         double t0 = now_s();
         test_h(gpu, 10, true);
         test_h(gpu, 16, false);

@@ -48,6 +48,29 @@ struct msm_slot_spec {
 // For 2^20 points that is about 140 MiB in G1, 215 MiB in G2.
 size_t msm_context_bytes(const std::vector<msm_slot_spec> &slots, int sm_count);
 
+// Where one MSM's time goes, for measurements only (msm_context::profile):
+// host wall time per phase, each phase synchronized on its stream, so a
+// profiled MSM is slower than a plain one and never overlaps another.
+enum msm_phase : int {
+    msm_phase_classify,    // the 0/1 split and the gather of the rest
+    msm_phase_ones,        // batch addition of the points whose scalar is 1
+    msm_phase_breakdown,   // scalars into signed window digits
+    msm_phase_sort,        // digits sorted by bucket, per window
+    msm_phase_batch_add,   // points whose digit is 1
+    msm_phase_accumulate,  // bucket sums
+    msm_phase_integrate,   // bucket sums into window sums (per batch)
+    msm_phase_finish,      // window sums finished
+    msm_phase_combine,     // windows combined into one point (on the host, in read)
+    msm_phase_count
+};
+const char *msm_phase_name(int phase);
+
+struct msm_profile {
+    double ms[msm_phase_count] = {};
+    uint32_t wbits = 0, windows = 0, batches = 0;
+    size_t pippenger_points = 0;  // scalars that went through Pippenger
+};
+
 struct msm_job {
     size_t slot;
     const void *d_points;   // n affine points (blst layout)
@@ -87,6 +110,13 @@ public:
     void read(size_t slot, g1_proj_raw &out) const;
     void read(size_t slot, g2_proj_raw &out) const;
     cudaStream_t stream(size_t slot) const;  // the slot's own stream
+
+    // Measurements only. profile: the slot's next MSMs add their phase
+    // times to *p (null stops). window_bits: Pippenger's window width for
+    // the slot's next MSMs, clamped to what its buffers hold (0: the
+    // automatic choice for n points).
+    void profile(size_t slot, msm_profile *p);
+    void window_bits(size_t slot, uint32_t wbits);
 
 private:
     struct impl;

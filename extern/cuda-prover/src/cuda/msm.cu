@@ -1,8 +1,9 @@
 // Multi-scalar multiplications on one GPU, for G1 and G2 of BLS12-381: the
 // msm_context of gpu_ops.hpp. Each slot is a Pippenger engine
 // (msm_engine.cuh: sppark's kernels, our orchestration, buffers allocated
-// once), a stream and a pinned result buffer, so the MSMs of a proof run at
-// the same time on their own streams and nothing is allocated per MSM.
+// once), a stream and a pinned buffer for its window sums, so the MSMs of a
+// proof run at the same time on their own streams and nothing is allocated
+// per MSM. The window sums are combined on the host (blst) when read.
 #define SPPARK_DONT_INSTANTIATE_TEMPLATES
 #define TAKE_RESPONSIBILITY_FOR_ERROR_MESSAGE
 
@@ -18,6 +19,7 @@
 
 #include "msm_engine.cuh"
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 
@@ -60,12 +62,36 @@ size_t slot_bytes(const msm_slot_spec &s, int sm_count) {
 }
 
 // Host side of what a slot copies back: the two counts of classify and the
-// result (one xyzz point).
+// window sums (xyzz points, msm_engine::window_sums), with the window count
+// and width of the run that left them.
 struct pinned_t {
     uint32_t counts[2];
-    uint32_t pad[2];
-    alignas(16) unsigned char out[sizeof(g2_bucket)];
+    uint32_t windows_and_wbits;
+    uint32_t pad;
+    alignas(16) unsigned char wsum[msm_detail::WSUM_SLOTS][sizeof(g2_bucket)];
 };
+
+// sum_w 2^(w * wbits) wsum[w] + wsum[ONES_SLOT] by Horner's rule, in
+// sppark's host-side Jacobian arithmetic (blst's layout, see read).
+template <class Bucket, class Point>
+Point combine_windows(const pinned_t &pin) {
+    const uint32_t nwins = pin.windows_and_wbits & 0xffff, wbits = pin.windows_and_wbits >> 16;
+    auto window = [&](uint32_t w) {
+        Bucket b;
+        std::memcpy((void *)&b, pin.wsum[w], sizeof(b));
+        return Point(b);
+    };
+    Point acc;
+    acc.inf();
+    for (uint32_t w = nwins; w-- > 0;) {
+        if (w + 1 < nwins)
+            for (uint32_t i = 0; i < wbits; i++)
+                acc.dbl();
+        acc.add(window(w));
+    }
+    acc.add(window(msm_detail::ONES_SLOT));
+    return acc;
+}
 
 }  // namespace
 
@@ -76,6 +102,7 @@ struct msm_context::impl {
         std::unique_ptr<g2_engine> e2;
         cudaStream_t stream = nullptr;
         cudaEvent_t start = nullptr, stop = nullptr;
+        msm_profile *profile = nullptr;
     };
     int device = 0;
     int sm_count = 0;
@@ -125,7 +152,7 @@ size_t msm_context_bytes(const std::vector<msm_slot_spec> &slots, int sm_count) 
 msm_context::msm_context(const gpu_t &gpu, const std::vector<msm_slot_spec> &slots)
     : p_(new impl) {
     using msm_detail::cuda_ok;
-    p_->device = gpu.id();
+    p_->device = gpu.cid();  // the CUDA ordinal (id() is the index in the device set)
     p_->sm_count = gpu.sm_count();
     cuda_ok(cudaSetDevice(p_->device), "cudaSetDevice");
     size_t per_group[2] = {0, 0};
@@ -180,6 +207,30 @@ bool msm_context::fits(const std::vector<msm_slot_spec> &slots) const {
 
 cudaStream_t msm_context::stream(size_t slot) const { return p_->at(slot).stream; }
 
+void msm_context::profile(size_t slot, msm_profile *p) {
+    auto &sl = p_->at(slot);
+    sl.profile = p;
+    if (sl.e2)
+        sl.e2->profile(p);
+    else
+        sl.e1->profile(p);
+}
+
+void msm_context::window_bits(size_t slot, uint32_t wbits) {
+    auto &sl = p_->at(slot);
+    if (sl.e2)
+        sl.e2->force_window_bits(wbits);
+    else
+        sl.e1->force_window_bits(wbits);
+}
+
+const char *msm_phase_name(int phase) {
+    static const char *const names[msm_phase_count] = {
+        "classify", "ones", "breakdown", "sort", "batch_add",
+        "accumulate", "integrate", "finish", "combine"};
+    return phase >= 0 && phase < msm_phase_count ? names[phase] : "?";
+}
+
 void msm_context::classify(size_t slot, cudaStream_t s, const void *d_points,
                            const void *d_scalars, size_t n) {
     auto &sl = p_->at(slot);
@@ -197,25 +248,28 @@ void msm_context::launch(size_t slot, cudaStream_t s, const void *d_points,
     auto &sl = p_->at(slot);
     pinned_t &pin = p_->pinned[slot];
     const fr_t *sc = (const fr_t *)d_scalars;
+    const void *wsum;
+    size_t bytes;
     if (sl.e2) {
         auto *pts = (const g2_engine::affine_h *)d_points;
-        if (split01)
-            sl.e2->run_split(s, pts, sc, n, pin.counts[0], pin.counts[1]);
-        else
-            sl.e2->run(s, pts, sc, n);
-        msm_detail::cuda_ok(cudaMemcpyAsync(pin.out, sl.e2->result(), sizeof(g2_bucket),
-                                            cudaMemcpyDeviceToHost, s),
-                            "copy of the MSM result");
+        pin.windows_and_wbits = split01
+                                    ? sl.e2->run_split(s, pts, sc, n, pin.counts[0], pin.counts[1])
+                                    : sl.e2->run(s, pts, sc, n);
+        wsum = sl.e2->window_sums();
+        bytes = sizeof(g2_engine::bucket_h);
     } else {
         auto *pts = (const g1_engine::affine_h *)d_points;
-        if (split01)
-            sl.e1->run_split(s, pts, sc, n, pin.counts[0], pin.counts[1]);
-        else
-            sl.e1->run(s, pts, sc, n);
-        msm_detail::cuda_ok(cudaMemcpyAsync(pin.out, sl.e1->result(), sizeof(g1_bucket),
-                                            cudaMemcpyDeviceToHost, s),
-                            "copy of the MSM result");
+        pin.windows_and_wbits = split01
+                                    ? sl.e1->run_split(s, pts, sc, n, pin.counts[0], pin.counts[1])
+                                    : sl.e1->run(s, pts, sc, n);
+        wsum = sl.e1->window_sums();
+        bytes = sizeof(g1_engine::bucket_h);
     }
+    // The window sums, packed at the device's stride, into rows of the
+    // largest bucket's size.
+    msm_detail::cuda_ok(cudaMemcpy2DAsync(pin.wsum, sizeof(pin.wsum[0]), wsum, bytes, bytes,
+                                          msm_detail::WSUM_SLOTS, cudaMemcpyDeviceToHost, s),
+                        "copy of the window sums");
 }
 
 void msm_context::read(size_t slot, g1_proj_raw &out) const {
@@ -223,10 +277,13 @@ void msm_context::read(size_t slot, g1_proj_raw &out) const {
     if (!sl.e1)
         throw cuda_error{-(int)cudaErrorInvalidValue,
                          std::string("cuda-prover MSM: slot is not G1")};
-    g1_bucket b;
-    std::memcpy((void *)&b, p_->pinned[slot].out, sizeof(b));
-    g1_point p = b;
-    std::memcpy(&out, &p, sizeof(out));
+    const auto t0 = std::chrono::steady_clock::now();
+    const g1_point r = combine_windows<g1_bucket, g1_point>(p_->pinned[slot]);
+    std::memcpy(&out, &r, sizeof(out));
+    if (sl.profile)
+        sl.profile->ms[msm_phase_combine] += std::chrono::duration<double, std::milli>(
+                                                 std::chrono::steady_clock::now() - t0)
+                                                 .count();
 }
 
 void msm_context::read(size_t slot, g2_proj_raw &out) const {
@@ -234,10 +291,13 @@ void msm_context::read(size_t slot, g2_proj_raw &out) const {
     if (!sl.e2)
         throw cuda_error{-(int)cudaErrorInvalidValue,
                          std::string("cuda-prover MSM: slot is not G2")};
-    g2_bucket b;
-    std::memcpy((void *)&b, p_->pinned[slot].out, sizeof(b));
-    g2_point p = b;
-    std::memcpy(&out, &p, sizeof(out));
+    const auto t0 = std::chrono::steady_clock::now();
+    const g2_point r = combine_windows<g2_bucket, g2_point>(p_->pinned[slot]);
+    std::memcpy(&out, &r, sizeof(out));
+    if (sl.profile)
+        sl.profile->ms[msm_phase_combine] += std::chrono::duration<double, std::milli>(
+                                                 std::chrono::steady_clock::now() - t0)
+                                                 .count();
 }
 
 void msm_context::run(const msm_job *jobs, size_t njobs, cudaEvent_t ready, uint64_t *gpu_ns) {

@@ -2,13 +2,17 @@
 // points of one group, allocated once, and the orchestration of sppark's
 // kernels (breakdown, sort, batch_addition, accumulate, integrate) plus ours
 // (msm_kernels.cuh) on a stream given per call. Nothing is allocated, freed
-// or synchronized per MSM, and the result stays on the device (one xyzz
-// point) until the caller copies it. Scalars equal to 0 or 1 can be split
-// off on the device first (classify, then run_split): the 1s are summed by a
-// batch addition, only the rest goes through Pippenger. Included by msm.cu.
+// or synchronized per MSM. A run leaves its window sums on the device
+// (window_sums()); the caller copies them back and combines them on the
+// host, where Horner's rule over a few dozen points costs a fraction of a
+// millisecond (one warp on the device took 2.5 ms in G1, 3.9 ms in G2).
+// Scalars equal to 0 or 1 can be split off on the device first (classify,
+// then run_split): the 1s are summed by a batch addition, only the rest goes
+// through Pippenger. Included by msm.cu.
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -31,25 +35,29 @@ inline uint32_t lg2_floor(size_t n) {
 inline size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 inline size_t align256(size_t x) { return round_up(x, 256); }
 
-// sppark's window width for n points (msm_t's choice).
+// The window width for n points: lg(1.5 n) - 6, in [10, 18]. Measured on
+// an H200, one batch of dense scalars (ms, tests/results/):
+//   2^20 G1: w 10: 56, 11: 28, 12: 16, 13: 17, 14: 14.3, 15: 15, 16: 17
+//   2^20 G2: w 10: 95, 11: 43, 12: 39, 13: 39, 14: 36, 15: 38
+//   2^18 G1: w 10: 15, 11: 8.7, 12: 5.4, 13: 6.0, 14: 5.8, 15: 7.1
+//   2^18 G2: w 10: 26, 11: 12.7, 12: 12.5, 13: 13.7, 14: 14.4
+// sppark's msm_t takes lg(1.5 n) - 8 (12 at 2^20): wider windows pay here
+// because the MSM runs in one batch and its window sums are finished on
+// the device.
 inline uint32_t window_bits(size_t n) {
     const size_t np = round_up(n, 32);
-    uint32_t w = 17;
-    if (np > 192)
-        w = std::max<uint32_t>(std::min<uint32_t>(lg2_floor(np + np / 2) - 8, 18), 10);
-    else if (np > 0)
-        w = 10;
-    return w;
+    if (np <= 192)
+        return 10;
+    const uint32_t lg = lg2_floor(np + np / 2);
+    return std::max<uint32_t>(std::min<uint32_t>(lg > 6 ? lg - 6 : 0, 18), 10);
 }
 inline uint32_t window_count(uint32_t wbits) { return (FR_BITS - 1) / wbits + 1; }
 
-// sppark's batch count for n points at window width wbits (msm_t::invoke).
-inline size_t batch_count(size_t n, uint32_t wbits) {
-    const uint32_t lgn = lg2_floor(n + n / 2);
-    size_t b = size_t(1) << (std::max(lgn, wbits) - wbits);
-    b >>= 6;
-    return b ? b : 1;
-}
+// Most scalars one Pippenger batch takes. Each batch sorts, accumulates and
+// integrates on its own; one batch of 2^20 took 18.7 ms where sppark's four
+// batches took 23.0 (sort 1.5 against 3.8 ms). The digits of a batch cost
+// 104 bytes per scalar, 416 MiB at this cap.
+constexpr size_t MAX_BATCH = size_t(1) << 22;
 
 inline void cuda_ok(cudaError_t e, const char *what) {
     if (e != cudaSuccess) {
@@ -88,7 +96,7 @@ struct engine_layout {
     size_t nones = 0;        // batch addition partial sums
     size_t tail_cap = 0;     // scalars the 0/1 split may leave for Pippenger
     size_t pair_stride = 0;  // entries per window row of `pairs`
-    size_t buckets, ones, ones_acc, pairs, wsum, out, hist, temps, digits, counts, bitmap,
+    size_t buckets, ones, ones_acc, pairs, wsum, hist, temps, digits, counts, bitmap,
         tail_s, tail_p;
     size_t total = 0;
 };
@@ -103,8 +111,7 @@ inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affin
     L.wbits_max = window_bits(n_max);
     for (uint32_t w = 10; w <= L.wbits_max; w++)
         L.nbuckets = std::max(L.nbuckets, (size_t)window_count(w) << (w - 1));
-    const size_t batch = batch_count(n_max, L.wbits_max);
-    L.stride_cap = round_up((n_max + batch - 1) / batch, 32);
+    L.stride_cap = round_up(std::min(n_max, MAX_BATCH), 32);
     L.nones = std::max<size_t>((size_t)sm_count * BATCH_ADD_BLOCK_SIZE / WARP_SZ, nt);
     // At most 3/4 of the points, and at most 2^23 (1 GiB of G1, 1.75 GiB of
     // G2 gathered): larger MSMs with more non-0/1 scalars than that run
@@ -123,7 +130,6 @@ inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affin
     L.pair_stride = 2 * nt;
     L.pairs = take(max_windows * L.pair_stride * bucket_bytes);
     L.wsum = take(WSUM_SLOTS * bucket_bytes);
-    L.out = take(bucket_bytes);
     L.hist = take(L.nbuckets * sizeof(uint32_t));
     L.temps = take(L.stride_cap * 2 * 2 * sizeof(uint32_t));  // two rows of uint2
     L.digits = take(max_windows * L.stride_cap * sizeof(uint32_t));
@@ -156,21 +162,31 @@ public:
           sid_(sid) {}
 
     size_t n_max() const { return n_max_; }
+
+    // Measurements only (msm_context::profile, window_bits).
+    void profile(msm_profile *p) { prof_ = p; }
+    void force_window_bits(uint32_t w) { force_wbits_ = w; }
     const engine_layout &plan() const { return L_; }
 
-    // The result of the last run, on the device (xyzz, sppark's layout).
-    const bucket_h *result() const { return (const bucket_h *)(base_ + L_.out); }
+    // What the last run leaves on the device: WSUM_SLOTS xyzz points
+    // (sppark's layout), the sums of windows 0..windows-1 and, at
+    // ONES_SLOT, of the points whose scalar or digit is 1. The MSM is
+    // sum_w 2^(w * wbits) wsum[w] + wsum[ONES_SLOT]; run and run_split
+    // return windows | wbits << 16.
+    const bucket_h *window_sums() const { return (const bucket_h *)(base_ + L_.wsum); }
 
     // sum scalars[i] * points[i], i < n <= n_max, all on the device, into
     // result(); asynchronous on s.
-    void run(cudaStream_t s, const affine_h *points, const scalar_t *scalars, size_t n) {
+    uint32_t run(cudaStream_t s, const affine_h *points, const scalar_t *scalars, size_t n) {
         if (n > n_max_)
             throw cuda_error{-(int)cudaErrorInvalidValue,
                              std::string("cuda-prover MSM: more points than the engine holds")};
         clear(s);
+        begin(s);
         const uint32_t nw = pippenger(s, points, scalars, n);
         finish(s, nw);
-        combine(s, nw);
+        mark(s, msm_phase_finish);
+        return nw;
     }
 
     // First half of a run with the 0/1 split: classifies the scalars and
@@ -183,6 +199,7 @@ public:
             throw cuda_error{-(int)cudaErrorInvalidValue,
                              std::string("cuda-prover MSM: more points than the engine holds")};
         uint32_t *counts = (uint32_t *)(base_ + L_.counts);
+        begin(s);
         cuda_ok(cudaMemsetAsync(counts, 0, 2 * sizeof(uint32_t), s), "cudaMemsetAsync");
         if (n) {
             const size_t padded = round_up(n, 1024);
@@ -197,18 +214,18 @@ public:
         cuda_ok(cudaMemcpyAsync(host_counts, counts, 2 * sizeof(uint32_t),
                                 cudaMemcpyDeviceToHost, s),
                 "copy of the scalar counts");
+        mark(s, msm_phase_classify);
     }
 
     // Second half: with counts from classify, the 1s by batch addition and
     // the rest by Pippenger over the gathered points, or (when the rest did
     // not fit) Pippenger over all n points. Result in result(); async on s.
-    void run_split(cudaStream_t s, const affine_h *points, const scalar_t *scalars, size_t n,
-                   uint32_t ones, uint32_t rest) {
-        if (rest > L_.tail_cap) {
-            run(s, points, scalars, n);
-            return;
-        }
+    uint32_t run_split(cudaStream_t s, const affine_h *points, const scalar_t *scalars,
+                       size_t n, uint32_t ones, uint32_t rest) {
+        if (rest > L_.tail_cap)
+            return run(s, points, scalars, n);
         clear(s);
+        begin(s);
         if (ones) {
             bucket_h *d_ones = (bucket_h *)(base_ + L_.ones);
             void (*add)(bucket_h *, const affine_h *, uint32_t, const uint32_t *, bool,
@@ -217,12 +234,14 @@ public:
                         (uint32_t)n, (const uint32_t *)(base_ + L_.bitmap), false, sid_);
             add_ones(s);
         }
+        mark(s, msm_phase_ones);
         uint32_t nw = 0;
         if (rest)
             nw = pippenger(s, (const affine_h *)(base_ + L_.tail_p),
                            (const scalar_t *)(base_ + L_.tail_s), rest);
         finish(s, nw);
-        combine(s, nw);
+        mark(s, msm_phase_finish);
+        return nw;
     }
 
 private:
@@ -231,6 +250,26 @@ private:
     size_t n_max_;
     int sm_count_;
     uint32_t sid_;
+    msm_profile *prof_ = nullptr;
+    uint32_t force_wbits_ = 0;
+    std::chrono::steady_clock::time_point last_;
+
+    // Profile marks: begin starts the clock once s is idle; mark adds the
+    // time since the last mark to phase ph once s has caught up.
+    void begin(cudaStream_t s) {
+        if (!prof_)
+            return;
+        cuda_ok(cudaStreamSynchronize(s), "profile");
+        last_ = std::chrono::steady_clock::now();
+    }
+    void mark(cudaStream_t s, msm_phase ph) {
+        if (!prof_)
+            return;
+        cuda_ok(cudaStreamSynchronize(s), "profile");
+        const auto t = std::chrono::steady_clock::now();
+        prof_->ms[ph] += std::chrono::duration<double, std::milli>(t - last_).count();
+        last_ = t;
+    }
 
     uint32_t nones() const {
         return (uint32_t)((size_t)sm_count_ * BATCH_ADD_BLOCK_SIZE / WARP_SZ);
@@ -264,24 +303,25 @@ private:
         cuda_ok(cudaGetLastError(), "finish");
     }
 
-    void combine(cudaStream_t s, uint32_t nwins_and_wbits) {
-        const uint32_t nwins = nwins_and_wbits & 0xffff, wbits = nwins_and_wbits >> 16;
-        msm_combine<bucket_t><<<1, 32, 0, s>>>((const bucket_h *)(base_ + L_.wsum), nwins, wbits,
-                                               (bucket_h *)(base_ + L_.out));
-        cuda_ok(cudaGetLastError(), "combine");
-    }
-
     // Pippenger over n points, adding to the pairs and ones accumulators;
-    // returns nwins | wbits << 16 for finish and combine.
+    // returns nwins | wbits << 16 for finish.
     uint32_t pippenger(cudaStream_t s, const affine_h *points, const scalar_t *scalars,
                        size_t n) {
         if (n == 0)
             return 0;
-        const uint32_t wbits = std::min(window_bits(n), L_.wbits_max);
+        const uint32_t wbits =
+            force_wbits_ ? std::max<uint32_t>(10, std::min(force_wbits_, L_.wbits_max))
+                         : std::min(window_bits(n), L_.wbits_max);
         const uint32_t nwins = window_count(wbits);
         const uint32_t row = 1u << (wbits - 1);
         const size_t batch = (n + L_.stride_cap - 1) / L_.stride_cap;
         const size_t stride = round_up((n + batch - 1) / batch, 32);
+        if (prof_) {
+            prof_->wbits = wbits;
+            prof_->windows = nwins;
+            prof_->batches = (uint32_t)batch;
+            prof_->pippenger_points += n;
+        }
         bucket_h *buckets = (bucket_h *)(base_ + L_.buckets);
         bucket_h *ones = (bucket_h *)(base_ + L_.ones);
         bucket_h *pairs = (bucket_h *)(base_ + L_.pairs);
@@ -308,6 +348,7 @@ private:
             breakdown<<<2 * grid, 1024, sizeof(scalar_t) * 1024, s>>>(
                 digits, scalars + off, num, nwins, wbits, true);
             cuda_ok(cudaGetLastError(), "breakdown");
+            mark(s, msm_phase_breakdown);
             uint32_t win;
             for (win = 0; win < nwins - 1; win += 2)
                 launch_coop(s, sort_k, dim3(grid, 2), dim3(SORT_BLOCKDIM), sort_shared, digits,
@@ -316,12 +357,15 @@ private:
             if (win < nwins)
                 launch_coop(s, sort_k, dim3(grid, 1), dim3(SORT_BLOCKDIM), sort_shared, digits,
                             num, win, temps, hist, wbits - 1, top - 1, 0u);
+            mark(s, msm_phase_sort);
             add_k<<<sm_count_, BATCH_ADD_BLOCK_SIZE, 0, s>>>(ones, points + off, num,
                                                              &digits[0][0], hist[0][0]);
             cuda_ok(cudaGetLastError(), "batch addition");
+            mark(s, msm_phase_batch_add);
             launch_coop(s, acc_k, dim3(sm_count_), dim3(0), 0, buckets, nwins, wbits,
                         const_cast<affine_h *>(points + off), (const vec2d_t<uint32_t>)digits,
                         (const vec2d_t<uint32_t>)hist, sid_);
+            mark(s, msm_phase_accumulate);
             integrate<bucket_t><<<nwins, MSM_NTHREADS, sizeof(bucket_t) * NT, s>>>(
                 buckets, nwins, wbits, FR_BITS);
             cuda_ok(cudaGetLastError(), "integrate");
@@ -332,6 +376,7 @@ private:
                                              (uint32_t)(2 * NT));
             cuda_ok(cudaGetLastError(), "add (pairs)");
             add_ones(s);
+            mark(s, msm_phase_integrate);
         }
         return nwins | wbits << 16;
     }

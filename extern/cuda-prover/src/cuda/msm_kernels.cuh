@@ -1,7 +1,6 @@
 // The kernels of our Pippenger driver that sppark does not have: finishing
-// the window sums on the device (after sppark's integrate), the final
-// combination of the windows, and the split of scalars into 0, 1 and the
-// rest. Included by msm.cu only (sppark's field and curve types must be
+// the window sums on the device (after sppark's integrate) and the split of
+// scalars into 0, 1 and the rest. Included by msm.cu only (sppark's field and curve types must be
 // defined before this header).
 #pragma once
 
@@ -161,29 +160,6 @@ void msm_finish_windows(bucket_h pairs[], size_t pair_stride, uint32_t nwins, ui
         x.add(y);
         wsum[slot] = x;
     }
-}
-
-// *out = sum_w 2^(w*wbits) wsum[w] + wsum[ONES_SLOT], by Horner's rule. One
-// warp; all lanes compute the same value, the first `degree` lanes store it.
-template<class bucket_t, class bucket_h = typename bucket_t::mem_t>
-__launch_bounds__(32) __global__
-void msm_combine(const bucket_h wsum[], uint32_t nwins, uint32_t wbits, bucket_h *out) {
-    bucket_t r;
-    r.inf();
-    #pragma unroll 1
-    for (uint32_t w = nwins; w-- > 0;) {
-        if (w + 1 < nwins) {
-            #pragma unroll 1
-            for (uint32_t i = 0; i < wbits; i++)
-                dbl_inplace(r);
-        }
-        bucket_t x = wsum[w];
-        r.add(x);
-    }
-    bucket_t o = wsum[ONES_SLOT];
-    r.add(o);
-    if (threadIdx.x < bucket_t::degree)
-        *out = r;
 }
 
 // Splits n scalars (Montgomery form, 8 words each) by value: bit i of
