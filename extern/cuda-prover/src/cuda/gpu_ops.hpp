@@ -42,10 +42,10 @@ struct msm_slot_spec {
 
 // Exactly the device memory an msm_context with these slots allocates (one
 // block): per slot the buckets and histogram of the widest window
-// (~n_max/170 buckets for large n), the digits of one Pippenger batch (26 x
-// 4 bytes per scalar of a batch of at most ~2^18), the 0/1 bitmap and room
-// for min(3/4 n_max, 2^23) gathered scalars and points (the split's rest).
-// For 2^20 points that is about 140 MiB in G1, 215 MiB in G2.
+// (~n_max/12 buckets at 2^20), the digits of one Pippenger batch (26 x 4
+// bytes per scalar of a batch of at most 2^22), the 0/1 bitmap and room for
+// min(3/4 n_max, 2^23) gathered scalars and points (the split's rest). For
+// 2^20 points that is about 250 MiB in G1, 350 MiB in G2.
 size_t msm_context_bytes(const std::vector<msm_slot_spec> &slots, int sm_count);
 
 // Where one MSM's time goes, for measurements only (msm_context::profile):
