@@ -25,6 +25,10 @@ pub struct PartitionReport {
     /// Host bytes the partition held on its way to the device.
     pub host_bytes: usize,
     pub queue_wait_ms: f64,
+    /// When its worker began and ended proving it (lock wait, device part,
+    /// epilogue), in ms from the run's start: the job's timeline.
+    pub prove_start_ms: f64,
+    pub prove_end_ms: f64,
     pub lock_wait_ms: f64,
     pub device_ms: f64,
     pub epilogue_ms: f64,
@@ -264,6 +268,8 @@ fn partition_report(d: &ItemDone<PartitionProof>) -> PartitionReport {
         evaluation_ms: ns_ms(t.eval_ns),
         host_bytes: p.host_bytes,
         queue_wait_ms: ms(d.queue_wait),
+        prove_start_ms: ms(d.proved_from),
+        prove_end_ms: ms(d.proved_until),
         lock_wait_ms: ns_ms(t.wait_ns),
         device_ms: ns_ms(t.device_ns),
         epilogue_ms: ns_ms(t.epilogue_ns),

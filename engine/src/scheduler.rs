@@ -68,7 +68,7 @@ where
     let policy = config.policy;
     let ordinals: Vec<u32> = worker_device.iter().map(|&i| devices[i].ordinal).collect();
 
-    let start = Instant::now();
+    let start = state.start;
     let mut results: Vec<Option<ItemDone<W::Output>>> = (0..total).map(|_| None).collect();
     let mut duplicates = Vec::new();
     let mut done_per_device = vec![0usize; n];

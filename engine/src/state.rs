@@ -21,6 +21,8 @@ pub(crate) struct RunState<'a> {
     /// Per worker: items queued or running, and the mean device time.
     pub(crate) outstanding: Vec<AtomicUsize>,
     pub(crate) avg_device_ns: Vec<AtomicU64>,
+    /// When the run started: items' timelines are offsets from here.
+    pub(crate) start: std::time::Instant,
 }
 
 impl<'a> RunState<'a> {
@@ -40,6 +42,7 @@ impl<'a> RunState<'a> {
             owner: (0..items).map(|_| AtomicI64::new(-1)).collect(),
             outstanding: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
             avg_device_ns: (0..workers).map(|_| AtomicU64::new(0)).collect(),
+            start: std::time::Instant::now(),
         }
     }
 

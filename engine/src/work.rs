@@ -72,6 +72,9 @@ pub struct ItemDone<O> {
     pub prepare_time: Duration,
     /// Time it waited in its device's queue.
     pub queue_wait: Duration,
+    /// When its worker began and ended proving it, from the run's start.
+    pub proved_from: Duration,
+    pub proved_until: Duration,
     pub output: O,
 }
 

@@ -68,10 +68,12 @@ pub(crate) fn worker<W: Work>(
         }
         let k = q.item;
         let queue_wait = q.enqueued.elapsed();
+        let proved_from = state.start.elapsed();
         let t = Instant::now();
         let outcome =
             std::panic::catch_unwind(AssertUnwindSafe(|| work.prove(k, q.prepared, &slot)));
         let elapsed = t.elapsed().as_nanos() as u64;
+        let proved_until = state.start.elapsed();
         done += 1;
         total_ns += elapsed;
         state.avg_device_ns[index].store(total_ns / done, Ordering::SeqCst);
@@ -83,6 +85,8 @@ pub(crate) fn worker<W: Work>(
                     device: ordinal,
                     prepare_time: q.prepare_time,
                     queue_wait,
+                    proved_from,
+                    proved_until,
                     output,
                 });
             }

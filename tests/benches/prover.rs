@@ -525,8 +525,21 @@ fn main() {
                         let synth_ms =
                             per_part(&|p| p.synthesis_ms.or(p.witness_ms).unwrap_or(0.0));
                         let device_ms = per_part(&|p| p.device_ms);
+                        // The timeline's ends: time to the first proving
+                        // start (setup, the first synthesis) and after the
+                        // last proving end.
+                        let first_start = r
+                            .per_partition
+                            .iter()
+                            .map(|p| p.prove_start_ms)
+                            .fold(f64::INFINITY, f64::min);
+                        let last_end = r
+                            .per_partition
+                            .iter()
+                            .map(|p| p.prove_end_ms)
+                            .fold(0.0, f64::max);
                         println!(
-                            "  {backend} {}: {} partitions through the engine ({} workers): {:.3} s, {:.2} proofs/s, device busy {:.0}%; per partition synthesis {:.1} ms, device {:.1} ms",
+                            "  {backend} {}: {} partitions through the engine ({} workers): {:.3} s, {:.2} proofs/s, device busy {:.0}%; per partition synthesis {:.1} ms, device {:.1} ms; first proving start {:.1} ms, last end {:.1} ms",
                             mode.name(),
                             args.partitions,
                             args.workers_per_device,
@@ -534,7 +547,9 @@ fn main() {
                             r.proofs_per_s,
                             100.0 * r.scaling_efficiency,
                             synth_ms,
-                            device_ms
+                            device_ms,
+                            first_start,
+                            last_end
                         );
                         let name = match mode {
                             SynthesisMode::Witness => "throughput_witness",
@@ -545,6 +560,14 @@ fn main() {
                             "proofs_per_s": r.proofs_per_s, "busy_fraction": r.scaling_efficiency,
                             "synthesis_ms_per_partition": synth_ms,
                             "device_ms_per_partition": device_ms,
+                            "first_prove_start_ms": first_start,
+                            "last_prove_end_ms": last_end,
+                            "timeline": r.per_partition.iter().map(|p| json!({
+                                "partition": p.partition, "device": p.device,
+                                "start_ms": p.prove_start_ms, "end_ms": p.prove_end_ms,
+                                "lock_wait_ms": p.lock_wait_ms, "device_ms": p.device_ms,
+                                "queue_wait_ms": p.queue_wait_ms,
+                            })).collect::<Vec<_>>(),
                         });
                     }
                 }
