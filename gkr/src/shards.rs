@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use cuda_prover_engine::{DeviceSlot, Engine, EngineError, RunControl, Work};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 
 use crate::{
     prove_tower, random_ext, random_nonzero_ext, verify_tower, Ext, GkrError, ProveStats,
@@ -57,23 +58,43 @@ pub struct ShardReport {
     pub verify: Duration,
 }
 
+/// Entries drawn from one generator stream of [`shard_input`].
+pub const INPUT_CHUNK: usize = 1 << 14;
+
 /// Shard `shard`'s input: seeded by (seed, shard), so the collector (or
-/// anyone) can draw it again.
+/// anyone) can draw it again. Entries are drawn in chunks of
+/// [`INPUT_CHUNK`], chunk c of array a (0: values or numerators, 1:
+/// denominators) from ChaCha8 stream `a * 2^48 + c` of the (seed, shard)
+/// key, the chunks on every core: the same values whatever the thread
+/// count.
 pub fn shard_input(kind: TowerKind, seed: u64, shard: usize, log_size: u32) -> TowerInput {
-    let mut rng =
-        ChaCha8Rng::seed_from_u64(seed ^ (shard as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let n = 1usize << log_size;
+    let key = seed ^ (shard as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     match kind {
-        TowerKind::Product => TowerInput::Product((0..n).map(|_| random_ext(&mut rng)).collect()),
-        TowerKind::Fraction => {
-            let numerators = (0..n).map(|_| random_ext(&mut rng)).collect();
-            let denominators = (0..n).map(|_| random_nonzero_ext(&mut rng)).collect();
-            TowerInput::Fraction {
-                numerators,
-                denominators,
-            }
-        }
+        TowerKind::Product => TowerInput::Product(draw(key, 0, n, random_ext)),
+        TowerKind::Fraction => TowerInput::Fraction {
+            numerators: draw(key, 0, n, random_ext),
+            denominators: draw(key, 1, n, random_nonzero_ext),
+        },
     }
+}
+
+fn draw(key: u64, array: u64, n: usize, f: fn(&mut ChaCha8Rng) -> Ext) -> Vec<Ext> {
+    let mut v: Vec<Ext> = Vec::with_capacity(n);
+    v.spare_capacity_mut()[..n]
+        .par_chunks_mut(INPUT_CHUNK)
+        .enumerate()
+        .for_each(|(c, out)| {
+            let mut rng = ChaCha8Rng::seed_from_u64(key);
+            rng.set_stream((array << 48) | c as u64);
+            for x in out {
+                x.write(f(&mut rng));
+            }
+        });
+    // SAFETY: the loop above wrote every one of the first n slots (the
+    // chunks cover [0, n)), and n is within the capacity.
+    unsafe { v.set_len(n) };
+    v
 }
 
 /// What a worker makes of one shard: its proof, encoded, and where and how
