@@ -220,7 +220,7 @@ public:
             pt.one_minus[k] = bb::ext_sub(bb::ext_one(), r[k]);
         }
         eq_kernel<<<blocks_for(n), THREADS>>>(o, pt, m, n);
-        sync("eq_kernel");
+        check(cudaGetLastError(), "eq_kernel");  // the first round waits for it
     }
 
     void product_layer(view child, view parent, size_t half) override {
@@ -268,7 +268,7 @@ public:
             ext *p = at(tables[i], len);
             fold_kernel<<<blocks_for(half), THREADS>>>(p, half, r);
         }
-        sync("fold_kernel");
+        check(cudaGetLastError(), "fold_kernel");  // the next round or download waits for it
     }
 
     void field_op(int op, const ext *a, const ext *b, ext *out, size_t n) override {

@@ -55,8 +55,9 @@ public:
     // when there is none (dst's contents are then unspecified).
     virtual size_t upload_words(view dst, const uint32_t *words, size_t n, bool canonical,
                                 size_t chunk) = 0;
-    // Waits for the kernels queued so far and reports their errors (the
-    // element-wise layer kernels return before they finish).
+    // Waits for the kernels queued so far and reports their errors. The
+    // element-wise kernels (layers, eq, fold) may return before they
+    // finish; round and download wait for everything queued before them.
     virtual void sync() = 0;
 
     // out[i] = prod_k (bit k of i from the top ? r[k] : 1 - r[k]), i < 2^m.
