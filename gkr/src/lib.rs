@@ -18,14 +18,14 @@ mod verifier;
 
 pub use error::GkrError;
 pub use field::{from_bb4, montgomery_words, random_ext, random_nonzero_ext, to_bb4, Ext, Felt};
-pub use poly::{eq_eval, interpolate, mle_eval};
+pub use poly::{eq_eval, interpolate, mle_eval, mle_eval_drawn, MLE_CHUNK_LOG};
 pub use proof::{LayerProof, TowerProof};
 pub use prover::{prove_tower, prove_tower_with, LayerTimes, ProveOptions, ProveStats, TowerInput};
 pub use shards::{
     run_shards, ShardConfig, ShardOutput, ShardReport, ShardResult, ShardSpec, ShardWork,
 };
 pub use transcript::Transcript;
-pub use verifier::verify_tower;
+pub use verifier::{verify_tower, verify_tower_by};
 
 /// Re-exported so callers need not name the layers below.
 pub use cuda_prover_pipeline::{

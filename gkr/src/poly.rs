@@ -32,8 +32,9 @@ pub fn eq_eval(r: &[Ext], s: &[Ext]) -> Ext {
     })
 }
 
-/// log2 of the entries one task of [`mle_eval`] folds on its own.
-const MLE_CHUNK_LOG: usize = 14;
+/// log2 of the entries one task of [`mle_eval`] and [`mle_eval_drawn`]
+/// folds on its own.
+pub const MLE_CHUNK_LOG: usize = 14;
 
 /// The multilinear extension of `values` (2^point.len() entries, index bit
 /// point.len() - 1 first) at `point`. Large tables are split into chunks of
@@ -54,6 +55,29 @@ pub fn mle_eval(values: &[Ext], point: &[Ext]) -> Ext {
     let chunks: Vec<Ext> = values
         .par_chunks(1 << MLE_CHUNK_LOG)
         .map(|c| fold_all(c, low))
+        .collect();
+    fold_all(&chunks, top)
+}
+
+/// [`mle_eval`] of a table that is never held whole: `draw(c, out)` writes
+/// chunk c (entries c * len .. (c + 1) * len, len = out.len() = 2^min(14,
+/// point.len())) into `out`, and each chunk is folded as soon as it is
+/// drawn, on every core.
+pub fn mle_eval_drawn<F>(point: &[Ext], draw: F) -> Ext
+where
+    F: Fn(usize, &mut [Ext]) + Sync,
+{
+    let low_vars = point.len().min(MLE_CHUNK_LOG);
+    let (top, low) = point.split_at(point.len() - low_vars);
+    let chunks: Vec<Ext> = (0..1usize << top.len())
+        .into_par_iter()
+        .map_init(
+            || vec![Ext::ZERO; 1 << low_vars],
+            |buf, c| {
+                draw(c, buf);
+                fold_all(buf, low)
+            },
+        )
         .collect();
     fold_all(&chunks, top)
 }

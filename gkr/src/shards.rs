@@ -7,13 +7,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use cuda_prover_engine::{DeviceSlot, Engine, EngineError, RunControl, Work};
+use p3_field::PrimeCharacteristicRing;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::{
-    prove_tower, random_ext, random_nonzero_ext, verify_tower, Ext, GkrError, ProveStats,
-    TowerInput, TowerKind, TowerProof,
+    mle_eval_drawn, prove_tower, random_ext, random_nonzero_ext, verify_tower_by, Ext, GkrError,
+    ProveStats, TowerInput, TowerKind, TowerProof, MLE_CHUNK_LOG,
 };
 
 /// The largest shard (2^MAX_LOG_SIZE values), the core's limit.
@@ -58,6 +59,10 @@ pub struct ShardReport {
     pub verify: Duration,
 }
 
+/// The tag of the small tower that readies a GPU before its first shard
+/// (shards are tagged with their index).
+pub const WARM_UP_TAG: i64 = -1;
+
 /// Entries drawn from one generator stream of [`shard_input`].
 pub const INPUT_CHUNK: usize = 1 << 14;
 
@@ -69,7 +74,7 @@ pub const INPUT_CHUNK: usize = 1 << 14;
 /// count.
 pub fn shard_input(kind: TowerKind, seed: u64, shard: usize, log_size: u32) -> TowerInput {
     let n = 1usize << log_size;
-    let key = seed ^ (shard as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let key = shard_key(seed, shard);
     match kind {
         TowerKind::Product => TowerInput::Product(draw(key, 0, n, random_ext)),
         TowerKind::Fraction => TowerInput::Fraction {
@@ -79,7 +84,23 @@ pub fn shard_input(kind: TowerKind, seed: u64, shard: usize, log_size: u32) -> T
     }
 }
 
-fn draw(key: u64, array: u64, n: usize, f: fn(&mut ChaCha8Rng) -> Ext) -> Vec<Ext> {
+type Draw = fn(&mut ChaCha8Rng) -> Ext;
+
+fn shard_key(seed: u64, shard: usize) -> u64 {
+    seed ^ (shard as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+// Entries c * INPUT_CHUNK .. of array `array` into `out` (at most
+// INPUT_CHUNK of them).
+fn draw_chunk(key: u64, array: u64, c: usize, out: &mut [Ext], f: Draw) {
+    let mut rng = ChaCha8Rng::seed_from_u64(key);
+    rng.set_stream((array << 48) | c as u64);
+    for x in out {
+        *x = f(&mut rng);
+    }
+}
+
+fn draw(key: u64, array: u64, n: usize, f: Draw) -> Vec<Ext> {
     let mut v: Vec<Ext> = Vec::with_capacity(n);
     v.spare_capacity_mut()[..n]
         .par_chunks_mut(INPUT_CHUNK)
@@ -95,6 +116,22 @@ fn draw(key: u64, array: u64, n: usize, f: fn(&mut ChaCha8Rng) -> Ext) -> Vec<Ex
     // chunks cover [0, n)), and n is within the capacity.
     unsafe { v.set_len(n) };
     v
+}
+
+/// The multilinear extensions of shard `shard`'s input at `point` (its
+/// log size is point.len()): `[values]`, or `[numerators, denominators]`,
+/// as [`mle_eval`](crate::mle_eval) of [`shard_input`] gives them, drawing
+/// and folding chunk by chunk without holding the input.
+pub fn shard_input_claims(kind: TowerKind, seed: u64, shard: usize, point: &[Ext]) -> Vec<Ext> {
+    let key = shard_key(seed, shard);
+    // mle_eval_drawn's chunks are INPUT_CHUNK long once the input is.
+    const _: () = assert!(INPUT_CHUNK == 1 << MLE_CHUNK_LOG);
+    let eval =
+        |array: u64, f: Draw| mle_eval_drawn(point, |c, out| draw_chunk(key, array, c, out, f));
+    match kind {
+        TowerKind::Product => vec![eval(0, random_ext)],
+        TowerKind::Fraction => vec![eval(0, random_ext), eval(1, random_nonzero_ext)],
+    }
 }
 
 /// What a worker makes of one shard: its proof, encoded, and where and how
@@ -156,6 +193,32 @@ impl Work for ShardWork<'_> {
         self.shards.len()
     }
 
+    fn ready_device(&self, slot: &DeviceSlot<'_>) -> Result<(), EngineError> {
+        // A GPU's first tower pays for the upload ring (pinned buffers, copy
+        // stream) and the kernels' first launches: a tower of two values
+        // here, while the first shards are drawn. The host backend has
+        // nothing to warm, and its per-device counters stay the shards'.
+        if slot.ctx.backend_name() != "cuda" {
+            return Ok(());
+        }
+        let input = TowerInput::Product(vec![Ext::ONE; 2]);
+        prove_tower(
+            slot.ctx,
+            slot.ordinal as i32,
+            Some(slot.mutex),
+            WARM_UP_TAG,
+            &input,
+        )
+        .map(|_| ())
+        .map_err(|e| match e {
+            GkrError::Core(source) => EngineError::Device {
+                device: slot.ordinal,
+                source,
+            },
+            other => EngineError::Setup(format!("warming device {}: {other}", slot.ordinal)),
+        })
+    }
+
     fn prepare(&self, item: usize) -> Result<TowerInput, EngineError> {
         Ok(self.input(item))
     }
@@ -189,8 +252,14 @@ impl Work for ShardWork<'_> {
 
     fn verify(&self, item: usize, output: &ShardOutput) -> Result<(), EngineError> {
         let t0 = Instant::now();
-        let ok =
-            TowerProof::from_bytes(&output.proof).and_then(|p| verify_tower(&self.input(item), &p));
+        // The input is drawn again chunk by chunk and folded as it comes:
+        // never held whole.
+        let (kind, seed) = (self.config.kind, self.config.seed);
+        let ok = TowerProof::from_bytes(&output.proof).and_then(|p| {
+            verify_tower_by(kind, self.shards[item].log_size, &p, |point| {
+                shard_input_claims(kind, seed, item, point)
+            })
+        });
         self.verify_ns
             .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
         match ok {

@@ -1,9 +1,11 @@
 //! The host's parallel passes give what a sequential computation gives:
 //! the verifier's evaluation of the input multilinear (chunked over
 //! threads) against the sum over eq, and the seeded shard inputs (drawn by
-//! chunk on every core) against one thread and against their definition.
+//! chunk on every core) against one thread and against their definition,
+//! and the collector's claims on them (drawn and folded chunk by chunk)
+//! against the evaluation of the whole input.
 
-use cuda_prover_gkr::shards::{shard_input, INPUT_CHUNK};
+use cuda_prover_gkr::shards::{shard_input, shard_input_claims, INPUT_CHUNK};
 use cuda_prover_gkr::{eq_eval, mle_eval, random_ext, Ext, TowerInput, TowerKind};
 use p3_field::PrimeCharacteristicRing;
 use rand::SeedableRng;
@@ -87,5 +89,37 @@ fn shard_inputs_follow_their_definition() {
         rng.set_stream((1u64 << 48) | c as u64);
         let first = cuda_prover_gkr::random_nonzero_ext(&mut rng);
         assert_eq!(denominators[c * INPUT_CHUNK], first);
+    }
+}
+
+#[test]
+fn drawn_claims_equal_the_mle_of_the_drawn_input() {
+    // The collector's path: the seeded input's multilinear extensions,
+    // drawn and folded chunk by chunk, against mle_eval of the whole input.
+    let mut rng = ChaCha8Rng::seed_from_u64(6);
+    for kind in [TowerKind::Product, TowerKind::Fraction] {
+        for log in [1usize, 5, 14, 15, 17] {
+            let point: Vec<Ext> = (0..log).map(|_| random_ext(&mut rng)).collect();
+            let want = match shard_input(kind, 21, 3, log as u32) {
+                TowerInput::Product(v) => vec![mle_eval(&v, &point)],
+                TowerInput::Fraction {
+                    numerators,
+                    denominators,
+                } => vec![
+                    mle_eval(&numerators, &point),
+                    mle_eval(&denominators, &point),
+                ],
+            };
+            assert_eq!(
+                shard_input_claims(kind, 21, 3, &point),
+                want,
+                "{kind:?} 2^{log}"
+            );
+            assert_ne!(
+                shard_input_claims(kind, 21, 4, &point),
+                want,
+                "another shard"
+            );
+        }
     }
 }

@@ -252,9 +252,13 @@ public:
         const unsigned blocks = std::min<unsigned>(blocks_for(half), MAX_BLOCKS);
         ensure_partial(blocks);
         round_kernel<<<blocks, THREADS>>>(arg, half, partial_);
-        sync("round_kernel");
-        std::vector<ext> host(static_cast<size_t>(blocks) * (MAX_DEGREE + 1));
-        check(cudaMemcpy(host.data(), partial_, host.size() * sizeof(ext), cudaMemcpyDeviceToHost), "cudaMemcpy");
+        check(cudaGetLastError(), "round_kernel");
+        // Into pinned memory: a direct copy, no driver staging.
+        const ext *host = partial_host_;
+        check(cudaMemcpyAsync(partial_host_, partial_, size_t(blocks) * (MAX_DEGREE + 1) * sizeof(ext),
+                              cudaMemcpyDeviceToHost, 0),
+              "cudaMemcpyAsync (round)");
+        this->sync("round_kernel");
         for (uint32_t k = 0; k <= degree; k++) {
             ext s = bb::ext_zero();
             for (unsigned b = 0; b < blocks; b++) s = bb::ext_add(s, host[b * (MAX_DEGREE + 1) + k]);
@@ -341,6 +345,10 @@ private:
             partial_ = nullptr;
             partial_blocks_ = 0;
         }
+        if (partial_host_) {
+            (void)cudaFreeHost(partial_host_);
+            partial_host_ = nullptr;
+        }
         ring_.release();
         bytes_ = 0;
         return freed;
@@ -351,6 +359,10 @@ private:
         if (partial_) check(cudaFree(partial_), "cudaFree");
         partial_ = nullptr;
         partial_blocks_ = 0;
+        if (!partial_host_)
+            check(cudaHostAlloc(reinterpret_cast<void **>(&partial_host_), MAX_BLOCKS * (MAX_DEGREE + 1) * sizeof(ext),
+                                cudaHostAllocDefault),
+                  "cudaHostAlloc (round)");
         check(cudaMalloc(reinterpret_cast<void **>(&partial_), MAX_BLOCKS * (MAX_DEGREE + 1) * sizeof(ext)),
               "cudaMalloc");
         partial_blocks_ = MAX_BLOCKS;
@@ -382,6 +394,7 @@ private:
     uint64_t spare_bytes_ = 0;
     upload_ring ring_;
     ext *partial_ = nullptr;
+    ext *partial_host_ = nullptr;  // pinned, the partials' host copy
     unsigned partial_blocks_ = 0;
     std::atomic<uint64_t> bytes_{0};
 };
