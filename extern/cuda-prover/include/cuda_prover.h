@@ -677,8 +677,10 @@ typedef struct cp_tower_options {
     /* how values and denominators are written */
     cp_bb4_form form;
     /* Elements per piece of the input's copy to the device (CUDA: per
-     * pinned staging buffer; host: per conversion step); 0 = the backend's
-     * default. It changes how the input travels, never the tower. */
+     * pinned staging buffer, at most 2^22, larger values are cut to it;
+     * host: per conversion step); 0 = the backend's default (CUDA 2^19,
+     * host 2^16); at most 2^30. It changes how the input travels, never the
+     * tower. */
     uint64_t chunk_elements;
 } cp_tower_options;
 

@@ -1,6 +1,8 @@
-// Owns: the tower entry points (cp_tower_*): building the layers of a
-// product or fraction-sum tree on one device and handing out the sumcheck
-// that reduces a claim on layer i to one on layer i + 1.
+// Owns: the tower entry points (cp_tower_*): placing the input on one
+// device (canonical or Montgomery words, in pieces, checked and converted
+// by the backend), building the layers of a product or fraction-sum tree
+// in one buffer per tree, timing both, and handing out the sumcheck that
+// reduces a claim on layer i to one on layer i + 1.
 #include <chrono>
 #include <memory>
 #include <vector>
