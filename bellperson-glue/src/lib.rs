@@ -37,8 +37,8 @@ pub use cuda_prover_sys::{
 };
 /// The core's GKR kernels (BabyBear sumcheck and tower), for the GKR crate.
 pub use cuda_prover_sys::{
-    Bb4, Bb4Op, Sumcheck, SumcheckTerm, Tower, TowerKind, BABYBEAR_P, GKR_MAX_VARS,
-    SUMCHECK_MAX_DEGREE,
+    Bb4, Bb4Form, Bb4Op, Sumcheck, SumcheckTerm, Tower, TowerBuildTimes, TowerKind, TowerOptions,
+    BABYBEAR_P, GKR_MAX_VARS, SUMCHECK_MAX_DEGREE,
 };
 
 pub use bellperson::groth16::{Parameters, Proof, VerifyingKey};

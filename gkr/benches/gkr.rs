@@ -2,7 +2,8 @@
 //! 24) on the host backend (all cores) and on one GPU when there is one,
 //! with per-layer times and device memory; then 11 shards of mixed sizes on
 //! one device and on every device, with both policies (efficiency = one
-//! device's wall time / (devices x the wall time on all of them)).
+//! device's wall time / (devices x the wall time on all of them), every
+//! device warmed by a first untimed run of the same shards).
 //!
 //!   cargo bench -p cuda-prover-gkr --bench gkr [--features cuda]
 //!
@@ -17,7 +18,8 @@ use std::sync::Arc;
 use cuda_prover_engine::{DeviceSelection, Engine, EngineConfig, Policy};
 use cuda_prover_gkr::shards::shard_input;
 use cuda_prover_gkr::{
-    prove_tower, run_shards, verify_tower, Context, ShardConfig, ShardSpec, TowerKind,
+    montgomery_words, prove_tower, run_shards, verify_tower, Bb4Form, Context, ShardConfig,
+    ShardSpec, TowerKind, TowerOptions,
 };
 use cuda_prover_pipeline::{Backend, ContextOptions, Tower};
 use serde_json::{json, Value};
@@ -44,15 +46,30 @@ fn open(backend: Backend) -> Option<Context> {
     .ok()
 }
 
-// Device memory of a tower of 2^log and of its largest layer sumcheck.
+// Device memory of a tower of 2^log and of its largest layer sumcheck
+// (spare buffers of earlier proofs trimmed first, so that they count).
 fn memory(ctx: &Context, log: u32) -> Value {
     let input = shard_input(TowerKind::Product, 1, 0, log);
     let cuda_prover_gkr::TowerInput::Product(v) = input else {
         unreachable!()
     };
-    let raw: Vec<_> = v.iter().map(cuda_prover_gkr::to_bb4).collect();
+    ctx.trim(0).unwrap();
     let base = ctx.device_stats(0).unwrap().cache_bytes;
-    let mut t = Tower::new(ctx, 0, None, 0, TowerKind::Product, &raw, None).unwrap();
+    let opts = TowerOptions {
+        form: Bb4Form::Montgomery,
+        chunk_elements: 0,
+    };
+    let mut t = Tower::with_options(
+        ctx,
+        0,
+        None,
+        0,
+        TowerKind::Product,
+        montgomery_words(&v),
+        None,
+        &opts,
+    )
+    .unwrap();
     let layers = ctx.device_stats(0).unwrap().cache_bytes - base;
     let point = vec![[1u32, 0, 0, 0]; log as usize - 1];
     let sc = t.layer_sumcheck(log - 1, &point).unwrap();
@@ -63,9 +80,14 @@ fn memory(ctx: &Context, log: u32) -> Value {
 }
 
 fn tower(ctx: &Context, log: u32) -> Value {
+    let ti = Instant::now();
     let input = shard_input(TowerKind::Product, 1, 0, log);
+    let input_ms = ms(ti.elapsed());
     // A first small proof warms the device (contexts, allocations).
     prove_tower(ctx, 0, None, 0, &shard_input(TowerKind::Product, 1, 0, 10)).unwrap();
+    // The first proof of this size allocates its tables; the second finds
+    // them (the CUDA backend keeps released buffers for reuse).
+    let (_, first) = prove_tower(ctx, 0, None, 0, &input).unwrap();
     let (proof, stats) = prove_tower(ctx, 0, None, 0, &input).unwrap();
     let tv = Instant::now();
     verify_tower(&input, &proof).unwrap();
@@ -76,9 +98,11 @@ fn tower(ctx: &Context, log: u32) -> Value {
         .map(|l| ms(l.setup + l.rounds))
         .collect();
     println!(
-        "  {}: 2^{log} tower: build {:.1} ms, layers {:.1} ms, total {:.1} ms (verify {:.1} ms)",
+        "  {}: 2^{log} tower: build {:.1} ms (upload {:.1}, layers {:.1}), layers {:.1} ms, total {:.1} ms (verify {:.1} ms)",
         ctx.backend_name(),
         ms(stats.build),
+        ms(stats.build_upload),
+        ms(stats.build_layers),
         layers.iter().sum::<f64>(),
         ms(stats.total),
         ms(verify)
@@ -95,13 +119,23 @@ fn tower(ctx: &Context, log: u32) -> Value {
         top.join(", ")
     );
     let mem = memory(ctx, log);
-    println!("    device memory: {mem}");
+    println!(
+        "    first proof of the size: build {:.1} ms, total {:.1} ms",
+        ms(first.build),
+        ms(first.total)
+    );
+    println!("    device memory: {mem}; drawing the input took {input_ms:.1} ms");
     json!({
         "backend": ctx.backend_name(),
         "log_size": log,
         "build_ms": ms(stats.build),
+        "build_upload_ms": ms(stats.build_upload),
+        "build_layers_ms": ms(stats.build_layers),
         "total_ms": ms(stats.total),
+        "first_total_ms": ms(first.total),
+        "first_build_ms": ms(first.build),
         "verify_ms": ms(verify),
+        "input_ms": input_ms,
         "layer_ms": layers,
         "memory": mem,
     })
@@ -130,19 +164,36 @@ fn mixed(ctx: Arc<Context>, max_log: u32) -> Value {
             },
         )
         .unwrap();
-        run_shards(&e, &shards, cfg).unwrap().wall
+        let r = run_shards(&e, &shards, cfg).unwrap();
+        (r.wall, r.verify)
     };
+    // A first run on every device, untimed for the efficiency: each device
+    // then has its context, upload ring and spare buffers, as the one
+    // device already has from the tower above. Its wall time is kept.
+    let (cold, _) = run(DeviceSelection::All, Policy::RoundRobin);
+    println!(
+        "  {backend}: 11 shards, first run on {} devices (cold): {:.1} ms",
+        devices.len(),
+        ms(cold)
+    );
     let mut out = Vec::new();
     for policy in [Policy::RoundRobin, Policy::LeastLoaded] {
-        let one = run(DeviceSelection::List(vec![devices[0]]), policy);
-        let mut row = json!({ "policy": policy.name(), "sizes": sizes, "one_device_ms": ms(one) });
+        let (one, one_verify) = run(DeviceSelection::List(vec![devices[0]]), policy);
+        let mut row = json!({
+            "policy": policy.name(),
+            "sizes": sizes,
+            "one_device_ms": ms(one),
+            "one_device_verify_ms": ms(one_verify),
+            "cold_all_devices_ms": ms(cold),
+        });
         print!(
-            "  {backend}: 11 shards, {}: 1 device {:.1} ms",
+            "  {backend}: 11 shards, {}: 1 device {:.1} ms (collector's verification {:.1} ms)",
             policy.name(),
-            ms(one)
+            ms(one),
+            ms(one_verify)
         );
         if devices.len() > 1 {
-            let all = run(DeviceSelection::All, policy);
+            let (all, all_verify) = run(DeviceSelection::All, policy);
             let eff = one.as_secs_f64() / (devices.len() as f64 * all.as_secs_f64());
             print!(
                 ", {} devices {:.1} ms, efficiency {:.0}%",
@@ -151,6 +202,7 @@ fn mixed(ctx: Arc<Context>, max_log: u32) -> Value {
                 eff * 100.0
             );
             row["all_devices_ms"] = json!(ms(all));
+            row["all_devices_verify_ms"] = json!(ms(all_verify));
             row["devices"] = json!(devices.len());
             row["efficiency"] = json!(eff);
         }

@@ -17,15 +17,17 @@ mod transcript;
 mod verifier;
 
 pub use error::GkrError;
-pub use field::{from_bb4, random_ext, random_nonzero_ext, to_bb4, Ext, Felt};
-pub use poly::{eq_eval, interpolate, mle_eval};
+pub use field::{from_bb4, montgomery_words, random_ext, random_nonzero_ext, to_bb4, Ext, Felt};
+pub use poly::{eq_eval, interpolate, mle_eval, mle_eval_drawn, MLE_CHUNK_LOG};
 pub use proof::{LayerProof, TowerProof};
-pub use prover::{prove_tower, LayerTimes, ProveStats, TowerInput};
+pub use prover::{prove_tower, prove_tower_with, LayerTimes, ProveOptions, ProveStats, TowerInput};
 pub use shards::{
     run_shards, ShardConfig, ShardOutput, ShardReport, ShardResult, ShardSpec, ShardWork,
 };
 pub use transcript::Transcript;
-pub use verifier::verify_tower;
+pub use verifier::{verify_tower, verify_tower_by};
 
 /// Re-exported so callers need not name the layers below.
-pub use cuda_prover_pipeline::{Bb4, Bb4Op, Context, DeviceMutex, SumcheckTerm, TowerKind};
+pub use cuda_prover_pipeline::{
+    Bb4, Bb4Form, Bb4Op, Context, DeviceMutex, SumcheckTerm, TowerKind, TowerOptions,
+};

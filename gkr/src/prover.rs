@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 use p3_field::PrimeCharacteristicRing;
 
 use crate::{
-    from_bb4, to_bb4, Bb4, Context, DeviceMutex, Ext, GkrError, LayerProof, SumcheckTerm,
-    TowerKind, TowerProof, Transcript,
+    from_bb4, montgomery_words, to_bb4, Bb4, Context, DeviceMutex, Ext, GkrError, LayerProof,
+    SumcheckTerm, TowerKind, TowerProof, Transcript,
 };
-use cuda_prover_pipeline::Tower;
+use cuda_prover_pipeline::{Bb4Form, Tower, TowerOptions};
 
 /// What a tower proves: the product of `values`, or the sum of the
 /// fractions `values[i] / denominators[i]`.
@@ -80,33 +80,26 @@ pub struct LayerTimes {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProveStats {
     pub device: u32,
-    /// Uploading the input and building every layer.
+    /// Uploading the input and building every layer (the call, as the
+    /// caller sees it).
     pub build: Duration,
+    /// The core's share of `build` spent copying (and checking) the input.
+    pub build_upload: Duration,
+    /// The core's share of `build` spent building the layers.
+    pub build_layers: Duration,
     pub layers: Vec<LayerTimes>,
     pub total: Duration,
 }
 
-// The core's form of the values, converted on every core for large inputs.
-fn bb4s(v: &[Ext]) -> Vec<Bb4> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if v.len() < 1 << 16 || threads == 1 {
-        return v.iter().map(to_bb4).collect();
-    }
-    let mut out = vec![[0u32; 4]; v.len()];
-    let chunk = v.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        for (src, dst) in v.chunks(chunk).zip(out.chunks_mut(chunk)) {
-            s.spawn(move || {
-                for (x, y) in src.iter().zip(dst) {
-                    *y = to_bb4(x);
-                }
-            });
-        }
-    });
-    out
-}
-
 const ONE: Bb4 = [1, 0, 0, 0];
+
+/// How [`prove_tower_with`] hands the input to the core.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProveOptions {
+    /// Elements per piece of the input's copy to the device (0: the
+    /// backend's default); the proof is the same for every value.
+    pub chunk_elements: usize,
+}
 
 /// Proves `input` on the device chosen by `gpu_index` (an ordinal, or the
 /// core's GPU_AUTO / GPU_BOUND); `tag` is what the core's faults and delays
@@ -118,28 +111,54 @@ pub fn prove_tower(
     tag: i64,
     input: &TowerInput,
 ) -> Result<(TowerProof, ProveStats), GkrError> {
+    prove_tower_with(ctx, gpu_index, mutex, tag, input, &ProveOptions::default())
+}
+
+/// [`prove_tower`] with options. The input's elements go to the core as
+/// they are in memory (Montgomery words), with no conversion on the host.
+pub fn prove_tower_with(
+    ctx: &Context,
+    gpu_index: i32,
+    mutex: Option<&DeviceMutex>,
+    tag: i64,
+    input: &TowerInput,
+    options: &ProveOptions,
+) -> Result<(TowerProof, ProveStats), GkrError> {
     let t0 = Instant::now();
     let log_size = input.log_size()?;
     let kind = input.kind();
-    let mut tower = match input {
-        TowerInput::Product(v) => Tower::new(ctx, gpu_index, mutex, tag, kind, &bb4s(v), None),
+    let tower_options = TowerOptions {
+        form: Bb4Form::Montgomery,
+        chunk_elements: options.chunk_elements,
+    };
+    let (values, denominators) = match input {
+        TowerInput::Product(v) => (montgomery_words(v), None),
         TowerInput::Fraction {
             numerators,
             denominators,
-        } => Tower::new(
-            ctx,
-            gpu_index,
-            mutex,
-            tag,
-            kind,
-            &bb4s(numerators),
-            Some(&bb4s(denominators)),
+        } => (
+            montgomery_words(numerators),
+            Some(montgomery_words(denominators)),
         ),
-    }
+    };
+    let mut tower = Tower::with_options(
+        ctx,
+        gpu_index,
+        mutex,
+        tag,
+        kind,
+        values,
+        denominators,
+        &tower_options,
+    )
     .map_err(GkrError::core)?;
+    let build = t0.elapsed();
+    let times = tower.build_times().map_err(GkrError::core)?;
     let mut stats = ProveStats {
         device: tower.device(),
-        build: t0.elapsed(),
+        build,
+        build_upload: times.upload,
+        build_layers: times.layers,
         ..Default::default()
     };
     let mut tr = Transcript::new(kind, log_size);
@@ -181,7 +200,7 @@ pub fn prove_tower(
             ],
         };
         let mut sc = tower
-            .layer_sumcheck(layer, &bb4s(&point))
+            .layer_sumcheck(layer, &point.iter().map(to_bb4).collect::<Vec<_>>())
             .map_err(GkrError::core)?;
         let setup = ts.elapsed();
         let tr0 = Instant::now();

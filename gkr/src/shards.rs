@@ -7,12 +7,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use cuda_prover_engine::{DeviceSlot, Engine, EngineError, RunControl, Work};
+use p3_field::PrimeCharacteristicRing;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 
 use crate::{
-    prove_tower, random_ext, random_nonzero_ext, verify_tower, Ext, GkrError, ProveStats,
-    TowerInput, TowerKind, TowerProof,
+    mle_eval_drawn, prove_tower, random_ext, random_nonzero_ext, verify_tower_by, Ext, GkrError,
+    ProveStats, TowerInput, TowerKind, TowerProof, MLE_CHUNK_LOG,
 };
 
 /// The largest shard (2^MAX_LOG_SIZE values), the core's limit.
@@ -57,22 +59,78 @@ pub struct ShardReport {
     pub verify: Duration,
 }
 
+/// The tag of the small tower that readies a GPU before its first shard
+/// (shards are tagged with their index).
+pub const WARM_UP_TAG: i64 = -1;
+
+/// Entries drawn from one generator stream of [`shard_input`].
+pub const INPUT_CHUNK: usize = 1 << 14;
+
 /// Shard `shard`'s input: seeded by (seed, shard), so the collector (or
-/// anyone) can draw it again.
+/// anyone) can draw it again. Entries are drawn in chunks of
+/// [`INPUT_CHUNK`], chunk c of array a (0: values or numerators, 1:
+/// denominators) from ChaCha8 stream `a * 2^48 + c` of the (seed, shard)
+/// key, the chunks on every core: the same values whatever the thread
+/// count.
 pub fn shard_input(kind: TowerKind, seed: u64, shard: usize, log_size: u32) -> TowerInput {
-    let mut rng =
-        ChaCha8Rng::seed_from_u64(seed ^ (shard as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let n = 1usize << log_size;
+    let key = shard_key(seed, shard);
     match kind {
-        TowerKind::Product => TowerInput::Product((0..n).map(|_| random_ext(&mut rng)).collect()),
-        TowerKind::Fraction => {
-            let numerators = (0..n).map(|_| random_ext(&mut rng)).collect();
-            let denominators = (0..n).map(|_| random_nonzero_ext(&mut rng)).collect();
-            TowerInput::Fraction {
-                numerators,
-                denominators,
+        TowerKind::Product => TowerInput::Product(draw(key, 0, n, random_ext)),
+        TowerKind::Fraction => TowerInput::Fraction {
+            numerators: draw(key, 0, n, random_ext),
+            denominators: draw(key, 1, n, random_nonzero_ext),
+        },
+    }
+}
+
+type Draw = fn(&mut ChaCha8Rng) -> Ext;
+
+fn shard_key(seed: u64, shard: usize) -> u64 {
+    seed ^ (shard as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+// Entries c * INPUT_CHUNK .. of array `array` into `out` (at most
+// INPUT_CHUNK of them).
+fn draw_chunk(key: u64, array: u64, c: usize, out: &mut [Ext], f: Draw) {
+    let mut rng = ChaCha8Rng::seed_from_u64(key);
+    rng.set_stream((array << 48) | c as u64);
+    for x in out {
+        *x = f(&mut rng);
+    }
+}
+
+fn draw(key: u64, array: u64, n: usize, f: Draw) -> Vec<Ext> {
+    let mut v: Vec<Ext> = Vec::with_capacity(n);
+    v.spare_capacity_mut()[..n]
+        .par_chunks_mut(INPUT_CHUNK)
+        .enumerate()
+        .for_each(|(c, out)| {
+            let mut rng = ChaCha8Rng::seed_from_u64(key);
+            rng.set_stream((array << 48) | c as u64);
+            for x in out {
+                x.write(f(&mut rng));
             }
-        }
+        });
+    // SAFETY: the loop above wrote every one of the first n slots (the
+    // chunks cover [0, n)), and n is within the capacity.
+    unsafe { v.set_len(n) };
+    v
+}
+
+/// The multilinear extensions of shard `shard`'s input at `point` (its
+/// log size is point.len()): `[values]`, or `[numerators, denominators]`,
+/// as [`mle_eval`](crate::mle_eval) of [`shard_input`] gives them, drawing
+/// and folding chunk by chunk without holding the input.
+pub fn shard_input_claims(kind: TowerKind, seed: u64, shard: usize, point: &[Ext]) -> Vec<Ext> {
+    let key = shard_key(seed, shard);
+    // mle_eval_drawn's chunks are INPUT_CHUNK long once the input is.
+    const _: () = assert!(INPUT_CHUNK == 1 << MLE_CHUNK_LOG);
+    let eval =
+        |array: u64, f: Draw| mle_eval_drawn(point, |c, out| draw_chunk(key, array, c, out, f));
+    match kind {
+        TowerKind::Product => vec![eval(0, random_ext)],
+        TowerKind::Fraction => vec![eval(0, random_ext), eval(1, random_nonzero_ext)],
     }
 }
 
@@ -135,6 +193,32 @@ impl Work for ShardWork<'_> {
         self.shards.len()
     }
 
+    fn ready_device(&self, slot: &DeviceSlot<'_>) -> Result<(), EngineError> {
+        // A GPU's first tower pays for the upload ring (pinned buffers, copy
+        // stream) and the kernels' first launches: a tower of two values
+        // here, while the first shards are drawn. The host backend has
+        // nothing to warm, and its per-device counters stay the shards'.
+        if slot.ctx.backend_name() != "cuda" {
+            return Ok(());
+        }
+        let input = TowerInput::Product(vec![Ext::ONE; 2]);
+        prove_tower(
+            slot.ctx,
+            slot.ordinal as i32,
+            Some(slot.mutex),
+            WARM_UP_TAG,
+            &input,
+        )
+        .map(|_| ())
+        .map_err(|e| match e {
+            GkrError::Core(source) => EngineError::Device {
+                device: slot.ordinal,
+                source,
+            },
+            other => EngineError::Setup(format!("warming device {}: {other}", slot.ordinal)),
+        })
+    }
+
     fn prepare(&self, item: usize) -> Result<TowerInput, EngineError> {
         Ok(self.input(item))
     }
@@ -168,8 +252,14 @@ impl Work for ShardWork<'_> {
 
     fn verify(&self, item: usize, output: &ShardOutput) -> Result<(), EngineError> {
         let t0 = Instant::now();
-        let ok =
-            TowerProof::from_bytes(&output.proof).and_then(|p| verify_tower(&self.input(item), &p));
+        // The input is drawn again chunk by chunk and folded as it comes:
+        // never held whole.
+        let (kind, seed) = (self.config.kind, self.config.seed);
+        let ok = TowerProof::from_bytes(&output.proof).and_then(|p| {
+            verify_tower_by(kind, self.shards[item].log_size, &p, |point| {
+                shard_input_claims(kind, seed, item, point)
+            })
+        });
         self.verify_ns
             .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
         match ok {

@@ -15,7 +15,28 @@ fn reject(m: String) -> GkrError {
 /// Accepts `proof` as a proof of its root for `input`; returns the root.
 pub fn verify_tower(input: &TowerInput, proof: &TowerProof) -> Result<Vec<Ext>, GkrError> {
     let log_size = input.log_size()?;
-    let kind = input.kind();
+    verify_tower_by(input.kind(), log_size, proof, |point| match input {
+        TowerInput::Product(values) => vec![mle_eval(values, point)],
+        TowerInput::Fraction {
+            numerators,
+            denominators,
+        } => vec![mle_eval(numerators, point), mle_eval(denominators, point)],
+    })
+}
+
+/// [`verify_tower`] for an input of `kind` and 2^log_size entries that the
+/// caller evaluates: `claims(point)` gives its multilinear extensions at
+/// `point` (`[values]` or `[numerators, denominators]`), asked once, at
+/// the end.
+pub fn verify_tower_by<F>(
+    kind: TowerKind,
+    log_size: u32,
+    proof: &TowerProof,
+    claims: F,
+) -> Result<Vec<Ext>, GkrError>
+where
+    F: FnOnce(&[Ext]) -> Vec<Ext>,
+{
     if proof.kind != kind || proof.log_size != log_size {
         return Err(reject(format!(
             "the proof is for a {:?} tower of 2^{}, the input a {:?} tower of 2^{}",
@@ -91,13 +112,7 @@ pub fn verify_tower(input: &TowerInput, proof: &TowerProof) -> Result<Vec<Ext>, 
         };
         point = std::iter::once(lambda).chain(s).collect();
     }
-    let inputs_ok = match input {
-        TowerInput::Product(values) => mle_eval(values, &point) == claim[0],
-        TowerInput::Fraction {
-            numerators,
-            denominators,
-        } => mle_eval(numerators, &point) == claim[0] && mle_eval(denominators, &point) == claim[1],
-    };
+    let inputs_ok = claims(&point) == claim;
     if !inputs_ok {
         return Err(reject(
             "the last claim does not match the inputs (a proof for other inputs)".into(),

@@ -8,8 +8,10 @@
 
 use cuda_prover_gkr::shards::shard_input;
 use cuda_prover_gkr::{
-    prove_tower, random_ext, to_bb4, verify_tower, Bb4, Bb4Op, Context, TowerKind,
+    prove_tower, prove_tower_with, random_ext, to_bb4, verify_tower, Bb4, Bb4Form, Bb4Op, Context,
+    ProveOptions, TowerKind, TowerOptions,
 };
+use cuda_prover_pipeline::Tower;
 use cuda_prover_pipeline::{Backend, ContextOptions};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -76,4 +78,69 @@ fn cuda_tower_proofs_equal_host_byte_for_byte() {
     prove_tower(&gpu, 0, None, 0, &input).unwrap();
     gpu.trim(0).unwrap();
     assert_eq!(gpu.device_stats(0).unwrap().cache_bytes, 0);
+}
+
+#[test]
+fn cuda_staged_uploads_in_any_piece_size_equal_host() {
+    let Some(gpu) = gpu() else { return };
+    let host = Context::host(1).unwrap();
+    for kind in [TowerKind::Product, TowerKind::Fraction] {
+        for (lg, chunks) in [
+            (12u32, vec![1usize, 3, 1000, 4095, 0]),
+            (20, vec![(1 << 19) + 1, 12_345, 0]),
+        ] {
+            let input = shard_input(kind, 2, 7, lg);
+            let (ph, _) = prove_tower(&host, 0, None, 0, &input).unwrap();
+            for chunk in chunks {
+                let (pg, stats) = prove_tower_with(
+                    &gpu,
+                    0,
+                    None,
+                    0,
+                    &input,
+                    &ProveOptions {
+                        chunk_elements: chunk,
+                    },
+                )
+                .unwrap();
+                assert_eq!(
+                    pg.to_bytes(),
+                    ph.to_bytes(),
+                    "{kind:?} 2^{lg} chunk {chunk}"
+                );
+                assert!(stats.build_upload + stats.build_layers <= stats.build);
+            }
+        }
+    }
+}
+
+#[test]
+fn cuda_bad_words_are_named_as_on_the_host() {
+    let Some(gpu) = gpu() else { return };
+    let host = Context::host(1).unwrap();
+    let n = 1usize << 14;
+    let mut v: Vec<Bb4> = (0..n as u32).map(|i| [i, 1, 2, 3]).collect();
+    v[9000][3] = 0x7800_0001;
+    v[5000][1] = u32::MAX;
+    for form in [Bb4Form::Canonical, Bb4Form::Montgomery] {
+        for chunk in [0usize, 7, 4999] {
+            let opts = TowerOptions {
+                form,
+                chunk_elements: chunk,
+            };
+            let eg = Tower::with_options(&gpu, 0, None, 0, TowerKind::Product, &v, None, &opts)
+                .err()
+                .expect("refused on the GPU");
+            let eh = Tower::with_options(&host, 0, None, 0, TowerKind::Product, &v, None, &opts)
+                .err()
+                .expect("refused on the host");
+            assert_eq!(eg.message, eh.message, "{form:?} chunk {chunk}");
+            assert!(eg.message.contains("values[5000]: coefficient 1"), "{eg}");
+        }
+    }
+    // A good tower right after the refusals (the staging ring is reusable).
+    let good: Vec<Bb4> = (0..n as u32).map(|i| [i % 1000 + 1, 0, 0, 0]).collect();
+    let mut tg = Tower::new(&gpu, 0, None, 0, TowerKind::Product, &good, None).unwrap();
+    let mut th = Tower::new(&host, 0, None, 0, TowerKind::Product, &good, None).unwrap();
+    assert_eq!(tg.root().unwrap(), th.root().unwrap());
 }

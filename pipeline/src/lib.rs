@@ -25,8 +25,8 @@ pub use glue::{
 };
 /// The core's GKR kernels, for the GKR crate (no pipeline of their own).
 pub use glue::{
-    Bb4, Bb4Op, Sumcheck, SumcheckTerm, Tower, TowerKind, BABYBEAR_P, GKR_MAX_VARS,
-    SUMCHECK_MAX_DEGREE,
+    Bb4, Bb4Form, Bb4Op, Sumcheck, SumcheckTerm, Tower, TowerBuildTimes, TowerKind, TowerOptions,
+    BABYBEAR_P, GKR_MAX_VARS, SUMCHECK_MAX_DEGREE,
 };
 
 /// How partitions are synthesized.

@@ -973,6 +973,65 @@ unsafe extern "C" {
         out: *mut *mut cp_tower,
     ) -> cp_status;
 }
+pub const CP_BB4_CANONICAL: cp_bb4_form = 0;
+pub const CP_BB4_MONTGOMERY: cp_bb4_form = 1;
+pub type cp_bb4_form = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct cp_tower_options {
+    pub form: cp_bb4_form,
+    pub chunk_elements: u64,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of cp_tower_options"][::std::mem::size_of::<cp_tower_options>() - 16usize];
+    ["Alignment of cp_tower_options"][::std::mem::align_of::<cp_tower_options>() - 8usize];
+    ["Offset of field: cp_tower_options::form"]
+        [::std::mem::offset_of!(cp_tower_options, form) - 0usize];
+    ["Offset of field: cp_tower_options::chunk_elements"]
+        [::std::mem::offset_of!(cp_tower_options, chunk_elements) - 8usize];
+};
+impl Default for cp_tower_options {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+unsafe extern "C" {
+    pub fn cp_tower_new_with(
+        ctx: *mut cp_context,
+        gpu_index: i32,
+        mutex: *mut cp_mutex,
+        tag: i64,
+        kind: cp_tower_kind,
+        log_size: u32,
+        values: *const cp_bb4,
+        denominators: *const cp_bb4,
+        options: *const cp_tower_options,
+        out: *mut *mut cp_tower,
+    ) -> cp_status;
+}
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
+pub struct cp_tower_build_times {
+    pub upload_ns: u64,
+    pub layers_ns: u64,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of cp_tower_build_times"][::std::mem::size_of::<cp_tower_build_times>() - 16usize];
+    ["Alignment of cp_tower_build_times"][::std::mem::align_of::<cp_tower_build_times>() - 8usize];
+    ["Offset of field: cp_tower_build_times::upload_ns"]
+        [::std::mem::offset_of!(cp_tower_build_times, upload_ns) - 0usize];
+    ["Offset of field: cp_tower_build_times::layers_ns"]
+        [::std::mem::offset_of!(cp_tower_build_times, layers_ns) - 8usize];
+};
+unsafe extern "C" {
+    pub fn cp_tower_times(t: *const cp_tower, out: *mut cp_tower_build_times) -> cp_status;
+}
 unsafe extern "C" {
     pub fn cp_tower_root(t: *mut cp_tower, out: *mut cp_bb4) -> cp_status;
 }

@@ -4,6 +4,7 @@
 
 use std::marker::PhantomData;
 use std::ptr;
+use std::time::Duration;
 
 use crate::error::{check, Error, ErrorCode, Result};
 use crate::ffi;
@@ -53,6 +54,38 @@ pub enum TowerKind {
     Product,
     /// The sum of the fractions numerator / denominator (LogUp).
     Fraction,
+}
+
+/// How the coefficients of a [`Bb4`] slice given to a [`Tower`] are
+/// written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Bb4Form {
+    /// Canonical coefficients (`< p`).
+    #[default]
+    Canonical,
+    /// Montgomery form with R = 2^32 (`canonical * 2^32 mod p`, `< p`): the
+    /// words of Plonky3's BabyBear and of its degree-4 extension, passed
+    /// without a conversion.
+    Montgomery,
+}
+
+/// How [`Tower::with_options`] takes its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TowerOptions {
+    pub form: Bb4Form,
+    /// Elements per piece of the input's copy to the device (CUDA: per
+    /// pinned staging buffer, at most 2^22; host: per conversion step);
+    /// 0 = the backend's default. Never changes the tower.
+    pub chunk_elements: usize,
+}
+
+/// Where the time of building a [`Tower`] went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TowerBuildTimes {
+    /// Copying the input to the device, with its check (and conversion).
+    pub upload: Duration,
+    /// Building every layer above the input.
+    pub layers: Duration,
 }
 
 /// One product term of a sumcheck: `coeff * prod tables[factors[k]]`.
@@ -242,6 +275,7 @@ unsafe impl Send for Tower<'_> {}
 impl<'a> Tower<'a> {
     /// Builds the tree of `values` (numerators for a fraction tree, with
     /// `denominators`); the length must be 2^log_size, log_size >= 1.
+    /// Canonical coefficients, the backend's default pieces.
     pub fn new(
         ctx: &'a Context,
         gpu_index: i32,
@@ -250,6 +284,30 @@ impl<'a> Tower<'a> {
         kind: TowerKind,
         values: &[Bb4],
         denominators: Option<&[Bb4]>,
+    ) -> Result<Self> {
+        Self::with_options(
+            ctx,
+            gpu_index,
+            mutex,
+            tag,
+            kind,
+            values,
+            denominators,
+            &TowerOptions::default(),
+        )
+    }
+
+    /// [`Tower::new`] with the input's form and piece size.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_options(
+        ctx: &'a Context,
+        gpu_index: i32,
+        mutex: Option<&'a DeviceMutex>,
+        tag: i64,
+        kind: TowerKind,
+        values: &[Bb4],
+        denominators: Option<&[Bb4]>,
+        options: &TowerOptions,
     ) -> Result<Self> {
         let n = values.len();
         if n < 2 || !n.is_power_of_two() {
@@ -272,11 +330,19 @@ impl<'a> Tower<'a> {
             TowerKind::Product => ffi::CP_TOWER_PRODUCT,
             TowerKind::Fraction => ffi::CP_TOWER_FRACTION,
         };
+        let raw_options = ffi::cp_tower_options {
+            form: match options.form {
+                Bb4Form::Canonical => ffi::CP_BB4_CANONICAL,
+                Bb4Form::Montgomery => ffi::CP_BB4_MONTGOMERY,
+            },
+            chunk_elements: options.chunk_elements as u64,
+        };
         let mut raw = ptr::null_mut();
         // SAFETY: values and denominators hold 2^log_size elements and
-        // outlive the call (the core copies them); on success `raw` is ours.
+        // outlive the call (the core copies them); raw_options lives on
+        // this frame; on success `raw` is ours.
         check(unsafe {
-            ffi::cp_tower_new(
+            ffi::cp_tower_new_with(
                 ctx.raw,
                 gpu_index,
                 mutex.map(|m| m.raw).unwrap_or(ptr::null_mut()),
@@ -285,6 +351,7 @@ impl<'a> Tower<'a> {
                 log_size,
                 as_raw(values),
                 denominators.map(as_raw).unwrap_or(ptr::null()),
+                &raw_options,
                 &mut raw,
             )
         })?;
@@ -293,6 +360,20 @@ impl<'a> Tower<'a> {
             kind,
             log_size,
             _ctx: PhantomData,
+        })
+    }
+
+    /// Where the time of building the tower went.
+    pub fn build_times(&self) -> Result<TowerBuildTimes> {
+        let mut t = ffi::cp_tower_build_times {
+            upload_ns: 0,
+            layers_ns: 0,
+        };
+        // SAFETY: `raw` is live; `t` is a cp_tower_build_times on this frame.
+        check(unsafe { ffi::cp_tower_times(self.raw, &mut t) })?;
+        Ok(TowerBuildTimes {
+            upload: Duration::from_nanos(t.upload_ns),
+            layers: Duration::from_nanos(t.layers_ns),
         })
     }
 

@@ -26,8 +26,8 @@ mod shape;
 
 pub use error::{Error, ErrorCode, Result};
 pub use gkr::{
-    Bb4, Bb4Op, Sumcheck, SumcheckTerm, Tower, TowerKind, BABYBEAR_P, GKR_MAX_VARS,
-    SUMCHECK_MAX_DEGREE,
+    Bb4, Bb4Form, Bb4Op, Sumcheck, SumcheckTerm, Tower, TowerBuildTimes, TowerKind, TowerOptions,
+    BABYBEAR_P, GKR_MAX_VARS, SUMCHECK_MAX_DEGREE,
 };
 pub use safe::*;
 pub use shape::{

@@ -660,6 +660,50 @@ cp_status cp_tower_new(cp_context *ctx, int32_t gpu_index, cp_mutex *mutex, int6
                        cp_tower_kind kind, uint32_t log_size, const cp_bb4 *values,
                        const cp_bb4 *denominators, cp_tower **out);
 
+/* How the coefficients of a cp_bb4 array are written. */
+typedef enum cp_bb4_form {
+    /* canonical: c[i] < p */
+    CP_BB4_CANONICAL = 0,
+    /* Montgomery form with R = 2^32: c[i] = (canonical * 2^32) mod p, < p.
+     * These are the words of Plonky3's BabyBear (MontyField31) and of its
+     * degree-4 binomial extension, so such arrays pass without a conversion
+     * on the host. */
+    CP_BB4_MONTGOMERY = 1
+} cp_bb4_form;
+
+/* Options of cp_tower_new_with. A zeroed struct gives cp_tower_new's
+ * behaviour. */
+typedef struct cp_tower_options {
+    /* how values and denominators are written */
+    cp_bb4_form form;
+    /* Elements per piece of the input's copy to the device (CUDA: per
+     * pinned staging buffer, at most 2^22, larger values are cut to it;
+     * host: per conversion step); 0 = the backend's default (CUDA 2^19,
+     * host 2^16); at most 2^30. It changes how the input travels, never the
+     * tower. */
+    uint64_t chunk_elements;
+} cp_tower_options;
+
+/* cp_tower_new with options (NULL = a zeroed cp_tower_options). The input
+ * is copied to the device in pieces, converted (canonical form) and checked
+ * there: a coefficient >= p is CP_ERR_INVALID_ARGUMENT naming the first bad
+ * index. */
+cp_status cp_tower_new_with(cp_context *ctx, int32_t gpu_index, cp_mutex *mutex, int64_t tag,
+                            cp_tower_kind kind, uint32_t log_size, const cp_bb4 *values,
+                            const cp_bb4 *denominators, const cp_tower_options *options,
+                            cp_tower **out);
+
+/* Where the time of building a tower went. */
+typedef struct cp_tower_build_times {
+    /* copying the input to the device, with its conversion and check */
+    uint64_t upload_ns;
+    /* building every layer above the input */
+    uint64_t layers_ns;
+} cp_tower_build_times;
+
+/* The build times of `t`. */
+cp_status cp_tower_times(const cp_tower *t, cp_tower_build_times *out);
+
 /* The root: out[0] (the product, or the numerator) and, for
  * CP_TOWER_FRACTION, out[1] (the denominator). */
 cp_status cp_tower_root(cp_tower *t, cp_bb4 *out);

@@ -1,5 +1,7 @@
 // The CUDA backend's GKR kernels (gkr/kernels.hpp) on one GPU: buffers from
-// cudaMalloc, one thread per entry for the element-wise kernels, and the
+// cudaMalloc (a released buffer is kept as a spare for the next request of
+// its size, up to SPARE_CAP, until trim), inputs through the pinned ring of
+// gkr_upload.cuh, one thread per entry for the element-wise kernels, and the
 // round polynomial as per-block partial sums (warp shuffles, then shared
 // memory) that the host adds up. Field sums are exact, so the result does
 // not depend on how the work is split.
@@ -13,6 +15,7 @@
 
 #include "backend.hpp"
 #include "gkr/kernels.hpp"
+#include "gkr_upload.cuh"
 #include "registry.hpp"
 
 namespace cp {
@@ -25,6 +28,8 @@ constexpr int THREADS = 256;
 constexpr unsigned MAX_BLOCKS = 1024;
 constexpr size_t MAX_KERNEL_TERMS = 16;
 constexpr size_t MAX_KERNEL_TABLES = 64;
+// Bytes of released buffers kept for reuse.
+constexpr uint64_t SPARE_CAP = uint64_t(2) << 30;
 
 [[noreturn]] void cuda_fail(cudaError_t e, int cuda_id, const std::string &what) {
     (void)cudaGetLastError();
@@ -154,7 +159,7 @@ public:
     explicit cuda_kernels_impl(int cuda_id) : cuda_id_(cuda_id) {}
 
     ~cuda_kernels_impl() override {
-        if (bufs_.empty() && !partial_) return;
+        if (!holds_anything()) return;
         try {
             cp_cuda::device_scope scope(cuda_id_);
             free_all();
@@ -165,10 +170,9 @@ public:
     buf_id alloc(size_t n) override {
         buffer b;
         b.n = n;
-        if (n) check(cudaMalloc(reinterpret_cast<void **>(&b.ptr), n * sizeof(ext)), "cudaMalloc");
+        if (n) b.ptr = take(n);
         const buf_id id = next_++;
         bufs_.emplace(id, b);
-        bytes_ += n * sizeof(ext);
         return id;
     }
 
@@ -186,10 +190,26 @@ public:
     void release(buf_id b) override {
         auto it = bufs_.find(b);
         if (it == bufs_.end()) return;
-        if (it->second.ptr) check(cudaFree(it->second.ptr), "cudaFree");
-        bytes_ -= it->second.n * sizeof(ext);
+        const buffer buf = it->second;
         bufs_.erase(it);
+        if (!buf.ptr) return;
+        const uint64_t size = buf.n * sizeof(ext);
+        if (spare_bytes_ + size <= SPARE_CAP) {
+            spares_.emplace(buf.n, buf.ptr);
+            spare_bytes_ += size;
+            return;
+        }
+        bytes_ -= size;
+        check(cudaFree(buf.ptr), "cudaFree");
     }
+
+    size_t upload_words(view dst, const uint32_t *words, size_t n, bool canonical, size_t chunk) override {
+        ext *d = at(dst, n);
+        return ring_.upload(d, words, n, canonical, chunk,
+                            [this](cudaError_t e, const char *what) { check(e, what); });
+    }
+
+    void sync() override { this->sync("GKR kernels"); }
 
     void eq_table(view out, const ext *r, uint32_t m) override {
         const size_t n = size_t(1) << m;
@@ -200,21 +220,21 @@ public:
             pt.one_minus[k] = bb::ext_sub(bb::ext_one(), r[k]);
         }
         eq_kernel<<<blocks_for(n), THREADS>>>(o, pt, m, n);
-        sync("eq_kernel");
+        check(cudaGetLastError(), "eq_kernel");  // the first round waits for it
     }
 
     void product_layer(view child, view parent, size_t half) override {
         const ext *c = at(child, 2 * half);
         ext *p = at(parent, half);
         product_kernel<<<blocks_for(half), THREADS>>>(c, p, half);
-        sync("product_kernel");
+        check(cudaGetLastError(), "product_kernel");
     }
 
     void fraction_layer(view p_child, view q_child, view p_parent, view q_parent, size_t half) override {
         const ext *pc = at(p_child, 2 * half), *qc = at(q_child, 2 * half);
         ext *pp = at(p_parent, half), *qp = at(q_parent, half);
         fraction_kernel<<<blocks_for(half), THREADS>>>(pc, qc, pp, qp, half);
-        sync("fraction_kernel");
+        check(cudaGetLastError(), "fraction_kernel");
     }
 
     void round(const view *tables, size_t num_tables, size_t len, const term *terms, size_t num_terms,
@@ -232,9 +252,13 @@ public:
         const unsigned blocks = std::min<unsigned>(blocks_for(half), MAX_BLOCKS);
         ensure_partial(blocks);
         round_kernel<<<blocks, THREADS>>>(arg, half, partial_);
-        sync("round_kernel");
-        std::vector<ext> host(static_cast<size_t>(blocks) * (MAX_DEGREE + 1));
-        check(cudaMemcpy(host.data(), partial_, host.size() * sizeof(ext), cudaMemcpyDeviceToHost), "cudaMemcpy");
+        check(cudaGetLastError(), "round_kernel");
+        // Into pinned memory: a direct copy, no driver staging.
+        const ext *host = partial_host_;
+        check(cudaMemcpyAsync(partial_host_, partial_, size_t(blocks) * (MAX_DEGREE + 1) * sizeof(ext),
+                              cudaMemcpyDeviceToHost, 0),
+              "cudaMemcpyAsync (round)");
+        this->sync("round_kernel");
         for (uint32_t k = 0; k <= degree; k++) {
             ext s = bb::ext_zero();
             for (unsigned b = 0; b < blocks; b++) s = bb::ext_add(s, host[b * (MAX_DEGREE + 1) + k]);
@@ -248,7 +272,7 @@ public:
             ext *p = at(tables[i], len);
             fold_kernel<<<blocks_for(half), THREADS>>>(p, half, r);
         }
-        sync("fold_kernel");
+        check(cudaGetLastError(), "fold_kernel");  // the next round or download waits for it
     }
 
     void field_op(int op, const ext *a, const ext *b, ext *out, size_t n) override {
@@ -272,24 +296,60 @@ public:
     uint64_t bytes() const override { return bytes_.load(); }
 
     uint64_t trim() override {
-        if (bufs_.empty() && !partial_) return 0;
+        if (!holds_anything()) return 0;
         cp_cuda::device_scope scope(cuda_id_);
         return free_all();
     }
 
 private:
-    uint64_t free_all() {
-        uint64_t freed = 0;
-        for (auto &kv : bufs_) {
-            if (kv.second.ptr) (void)cudaFree(kv.second.ptr);
-            freed += kv.second.n * sizeof(ext);
+    bool holds_anything() const { return !bufs_.empty() || !spares_.empty() || partial_ || ring_.holds_anything(); }
+
+    // Device memory for n elements: a spare of that size, or a new
+    // allocation (the spares freed and the allocation retried when the
+    // device is out of memory).
+    ext *take(size_t n) {
+        auto it = spares_.find(n);
+        if (it != spares_.end()) {
+            ext *p = it->second;
+            spares_.erase(it);
+            spare_bytes_ -= n * sizeof(ext);
+            return p;
         }
+        ext *p = nullptr;
+        cudaError_t e = cudaMalloc(reinterpret_cast<void **>(&p), n * sizeof(ext));
+        if (e == cudaErrorMemoryAllocation && !spares_.empty()) {
+            (void)cudaGetLastError();
+            free_spares();
+            e = cudaMalloc(reinterpret_cast<void **>(&p), n * sizeof(ext));
+        }
+        check(e, "cudaMalloc");
+        bytes_ += n * sizeof(ext);
+        return p;
+    }
+
+    void free_spares() {
+        for (auto &kv : spares_) (void)cudaFree(kv.second);
+        bytes_ -= spare_bytes_;
+        spares_.clear();
+        spare_bytes_ = 0;
+    }
+
+    uint64_t free_all() {
+        const uint64_t freed = bytes_.load();
+        for (auto &kv : bufs_)
+            if (kv.second.ptr) (void)cudaFree(kv.second.ptr);
         bufs_.clear();
+        free_spares();
         if (partial_) {
             (void)cudaFree(partial_);
             partial_ = nullptr;
             partial_blocks_ = 0;
         }
+        if (partial_host_) {
+            (void)cudaFreeHost(partial_host_);
+            partial_host_ = nullptr;
+        }
+        ring_.release();
         bytes_ = 0;
         return freed;
     }
@@ -299,6 +359,10 @@ private:
         if (partial_) check(cudaFree(partial_), "cudaFree");
         partial_ = nullptr;
         partial_blocks_ = 0;
+        if (!partial_host_)
+            check(cudaHostAlloc(reinterpret_cast<void **>(&partial_host_), MAX_BLOCKS * (MAX_DEGREE + 1) * sizeof(ext),
+                                cudaHostAllocDefault),
+                  "cudaHostAlloc (round)");
         check(cudaMalloc(reinterpret_cast<void **>(&partial_), MAX_BLOCKS * (MAX_DEGREE + 1) * sizeof(ext)),
               "cudaMalloc");
         partial_blocks_ = MAX_BLOCKS;
@@ -326,7 +390,11 @@ private:
     int cuda_id_;
     buf_id next_ = 1;
     std::map<buf_id, buffer> bufs_;
+    std::multimap<size_t, ext *> spares_;  // released buffers by size
+    uint64_t spare_bytes_ = 0;
+    upload_ring ring_;
     ext *partial_ = nullptr;
+    ext *partial_host_ = nullptr;  // pinned, the partials' host copy
     unsigned partial_blocks_ = 0;
     std::atomic<uint64_t> bytes_{0};
 };

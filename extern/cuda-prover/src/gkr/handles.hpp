@@ -58,7 +58,11 @@ struct cp_tower {
     cp::gkr::site where;
     int32_t kind = CP_TOWER_PRODUCT;
     uint32_t log_size = 0;
-    // layers[i]: layer i (2^i entries): [p] or [p, q].
-    std::vector<std::vector<cp::gkr::buf_id>> layers;
+    // One buffer per tree (p, and q for a fraction tree) holding every
+    // layer: layer i (2^i entries) from offset 2^i - 1.
+    std::vector<cp::gkr::buf_id> owned;
+    // layers[i]: layer i as views: [p] or [p, q].
+    std::vector<std::vector<cp::gkr::view>> layers;
     std::vector<bool> consumed;  // layer i + 1 reduced (folded) already
+    cp_tower_build_times times = {0, 0};
 };

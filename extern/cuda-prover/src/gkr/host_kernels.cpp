@@ -1,8 +1,10 @@
 // Owns: the host backend's GKR kernels: buffers in host memory, the kernels
 // on the device's CPU threads (parallel_for).
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "backend.hpp"
@@ -14,22 +16,27 @@ namespace gkr {
 namespace {
 
 constexpr size_t GRAIN = 1 << 12;
+// Elements per piece of an input copy when the caller names none.
+constexpr size_t DEFAULT_CHUNK = size_t(1) << 16;
 
 class host_kernels_impl final : public kernels {
 public:
     explicit host_kernels_impl(int threads) : threads_(threads) {}
 
     buf_id alloc(size_t n) override {
-        std::vector<bb::ext> v(n);
+        // Uninitialized, as the seam says: every kernel writes before it reads.
+        buffer b;
+        b.n = n;
+        if (n) b.p.reset(new bb::ext[n]);
         const buf_id id = next_++;
-        bufs_.emplace(id, std::move(v));
+        bufs_.emplace(id, std::move(b));
         bytes_ += n * sizeof(bb::ext);
         return id;
     }
 
     buf_id upload(const bb::ext *host, size_t n) override {
         const buf_id id = alloc(n);
-        if (n) std::memcpy(bufs_[id].data(), host, n * sizeof(bb::ext));
+        if (n) std::memcpy(bufs_[id].p.get(), host, n * sizeof(bb::ext));
         return id;
     }
 
@@ -41,9 +48,36 @@ public:
     void release(buf_id b) override {
         auto it = bufs_.find(b);
         if (it == bufs_.end()) return;
-        bytes_ -= it->second.size() * sizeof(bb::ext);
+        bytes_ -= it->second.n * sizeof(bb::ext);
         bufs_.erase(it);
     }
+
+    size_t upload_words(view dst, const uint32_t *words, size_t n, bool canonical,
+                        size_t chunk) override {
+        bb::ext *d = at(dst, n);
+        if (chunk == 0) chunk = DEFAULT_CHUNK;
+        const size_t pieces = (n + chunk - 1) / chunk;
+        std::atomic<size_t> first_bad{n};
+        // One piece per step, the pieces spread over the threads.
+        parallel_for(pieces, threads_, 1, [&](size_t pb, size_t pe, size_t) {
+            for (size_t piece = pb; piece < pe; piece++) {
+                const size_t lo = piece * chunk, hi = std::min(n, lo + chunk);
+                for (size_t i = lo; i < hi; i++) {
+                    const uint32_t *w = words + 4 * i;
+                    if (w[0] >= bb::P || w[1] >= bb::P || w[2] >= bb::P || w[3] >= bb::P) {
+                        size_t seen = first_bad.load();
+                        while (i < seen && !first_bad.compare_exchange_weak(seen, i)) {
+                        }
+                        break;  // later entries of this piece cannot be first
+                    }
+                    for (int c = 0; c < 4; c++) d[i].c[c] = canonical ? bb::to_mont(w[c]) : w[c];
+                }
+            }
+        });
+        return first_bad.load();
+    }
+
+    void sync() override {}
 
     void eq_table(view out, const bb::ext *r, uint32_t m) override {
         const size_t n = size_t(1) << m;
@@ -157,14 +191,19 @@ private:
         if (it == bufs_.end())
             fail(CP_ERR_INVALID_ARGUMENT,
                  "GKR buffer " + std::to_string(v.buf) + " is gone (freed by cp_device_trim?)");
-        if (v.offset > it->second.size() || n > it->second.size() - v.offset)
+        if (v.offset > it->second.n || n > it->second.n - v.offset)
             fail(CP_ERR_INTERNAL, "GKR view past the end of buffer " + std::to_string(v.buf));
-        return it->second.data() + v.offset;
+        return it->second.p.get() + v.offset;
     }
+
+    struct buffer {
+        std::unique_ptr<bb::ext[]> p;
+        size_t n = 0;
+    };
 
     int threads_;
     buf_id next_ = 1;
-    std::map<buf_id, std::vector<bb::ext>> bufs_;
+    std::map<buf_id, buffer> bufs_;
     std::atomic<uint64_t> bytes_{0};
 };
 

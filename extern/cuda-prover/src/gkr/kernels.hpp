@@ -46,6 +46,20 @@ public:
     virtual void download(view v, size_t n, bb::ext *host) = 0;
     virtual void release(buf_id b) = 0;
 
+    // Fills the first n entries of `dst` from host words (4 per element):
+    // canonical coefficients converted to Montgomery form, or Montgomery
+    // words taken as they are, every coefficient checked to be below p on
+    // the way. The input travels in pieces of `chunk` elements (0: the
+    // backend's default); the piece size never changes the result.
+    // Returns the index of the first element with a coefficient >= p, or n
+    // when there is none (dst's contents are then unspecified).
+    virtual size_t upload_words(view dst, const uint32_t *words, size_t n, bool canonical,
+                                size_t chunk) = 0;
+    // Waits for the kernels queued so far and reports their errors. The
+    // element-wise kernels (layers, eq, fold) may return before they
+    // finish; round and download wait for everything queued before them.
+    virtual void sync() = 0;
+
     // out[i] = prod_k (bit k of i from the top ? r[k] : 1 - r[k]), i < 2^m.
     virtual void eq_table(view out, const bb::ext *r, uint32_t m) = 0;
 
@@ -65,7 +79,8 @@ public:
     // out[i] = a[i] op b[i] on the device (cp_bb4_op), host arrays.
     virtual void field_op(int op, const bb::ext *a, const bb::ext *b, bb::ext *out, size_t n) = 0;
 
-    // Bytes of the live buffers.
+    // Bytes the kernels hold: live buffers, and the released ones a backend
+    // keeps for reuse (CUDA), which trim frees too.
     virtual uint64_t bytes() const = 0;
     // Frees every buffer; returns the bytes freed.
     virtual uint64_t trim() = 0;
