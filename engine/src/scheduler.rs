@@ -100,6 +100,14 @@ where
 
         for d in res_rx.iter() {
             let k = d.item;
+            // Verified here, while the other items are proved; a failure
+            // stops the run.
+            if results[k].is_none() && !state.cancelled() {
+                if let Err(e) = crate::collector::check_item(work, &d, &state) {
+                    state.fail(e);
+                    continue;
+                }
+            }
             let idx = devices
                 .iter()
                 .position(|x| x.ordinal == d.device)
@@ -127,7 +135,7 @@ where
     if let Some(e) = state.take_error() {
         return Err(e);
     }
-    let items = crate::collector::collect(work, results, &duplicates, &state)?;
+    let items = crate::collector::collect(results, &duplicates)?;
     Ok(WorkOutput {
         items,
         wall,
@@ -181,14 +189,15 @@ fn preparer<W: Work>(
             prepare_time: t.elapsed(),
             enqueued: Instant::now(),
         };
+        let cost = work.cost(k).max(1);
         let dev = match policy {
             Policy::RoundRobin => k % n,
-            Policy::LeastLoaded => state.least_loaded(),
+            Policy::LeastLoaded => state.least_loaded(cost),
         };
         state.owner[k].store(ordinals[dev] as i64, Ordering::SeqCst);
-        state.outstanding[dev].fetch_add(1, Ordering::SeqCst);
+        state.outstanding[dev].fetch_add(cost, Ordering::SeqCst);
         if queues[dev].send(item).is_err() {
-            state.outstanding[dev].fetch_sub(1, Ordering::SeqCst);
+            state.outstanding[dev].fetch_sub(cost, Ordering::SeqCst);
             state.fail(EngineError::WorkerDied {
                 device: ordinals[dev],
                 message: "its queue closed".into(),

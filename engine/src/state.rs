@@ -18,8 +18,9 @@ pub(crate) struct RunState<'a> {
     pub(crate) permits: Permits,
     /// The device each item was given to (-1 before it was).
     pub(crate) owner: Vec<AtomicI64>,
-    /// Per worker: items queued or running, and the mean device time.
-    pub(crate) outstanding: Vec<AtomicUsize>,
+    /// Per worker: the cost (`Work::cost`) of its items queued or
+    /// running, and its mean device time per unit of cost.
+    pub(crate) outstanding: Vec<AtomicU64>,
     pub(crate) avg_device_ns: Vec<AtomicU64>,
     /// When the run started: items' timelines are offsets from here.
     pub(crate) start: std::time::Instant,
@@ -40,7 +41,7 @@ impl<'a> RunState<'a> {
             peak_in_flight: AtomicUsize::new(0),
             permits: Permits::new(bound),
             owner: (0..items).map(|_| AtomicI64::new(-1)).collect(),
-            outstanding: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
+            outstanding: (0..workers).map(|_| AtomicU64::new(0)).collect(),
             avg_device_ns: (0..workers).map(|_| AtomicU64::new(0)).collect(),
             start: std::time::Instant::now(),
         }
@@ -80,9 +81,10 @@ impl<'a> RunState<'a> {
         self.permits.release();
     }
 
-    /// Least-loaded choice: the worker whose queue would drain first,
-    /// estimated from its outstanding items and its mean device time.
-    pub(crate) fn least_loaded(&self) -> usize {
+    /// Least-loaded choice for an item of cost `cost`: the worker that
+    /// would finish it first, estimated from the cost of its outstanding
+    /// items and its mean device time per unit of cost.
+    pub(crate) fn least_loaded(&self, cost: u64) -> usize {
         let known: Vec<u64> = self
             .avg_device_ns
             .iter()
@@ -100,7 +102,7 @@ impl<'a> RunState<'a> {
                     0 => fallback,
                     a => a,
                 };
-                (self.outstanding[i].load(Ordering::SeqCst) as u128 + 1) * avg as u128
+                (self.outstanding[i].load(Ordering::SeqCst) as u128 + cost as u128) * avg as u128
             })
             .unwrap_or(0)
     }

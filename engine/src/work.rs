@@ -27,8 +27,9 @@ pub struct DeviceSlot<'a> {
 /// A job as items the engine can schedule. `prepare`, `prove` and
 /// `verify` are called from several threads at once, each item once:
 /// `prepare(k)` on a CPU thread, then `prove(k, ..)` on the worker that
-/// owns k's device, then `verify(k, ..)` by the collector once every item
-/// is back. An error from any of them fails the whole job fast.
+/// owns k's device, then `verify(k, ..)` by the collector as soon as k is
+/// back (while other items are still being proved). An error from any of
+/// them fails the whole job fast.
 pub trait Work: Sync {
     /// An item ready for the device.
     type Prepared: Send;
@@ -37,6 +38,13 @@ pub trait Work: Sync {
 
     /// How many items the job has (at least one).
     fn items(&self) -> usize;
+
+    /// Item `item`'s device work relative to the others' (for example its
+    /// number of constraints or values). Least-loaded placement weighs a
+    /// device's queue by it; round-robin ignores it. Equal by default.
+    fn cost(&self, _item: usize) -> u64 {
+        1
+    }
 
     /// Readies a worker's device before its first item (key upload, cache
     /// allocation); runs while the first items are being prepared.

@@ -58,11 +58,12 @@ pub(crate) fn worker<W: Work>(
             }),
         }
     }
-    let mut done = 0u64;
+    let mut done_cost = 0u64;
     let mut total_ns = 0u64;
     for q in queue.iter() {
+        let cost = work.cost(q.item).max(1);
         if state.cancelled() {
-            state.outstanding[index].fetch_sub(1, Ordering::SeqCst);
+            state.outstanding[index].fetch_sub(cost, Ordering::SeqCst);
             state.leave();
             continue;
         }
@@ -74,10 +75,10 @@ pub(crate) fn worker<W: Work>(
             std::panic::catch_unwind(AssertUnwindSafe(|| work.prove(k, q.prepared, &slot)));
         let elapsed = t.elapsed().as_nanos() as u64;
         let proved_until = state.start.elapsed();
-        done += 1;
+        done_cost += cost;
         total_ns += elapsed;
-        state.avg_device_ns[index].store(total_ns / done, Ordering::SeqCst);
-        state.outstanding[index].fetch_sub(1, Ordering::SeqCst);
+        state.avg_device_ns[index].store((total_ns / done_cost).max(1), Ordering::SeqCst);
+        state.outstanding[index].fetch_sub(cost, Ordering::SeqCst);
         match outcome {
             Ok(Ok(output)) => {
                 let _ = results.send(ItemDone {

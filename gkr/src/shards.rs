@@ -193,6 +193,11 @@ impl Work for ShardWork<'_> {
         self.shards.len()
     }
 
+    /// A tower's device work grows with its 2^log_size values.
+    fn cost(&self, item: usize) -> u64 {
+        1u64 << self.shards[item].log_size.min(62)
+    }
+
     fn ready_device(&self, slot: &DeviceSlot<'_>) -> Result<(), EngineError> {
         // A GPU's first tower pays for the upload ring (pinned buffers, copy
         // stream) and the kernels' first launches: a tower of two values

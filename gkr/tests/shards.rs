@@ -82,6 +82,35 @@ fn least_loaded_gives_the_slow_device_less() {
 }
 
 #[test]
+fn least_loaded_weighs_shards_by_size() {
+    // One preparer, so shards are placed in order: the large shard 0 goes
+    // to device 0 (both idle), and every small shard after it to device 1,
+    // because device 0's queue holds 2^14 values against a few dozen. Device
+    // 0 is slowed so that shard 0 is still in flight while they are placed.
+    let ctx = Arc::new(Context::host(2).unwrap());
+    let e = Engine::new(
+        ctx,
+        EngineConfig {
+            devices: DeviceSelection::All,
+            policy: Policy::LeastLoaded,
+            synthesis_threads: 1,
+            ..EngineConfig::default()
+        },
+    )
+    .unwrap();
+    e.context()
+        .set_device_delay(0, Duration::from_millis(5))
+        .unwrap();
+    let mut shards = vec![ShardSpec { log_size: 14 }];
+    shards.extend((0..6).map(|_| ShardSpec { log_size: 4 }));
+    let r = run_shards(&e, &shards, cfg(TowerKind::Product)).unwrap();
+    assert_eq!(r.shards[0].device, 0);
+    for s in &r.shards[1..] {
+        assert_eq!(s.device, 1, "small shard {} placed by size", s.shard);
+    }
+}
+
+#[test]
 fn fault_in_shard_k_names_shard_and_device() {
     for n in [2u32, 4] {
         let e = engine(n, Policy::RoundRobin);
