@@ -61,6 +61,9 @@ pub struct DeviceReport {
     pub synthesis_s: f64,
     pub queue_wait_s: f64,
     pub epilogue_s: f64,
+    /// When its last worker was ready (key, shape and buffers in place,
+    /// warmed up), in ms from the run's start.
+    pub ready_ms: f64,
     /// The highest measured peak of its partitions, and the estimate.
     pub peak_device_bytes: u64,
     pub estimated_device_bytes: u64,
@@ -299,7 +302,8 @@ pub(crate) fn job_report(
     let devices = engine.devices();
     let per_device: Vec<DeviceReport> = devices
         .iter()
-        .map(|dev| {
+        .enumerate()
+        .map(|(i, dev)| {
             let mine: Vec<&PartitionReport> = per_partition
                 .iter()
                 .filter(|p| p.device == dev.ordinal)
@@ -317,6 +321,7 @@ pub(crate) fn job_report(
                     .sum::<f64>()
                     / 1e3,
                 queue_wait_s: mine.iter().map(|p| p.queue_wait_ms).sum::<f64>() / 1e3,
+                ready_ms: out.ready.get(i).map(|d| ms(*d)).unwrap_or(0.0),
                 epilogue_s: mine.iter().map(|p| p.epilogue_ms).sum::<f64>() / 1e3,
                 peak_device_bytes: mine.iter().map(|p| p.peak_device_bytes).max().unwrap_or(0),
                 estimated_device_bytes: mine

@@ -4,7 +4,7 @@
 //! fail-fast on the first error, and the collector at the end.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, unbounded, Sender};
 
@@ -136,9 +136,15 @@ where
         return Err(e);
     }
     let items = crate::collector::collect(results, &duplicates)?;
+    let mut ready = vec![Duration::ZERO; n];
+    for (w, &i) in worker_device.iter().enumerate() {
+        let t = Duration::from_nanos(state.ready_ns[w].load(Ordering::SeqCst));
+        ready[i] = ready[i].max(t);
+    }
     Ok(WorkOutput {
         items,
         wall,
+        ready,
         peak_in_flight: state.peak_in_flight.load(Ordering::SeqCst),
         in_flight_bound: bound,
     })

@@ -24,6 +24,9 @@ pub(crate) struct RunState<'a> {
     pub(crate) avg_device_ns: Vec<AtomicU64>,
     /// When the run started: items' timelines are offsets from here.
     pub(crate) start: std::time::Instant,
+    /// Per worker: nanoseconds from the start until its device was ready
+    /// (`Work::ready_device` returned).
+    pub(crate) ready_ns: Vec<AtomicU64>,
 }
 
 impl<'a> RunState<'a> {
@@ -44,6 +47,7 @@ impl<'a> RunState<'a> {
             outstanding: (0..workers).map(|_| AtomicU64::new(0)).collect(),
             avg_device_ns: (0..workers).map(|_| AtomicU64::new(0)).collect(),
             start: std::time::Instant::now(),
+            ready_ns: (0..workers).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 

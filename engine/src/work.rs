@@ -90,6 +90,9 @@ pub struct ItemDone<O> {
 pub struct WorkOutput<O> {
     pub items: Vec<ItemDone<O>>,
     pub wall: Duration,
+    /// Per device of the run (in the engine's device order): when its
+    /// last worker was ready, from the run's start.
+    pub ready: Vec<Duration>,
     /// Most prepared items held at once, and the bound on it.
     pub peak_in_flight: usize,
     pub in_flight_bound: usize,

@@ -57,6 +57,7 @@ pub(crate) fn worker<W: Work>(
                 message: panic_message(&*panic),
             }),
         }
+        state.ready_ns[index].store(state.start.elapsed().as_nanos() as u64, Ordering::SeqCst);
     }
     let mut done_cost = 0u64;
     let mut total_ns = 0u64;

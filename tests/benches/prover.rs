@@ -506,6 +506,21 @@ fn main() {
                         },
                     )
                     .unwrap();
+                    // What readying a device costs when it already holds
+                    // the key and the shape (each engine worker does it at
+                    // the start of a job).
+                    let again: Vec<f64> = (0..3)
+                        .map(|_| {
+                            let t = Instant::now();
+                            key.prepare_shape(&ctx, 0, &circuit_shape).unwrap();
+                            t.elapsed().as_secs_f64() * 1e3
+                        })
+                        .collect();
+                    println!(
+                        "  {backend}: readying a device that holds the key and shape: {:.2} / {:.2} / {:.2} ms",
+                        again[0], again[1], again[2]
+                    );
+                    entry["ready_again_ms"] = json!(again);
                     for mode in [SynthesisMode::Full, SynthesisMode::Witness] {
                         let mut job = Job::new(
                             format!("{}-{log}", kind.name()),
@@ -538,8 +553,9 @@ fn main() {
                             .iter()
                             .map(|p| p.prove_end_ms)
                             .fold(0.0, f64::max);
+                        let ready_ms = r.per_device.first().map(|d| d.ready_ms).unwrap_or(0.0);
                         println!(
-                            "  {backend} {}: {} partitions through the engine ({} workers): {:.3} s, {:.2} proofs/s, device busy {:.0}%; per partition synthesis {:.1} ms, device {:.1} ms; first proving start {:.1} ms, last end {:.1} ms",
+                            "  {backend} {}: {} partitions through the engine ({} workers): {:.3} s, {:.2} proofs/s, device busy {:.0}%; per partition synthesis {:.1} ms, device {:.1} ms; device ready {:.1} ms, first proving start {:.1} ms, last end {:.1} ms",
                             mode.name(),
                             args.partitions,
                             args.workers_per_device,
@@ -548,6 +564,7 @@ fn main() {
                             100.0 * r.scaling_efficiency,
                             synth_ms,
                             device_ms,
+                            ready_ms,
                             first_start,
                             last_end
                         );
@@ -560,6 +577,7 @@ fn main() {
                             "proofs_per_s": r.proofs_per_s, "busy_fraction": r.scaling_efficiency,
                             "synthesis_ms_per_partition": synth_ms,
                             "device_ms_per_partition": device_ms,
+                            "device_ready_ms": ready_ms,
                             "first_prove_start_ms": first_start,
                             "last_prove_end_ms": last_end,
                             "timeline": r.per_partition.iter().map(|p| json!({
