@@ -94,6 +94,12 @@ public:
         } catch (const cuda_error &e) {
             rethrow_sppark(e, d_.cuda_id);
         }
+        // A completed pass has done what warm_up does (kernels loaded,
+        // buffers in place): a later prepare of this size (and shape, whose
+        // evaluation ran) need not run one more.
+        d_.warmed_m = std::max(d_.warmed_m, size_t(1) << job.lg_domain);
+        if (job.sh)
+            d_.warmed_shape = job.sh->id;
     }
 
     uint64_t trim() override {

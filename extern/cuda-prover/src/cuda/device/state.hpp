@@ -40,8 +40,8 @@ struct device_state {
     std::unique_ptr<cp_cuda::msm_context> msm;
     std::atomic<uint64_t> msm_held{0};  // msm->bytes(), readable without the mutex
     std::vector<uint32_t> pre_host;
-    size_t warmed_m = 0;        // largest domain warm_up ran for since the last trim
-    uint64_t warmed_shape = 0;  // shape whose evaluation warm_up ran
+    size_t warmed_m = 0;        // largest domain warm_up or a pass ran for since the last trim
+    uint64_t warmed_shape = 0;  // shape whose evaluation warm_up or a pass ran
     std::atomic<uint64_t> srs_uploads{0};
 
     // The device's gpu_t (sppark's streams and pool), built the first time
