@@ -25,9 +25,10 @@ struct shape_entry_raw { uint32_t col, coeff; };  // cp_shape_entry
 // in Montgomery form), with sppark's kernels under our orchestration
 // (msm_engine.cuh). An msm_context holds, per slot, one Pippenger engine
 // sized for up to n_max points of one group, its own stream and a pinned
-// result buffer: all of it is allocated when the context is built and
-// reused, so an MSM allocates nothing, and its bucket and window sums are
-// finished on the device (one point comes back). Slots run concurrently on
+// buffer for its window sums: all of it is allocated when the context is
+// built and reused, so an MSM allocates nothing. Its bucket and window sums
+// are finished on the device; the window sums (at most 33 points) come back
+// and read() combines them on the host. Slots run concurrently on
 // their streams. Scalars 0 and 1 are split off on the device: the 1s are
 // summed by a batch addition, only the rest (gathered) goes through
 // Pippenger; when more than 3/4 of the scalars (or more than 2^23) are
