@@ -34,8 +34,9 @@ impl DeviceSelection {
     }
 }
 
-/// Which backend a context should use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which backend a context should use (also the CLIs' `--backend` values:
+/// auto, host, cuda).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum BackendChoice {
     /// CUDA when built with it and a GPU is visible, otherwise host.
     Auto,

@@ -54,18 +54,11 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum BackendArg {
-    Auto,
-    Host,
-    Cuda,
-}
-
 #[derive(clap::Args)]
 struct DeviceArgs {
     /// auto: CUDA when built with it and a GPU is visible, else host.
     #[arg(long, value_enum, default_value = "auto")]
-    backend: BackendArg,
+    backend: BackendChoice,
     /// Simulated devices of the host backend (default: CUDA_PROVER_HOST_DEVICES or 1).
     #[arg(long, default_value_t = 0,
           value_parser = clap::value_parser!(u32).range(0..=MAX_HOST_DEVICES))]
@@ -149,14 +142,6 @@ enum Command {
     },
 }
 
-fn backend(b: BackendArg) -> BackendChoice {
-    match b {
-        BackendArg::Auto => BackendChoice::Auto,
-        BackendArg::Host => BackendChoice::Host,
-        BackendArg::Cuda => BackendChoice::Cuda,
-    }
-}
-
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
         .format_timestamp_millis()
@@ -225,7 +210,7 @@ fn run(cli: Cli) -> Result<(), EngineError> {
     match cli.command {
         Command::Devices { dev } => {
             // Listing creates no CUDA context: free GPU memory is not shown.
-            let (name, devices) = list_devices(backend(dev.backend), dev.host_devices)?;
+            let (name, devices) = list_devices(dev.backend, dev.host_devices)?;
             println!("backend: {name}");
             for d in devices {
                 println!(
@@ -278,11 +263,7 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                 .map(|s| parse_cpu_sets(&s))
                 .transpose()
                 .map_err(EngineError::Setup)?;
-            let ctx = Arc::new(open_context(
-                backend(dev.backend),
-                dev.host_devices,
-                &devices,
-            )?);
+            let ctx = Arc::new(open_context(dev.backend, dev.host_devices, &devices)?);
             let engine = Engine::new(
                 ctx,
                 EngineConfig {

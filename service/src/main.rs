@@ -32,13 +32,6 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum BackendArg {
-    Auto,
-    Host,
-    Cuda,
-}
-
 #[derive(clap::Args)]
 struct Remote {
     /// The daemon's address.
@@ -158,7 +151,7 @@ enum Command {
         #[arg(long)]
         key_memory_mib: Option<u64>,
         #[arg(long, value_enum, default_value = "auto")]
-        backend: BackendArg,
+        backend: BackendChoice,
         /// Simulated devices of the host backend.
         #[arg(long, default_value_t = 0)]
         host_devices: u32,
@@ -397,13 +390,8 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 Some(list) => DeviceSelection::parse_list(&list)?,
                 None => DeviceSelection::All,
             };
-            let choice = match backend {
-                BackendArg::Auto => BackendChoice::Auto,
-                BackendArg::Host => BackendChoice::Host,
-                BackendArg::Cuda => BackendChoice::Cuda,
-            };
             let ctx =
-                Arc::new(open_context(choice, host_devices, &devices).map_err(|e| e.to_string())?);
+                Arc::new(open_context(backend, host_devices, &devices).map_err(|e| e.to_string())?);
             let engine = Engine::new(
                 ctx,
                 EngineConfig {

@@ -11,13 +11,6 @@ use cuda_prover_pipeline::SynthesisMode;
 
 use crate::error::{FilecoinError, Result};
 
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum BackendArg {
-    Auto,
-    Host,
-    Cuda,
-}
-
 #[derive(Debug, Clone, clap::Args)]
 pub struct EngineArgs {
     /// Device ordinals to use, e.g. 0,1 (default: every device).
@@ -31,7 +24,7 @@ pub struct EngineArgs {
     pub policy: Policy,
     /// auto: CUDA when built with it and a GPU is visible, else host.
     #[arg(long, value_enum, default_value = "auto")]
-    pub backend: BackendArg,
+    pub backend: BackendChoice,
     /// Simulated devices of the host backend (default: CUDA_PROVER_HOST_DEVICES or 1).
     #[arg(long, default_value_t = 0)]
     pub host_devices: u32,
@@ -70,12 +63,7 @@ impl EngineArgs {
             .map(parse_cpu_sets)
             .transpose()
             .map_err(FilecoinError::Input)?;
-        let backend = match self.backend {
-            BackendArg::Auto => BackendChoice::Auto,
-            BackendArg::Host => BackendChoice::Host,
-            BackendArg::Cuda => BackendChoice::Cuda,
-        };
-        let ctx = Arc::new(open_context(backend, self.host_devices, &devices)?);
+        let ctx = Arc::new(open_context(self.backend, self.host_devices, &devices)?);
         let engine = Engine::new(
             ctx,
             EngineConfig {

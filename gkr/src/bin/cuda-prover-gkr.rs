@@ -13,13 +13,6 @@ use cuda_prover_engine::{
 use cuda_prover_gkr::{run_shards, ShardConfig, ShardSpec, TowerKind};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-enum BackendArg {
-    Auto,
-    Host,
-    Cuda,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
 enum KindArg {
     Product,
     Fraction,
@@ -50,8 +43,8 @@ struct Cli {
     /// Which device proves which shard: round-robin or least-loaded.
     #[arg(long, default_value = "round-robin")]
     policy: Policy,
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    backend: BackendArg,
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    backend: BackendChoice,
     /// Simulated devices of the host backend (default: CUDA_PROVER_HOST_DEVICES or 1).
     #[arg(long, default_value_t = 0)]
     host_devices: u32,
@@ -89,12 +82,7 @@ fn run(cli: Cli) -> Result<(), String> {
         Some(s) => DeviceSelection::parse_list(s)?,
         None => DeviceSelection::All,
     };
-    let choice = match cli.backend {
-        BackendArg::Auto => BackendChoice::Auto,
-        BackendArg::Host => BackendChoice::Host,
-        BackendArg::Cuda => BackendChoice::Cuda,
-    };
-    let ctx = open_context(choice, cli.host_devices, &sel).map_err(|e| e.to_string())?;
+    let ctx = open_context(cli.backend, cli.host_devices, &sel).map_err(|e| e.to_string())?;
     let backend = ctx.backend_name();
     let engine = Engine::new(
         Arc::new(ctx),
