@@ -12,27 +12,9 @@ use cuda_prover_gkr::{
     ProveOptions, TowerKind, TowerOptions,
 };
 use cuda_prover_pipeline::Tower;
-use cuda_prover_pipeline::{Backend, ContextOptions};
+use cuda_prover_tests::gpu;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-
-fn gpu() -> Option<Context> {
-    match Context::new(ContextOptions {
-        backend: Backend::Cuda,
-        host_devices: 0,
-        host_threads: 0,
-        devices: Vec::new(),
-    }) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            if std::env::var("CP_REQUIRE_GPU").is_ok() {
-                panic!("CP_REQUIRE_GPU is set but the CUDA backend is unavailable: {e}");
-            }
-            eprintln!("SKIPPED: no CUDA device ({e})");
-            None
-        }
-    }
-}
 
 #[test]
 fn cuda_field_kernels_equal_host() {

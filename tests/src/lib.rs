@@ -8,7 +8,7 @@ use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use bellperson::groth16::Parameters;
 use blstrs::{Bls12, Scalar};
 use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
-use cuda_prover_bellperson::{KeyCheck, ProvingKey};
+use cuda_prover_bellperson::{Backend, Context, ContextOptions, KeyCheck, ProvingKey};
 use ff::Field;
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
@@ -230,6 +230,27 @@ pub fn cached_builtin_keys(kind: Kind, log: u32) -> Arc<Keys> {
     let k = Arc::new(Keys { params, key });
     CACHE.lock().insert(name, k.clone());
     k
+}
+
+/// A CUDA context over every usable device, for GPU tests: `None` (the
+/// test says it skipped) when the CUDA backend is unavailable, unless
+/// `CP_REQUIRE_GPU` is set, which makes that a failure.
+pub fn gpu() -> Option<Context> {
+    match Context::new(ContextOptions {
+        backend: Backend::Cuda,
+        host_devices: 0,
+        host_threads: 0,
+        devices: Vec::new(),
+    }) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            if std::env::var("CP_REQUIRE_GPU").is_ok() {
+                panic!("CP_REQUIRE_GPU is set but the CUDA backend is unavailable: {e}");
+            }
+            eprintln!("SKIPPED: no CUDA device ({e})");
+            None
+        }
+    }
 }
 
 /// A proof's serialized bytes (bellperson's `Proof::write`), for byte-for-byte

@@ -18,29 +18,11 @@ use cuda_prover_bellperson::{
 use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
 use cuda_prover_pipeline::SynthesisMode;
 use cuda_prover_tests::{
-    builtin, cached_builtin_keys, expected_stream_chunks, keys_for, native_proofs, proof_bytes,
-    Keys, Pattern, Values,
+    builtin, cached_builtin_keys, expected_stream_chunks, gpu, keys_for, native_proofs,
+    proof_bytes, Keys, Pattern, Values,
 };
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
-
-fn gpu() -> Option<Context> {
-    match Context::new(ContextOptions {
-        backend: Backend::Cuda,
-        host_devices: 0,
-        host_threads: 0,
-        devices: Vec::new(),
-    }) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            if std::env::var("CP_REQUIRE_GPU").is_ok() {
-                panic!("CP_REQUIRE_GPU is set but the CUDA backend is unavailable: {e}");
-            }
-            eprintln!("SKIPPED: no CUDA device ({e})");
-            None
-        }
-    }
-}
 
 fn max_log() -> u32 {
     std::env::var("CP_CUDA_MAX_LOG")
