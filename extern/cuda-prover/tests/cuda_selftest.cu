@@ -608,6 +608,29 @@ static void print_profile(const char *label, const msm_profile &p, double wall_m
     std::printf("\n");
 }
 
+// One profiled run of `job` (its phases into prof); its result read back
+// into p1 or p2 (g2) while profiled, so the host combination is counted.
+// Returns the wall time in ms.
+static double profiled_run(msm_context &ctx, const msm_job &job, bool g2, msm_profile &prof,
+                           blst_p1 &p1, blst_p2 &p2) {
+    ctx.profile(job.slot, &prof);
+    const double t0 = now_s();
+    uint64_t ns[1];
+    ctx.run(&job, 1, nullptr, ns);
+    if (g2) {
+        g2_proj_raw r;
+        ctx.read(job.slot, r);
+        std::memcpy(&p2, &r, sizeof p2);
+    } else {
+        g1_proj_raw r;
+        ctx.read(job.slot, r);
+        std::memcpy(&p1, &r, sizeof p1);
+    }
+    const double wall = (now_s() - t0) * 1e3;
+    ctx.profile(job.slot, nullptr);
+    return wall;
+}
+
 static void profile_msm(const gpu_t &gpu, uint32_t lg) {
     const size_t n = size_t(1) << lg;
     auto p1 = g1_points(1 << 16, 2 * n, 11);
@@ -650,18 +673,9 @@ static void profile_msm(const gpu_t &gpu, uint32_t lg) {
         ctx.run(&job, 1, nullptr, ns);
         const double plain = (now_s() - t0) * 1e3;
         msm_profile prof;
-        ctx.profile(r.slot, &prof);
-        t0 = now_s();
-        ctx.run(&job, 1, nullptr, ns);
-        if (r.g2) {
-            g2_proj_raw out;
-            ctx.read(r.slot, out);
-        } else {
-            g1_proj_raw out;
-            ctx.read(r.slot, out);
-        }
-        const double wall = (now_s() - t0) * 1e3;
-        ctx.profile(r.slot, nullptr);
+        blst_p1 o1;
+        blst_p2 o2;
+        const double wall = profiled_run(ctx, job, r.g2, prof, o1, o2);
         std::printf("TIME msm 2^%u %s: %.2f ms unprofiled\n", lg, r.label, plain);
         print_profile((std::string("2^") + std::to_string(lg) + " " + r.label).c_str(), prof,
                       wall);
@@ -707,13 +721,10 @@ static void profile_msm(const gpu_t &gpu, uint32_t lg) {
         msm_job job{slot, g ? d2 : d1, ds, n};
         uint64_t ns[1];
         ctx.window_bits(slot, 0);
-        ctx.run(&job, 1, nullptr, ns);
-        g1_proj_raw want1, got1;
-        g2_proj_raw want2, got2;
-        if (g)
-            ctx.read(slot, want2);
-        else
-            ctx.read(slot, want1);
+        msm_profile unused;
+        blst_p1 want1, got1;
+        blst_p2 want2, got2;
+        profiled_run(ctx, job, g, unused, want1, want2);
         for (uint32_t w = 10; w <= (g ? 15u : 17u); w++) {
             ctx.window_bits(slot, w);
             ctx.run(&job, 1, nullptr, ns);
@@ -723,27 +734,8 @@ static void profile_msm(const gpu_t &gpu, uint32_t lg) {
                 ctx.run(&job, 1, nullptr, ns);
             const double plain = (now_s() - t0) / reps * 1e3;
             msm_profile prof;
-            ctx.profile(slot, &prof);
-            t0 = now_s();
-            ctx.run(&job, 1, nullptr, ns);
-            if (g)
-                ctx.read(slot, got2);
-            else
-                ctx.read(slot, got1);
-            const double wall = (now_s() - t0) * 1e3;
-            ctx.profile(slot, nullptr);
-            bool same;
-            if (g) {
-                blst_p2 a, b;
-                std::memcpy(&a, &got2, sizeof a);
-                std::memcpy(&b, &want2, sizeof b);
-                same = blst_p2_is_equal(&a, &b);
-            } else {
-                blst_p1 a, b;
-                std::memcpy(&a, &got1, sizeof a);
-                std::memcpy(&b, &want1, sizeof b);
-                same = blst_p1_is_equal(&a, &b);
-            }
+            const double wall = profiled_run(ctx, job, g, prof, got1, got2);
+            const bool same = g ? eq2(got2, want2) : eq1(got1, want1);
             char label[96];
             std::snprintf(label, sizeof label, "2^%u %s dense, wbits %u, one batch", lg,
                           g ? "G2" : "G1", w);
