@@ -72,9 +72,11 @@ struct pinned_t {
 };
 
 // sum_w 2^(w * wbits) wsum[w] + wsum[ONES_SLOT] by Horner's rule, in
-// sppark's host-side Jacobian arithmetic (blst's layout, see read).
-template <class Bucket, class Point>
-Point combine_windows(const pinned_t &pin) {
+// sppark's host-side Jacobian arithmetic, into out (blst's layout, which
+// Point shares); its time is added to prof's combine phase when profiled.
+template <class Bucket, class Point, class Raw>
+void combine_windows(const pinned_t &pin, msm_profile *prof, Raw &out) {
+    const auto t0 = std::chrono::steady_clock::now();
     const uint32_t nwins = pin.windows_and_wbits & 0xffff, wbits = pin.windows_and_wbits >> 16;
     auto window = [&](uint32_t w) {
         Bucket b;
@@ -90,7 +92,11 @@ Point combine_windows(const pinned_t &pin) {
         acc.add(window(w));
     }
     acc.add(window(msm_detail::ONES_SLOT));
-    return acc;
+    std::memcpy(&out, &acc, sizeof(out));
+    if (prof)
+        prof->ms[msm_phase_combine] += std::chrono::duration<double, std::milli>(
+                                           std::chrono::steady_clock::now() - t0)
+                                           .count();
 }
 
 }  // namespace
@@ -277,13 +283,7 @@ void msm_context::read(size_t slot, g1_proj_raw &out) const {
     if (!sl.e1)
         throw cuda_error{-(int)cudaErrorInvalidValue,
                          std::string("cuda-prover MSM: slot is not G1")};
-    const auto t0 = std::chrono::steady_clock::now();
-    const g1_point r = combine_windows<g1_bucket, g1_point>(p_->pinned[slot]);
-    std::memcpy(&out, &r, sizeof(out));
-    if (sl.profile)
-        sl.profile->ms[msm_phase_combine] += std::chrono::duration<double, std::milli>(
-                                                 std::chrono::steady_clock::now() - t0)
-                                                 .count();
+    combine_windows<g1_bucket, g1_point>(p_->pinned[slot], sl.profile, out);
 }
 
 void msm_context::read(size_t slot, g2_proj_raw &out) const {
@@ -291,13 +291,7 @@ void msm_context::read(size_t slot, g2_proj_raw &out) const {
     if (!sl.e2)
         throw cuda_error{-(int)cudaErrorInvalidValue,
                          std::string("cuda-prover MSM: slot is not G2")};
-    const auto t0 = std::chrono::steady_clock::now();
-    const g2_point r = combine_windows<g2_bucket, g2_point>(p_->pinned[slot]);
-    std::memcpy(&out, &r, sizeof(out));
-    if (sl.profile)
-        sl.profile->ms[msm_phase_combine] += std::chrono::duration<double, std::milli>(
-                                                 std::chrono::steady_clock::now() - t0)
-                                                 .count();
+    combine_windows<g2_bucket, g2_point>(p_->pinned[slot], sl.profile, out);
 }
 
 void msm_context::run(const msm_job *jobs, size_t njobs, cudaEvent_t ready, uint64_t *gpu_ns) {
