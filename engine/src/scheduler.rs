@@ -1,7 +1,8 @@
 //! One run of a [`Work`] on an engine's devices: a worker per device slot
 //! with a depth-one queue, preparation threads that hand each item to the
 //! device the ownership policy picks, at most 2 x workers items in flight,
-//! fail-fast on the first error, and the collector at the end.
+//! fail-fast on the first error, and the collector: each item checked as
+//! it arrives, all of them put back in order at the end.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -189,13 +190,14 @@ fn preparer<W: Work>(
                 return;
             }
         };
+        let cost = work.cost(k).max(1);
         let item = Queued {
             item: k,
             prepared,
             prepare_time: t.elapsed(),
             enqueued: Instant::now(),
+            cost,
         };
-        let cost = work.cost(k).max(1);
         let dev = match policy {
             Policy::RoundRobin => k % n,
             Policy::LeastLoaded => state.least_loaded(cost),

@@ -21,6 +21,9 @@ pub(crate) struct Queued<P> {
     pub(crate) prepared: P,
     pub(crate) prepare_time: std::time::Duration,
     pub(crate) enqueued: Instant,
+    /// Its `Work::cost` (at least 1), as the preparer counted it in the
+    /// worker's outstanding cost.
+    pub(crate) cost: u64,
 }
 
 pub(crate) fn worker<W: Work>(
@@ -62,7 +65,7 @@ pub(crate) fn worker<W: Work>(
     let mut done_cost = 0u64;
     let mut total_ns = 0u64;
     for q in queue.iter() {
-        let cost = work.cost(q.item).max(1);
+        let cost = q.cost;
         if state.cancelled() {
             state.outstanding[index].fetch_sub(cost, Ordering::SeqCst);
             state.leave();
