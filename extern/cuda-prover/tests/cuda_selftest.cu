@@ -9,6 +9,7 @@
 // where the MSM time of a 2^LG proof goes (phases, window widths).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -425,6 +426,121 @@ static void test_msm_g2(const gpu_t &gpu, size_t n, int zpct, int opct, uint64_t
     cudaFree(ds);
 }
 
+// A table of multiples built on the device (msm_build_table) and MSMs over
+// it, against blst: row 1 of a few bases against wbits doublings, then the
+// MSM through run (the 0/1 split decides) and through launch without the
+// split (always the table). Without tiling, every 97th base is infinity
+// (blst's all-zero affine point).
+template <class Aff, class Proj>
+static void table_case(const gpu_t &gpu, bool g2, size_t n, int zpct, int opct, uint32_t wbits,
+                       uint64_t seed) {
+    const size_t distinct = std::min<size_t>(n, g2 ? 1 << 14 : 1 << 16);
+    std::vector<Aff> pts;
+    if constexpr (sizeof(Aff) == sizeof(blst_p2_affine))
+        pts = g2_points(distinct, n, seed);
+    else
+        pts = g1_points(distinct, n, seed);
+    if (distinct == n)
+        for (size_t i = 3; i < n; i += 97)
+            std::memset(&pts[i], 0, sizeof(Aff));
+    auto sc = scalars_mix(n, zpct, opct, seed + 1);
+    // A slot wide enough for any forced width (2^20 bases: 2^19 buckets,
+    // 13 x 2^20 digits).
+    const size_t slot_n = wbits ? std::max(n, size_t(1) << 20) : n;
+    if (!wbits)
+        wbits = msm_table_window_bits(n);
+    const size_t rows = msm_table_windows(wbits);
+    const msm_group group = g2 ? msm_group::g2 : msm_group::g1;
+    msm_context ctx(gpu, {{group, slot_n, true}});
+    void *dt = nullptr;
+    ck(cudaMalloc(&dt, rows * n * sizeof(Aff)), "cudaMalloc(table)");
+    ck(cudaMemcpy(dt, pts.data(), n * sizeof(Aff), cudaMemcpyHostToDevice), "HtoD");
+    msm_build_table(ctx.stream(0), group, dt, n, wbits);
+    ck(cudaStreamSynchronize(ctx.stream(0)), "table");
+    char label[160];
+    std::snprintf(label, sizeof label, "table %s n=%zu wbits %u zeros=%d%% ones=%d%%",
+                  g2 ? "G2" : "G1", n, wbits, zpct, opct);
+    bool rows_ok = true;
+    for (size_t i : {size_t(0), size_t(3), n / 2, n - 1}) {
+        if (i >= n || rows < 2)
+            continue;
+        Aff got, want;
+        ck(cudaMemcpy(&got, (char *)dt + (n + i) * sizeof(Aff), sizeof(Aff),
+                      cudaMemcpyDeviceToHost),
+           "DtoH");
+        Proj p;
+        if constexpr (sizeof(Aff) == sizeof(blst_p2_affine)) {
+            blst_p2_from_affine(&p, &pts[i]);
+            for (uint32_t b = 0; b < wbits; b++)
+                blst_p2_double(&p, &p);
+            blst_p2_to_affine(&want, &p);
+        } else {
+            blst_p1_from_affine(&p, &pts[i]);
+            for (uint32_t b = 0; b < wbits; b++)
+                blst_p1_double(&p, &p);
+            blst_p1_to_affine(&want, &p);
+        }
+        rows_ok = rows_ok && std::memcmp(&got, &want, sizeof(Aff)) == 0;
+    }
+    report(rows_ok, std::string(label) + ": row 1");
+    void *ds = upload(sc);
+    Proj want;
+    if constexpr (sizeof(Aff) == sizeof(blst_p2_affine))
+        want = n > distinct ? cpu_msm_g2(pts.data(), fold(sc, distinct).data(), distinct)
+                            : cpu_msm_g2(pts.data(), sc.data(), n);
+    else
+        want = n > distinct ? cpu_msm_g1(pts.data(), fold(sc, distinct).data(), distinct)
+                            : cpu_msm_g1(pts.data(), sc.data(), n);
+    auto read = [&](Proj &out) {
+        if constexpr (sizeof(Aff) == sizeof(blst_p2_affine)) {
+            g2_proj_raw r;
+            ctx.read(0, r);
+            std::memcpy(&out, &r, sizeof out);
+        } else {
+            g1_proj_raw r;
+            ctx.read(0, r);
+            std::memcpy(&out, &r, sizeof out);
+        }
+    };
+    auto same = [&](const Proj &a) {
+        if constexpr (sizeof(Aff) == sizeof(blst_p2_affine))
+            return eq2(a, want);
+        else
+            return eq1(a, want);
+    };
+    msm_job job{0, dt, ds, n, wbits};
+    ctx.run(&job, 1, nullptr, nullptr);
+    Proj got;
+    read(got);
+    report(same(got), std::string(label) + ": msm (0/1 split decides)");
+    msm_profile prof;
+    ctx.profile(0, &prof);
+    ctx.launch(0, ctx.stream(0), dt, ds, n, false, wbits);
+    ck(cudaStreamSynchronize(ctx.stream(0)), "sync");
+    read(got);
+    ctx.profile(0, nullptr);
+    report(same(got) && prof.wbits == wbits && prof.windows == rows,
+           std::string(label) + ": msm over the table");
+    cudaFree(ds);
+    cudaFree(dt);
+}
+
+static void test_msm_tables(const gpu_t &gpu) {
+    for (size_t n : {size_t(1), size_t(100), size_t(5000), size_t(65536), size_t(300001)}) {
+        table_case<blst_p1_affine, blst_p1>(gpu, false, n, 0, 0, 0, n + 1);
+        table_case<blst_p1_affine, blst_p1>(gpu, false, n, 45, 45, 0, n + 2);
+    }
+    table_case<blst_p1_affine, blst_p1>(gpu, false, 70001, 10, 5, 15, 7);
+    table_case<blst_p1_affine, blst_p1>(gpu, false, 70001, 0, 0, 20, 8);
+    table_case<blst_p1_affine, blst_p1>(gpu, false, 70001, 100, 0, 17, 9);
+    table_case<blst_p1_affine, blst_p1>(gpu, false, 70001, 0, 100, 0, 10);
+    for (size_t n : {size_t(7), size_t(16385), size_t(100003)}) {
+        table_case<blst_p2_affine, blst_p2>(gpu, true, n, 0, 0, 0, n + 3);
+        table_case<blst_p2_affine, blst_p2>(gpu, true, n, 45, 45, 0, n + 4);
+    }
+    table_case<blst_p2_affine, blst_p2>(gpu, true, 20000, 0, 0, 17, 11);
+}
+
 // One context reused for several sizes and patterns, and four MSMs (three
 // G1, one G2) at the same time on their streams, as in a proof.
 static void test_msm_context(const gpu_t &gpu) {
@@ -631,6 +747,129 @@ static double profiled_run(msm_context &ctx, const msm_job &job, bool g2, msm_pr
     return wall;
 }
 
+// A table of multiples of the first n points at d (rows of n, built with
+// width wbits, 0: msm_table_window_bits(n)); cudaFree it.
+static void *make_table(cudaStream_t s, msm_group g, const void *d, size_t n, uint32_t &wbits) {
+    const size_t pb = g == msm_group::g2 ? sizeof(blst_p2_affine) : sizeof(blst_p1_affine);
+    if (!wbits)
+        wbits = msm_table_window_bits(n);
+    void *t = nullptr;
+    ck(cudaMalloc(&t, msm_table_windows(wbits) * n * pb), "cudaMalloc(table)");
+    ck(cudaMemcpy(t, d, n * pb, cudaMemcpyDeviceToDevice), "DtoD");
+    const double t0 = now_s();
+    msm_build_table(s, g, t, n, wbits);
+    ck(cudaStreamSynchronize(s), "table");
+    std::printf("TIME table %s 2^%.0f wbits %u: built in %.1f ms, %.0f MiB\n",
+                g == msm_group::g2 ? "G2" : "G1", std::log2((double)n), wbits,
+                (now_s() - t0) * 1e3, msm_table_windows(wbits) * n * pb / 1048576.0);
+    return t;
+}
+
+// The same MSMs over tables of multiples (profile_msm's slots 0-4): each
+// alone with its phases, the four of a proof at once, and the table's
+// width swept; every result checked against Pippenger without a table.
+static void profile_tables(msm_context &ctx, void *d1, void *d2, size_t n, uint32_t lg) {
+    uint32_t w_hl = 0, w_a = 0, w_b2 = 0;
+    void *t_hl = make_table(ctx.stream(0), msm_group::g1, d1, 2 * n, w_hl);
+    void *t_a = make_table(ctx.stream(1), msm_group::g1, d1, n, w_a);
+    void *t_b2 = make_table(ctx.stream(2), msm_group::g2, d2, n, w_b2);
+    auto dense = scalars_mix(n, 0, 0, 99);
+    auto bits = scalars_mix(n, 48, 48, 98);
+    auto hl_dense = scalars_mix(2 * n, 0, 0, 97);
+    auto hl_circuit = scalars_mix(2 * n, 48, 48, 96);
+    std::copy(dense.begin(), dense.end(), hl_circuit.begin());  // H dense, L 0/1
+    void *dd = upload(dense), *db = upload(bits), *dhd = upload(hl_dense),
+         *dhc = upload(hl_circuit);
+    struct run_t {
+        const char *label;
+        size_t slot;
+        void *pts, *table, *sc;
+        size_t n;
+        uint32_t wbits;
+        bool g2;
+    } runs[] = {{"h+l dense", 0, d1, t_hl, dhd, 2 * n, w_hl, false},
+                {"h+l bits-circuit (H dense, L 0/1)", 0, d1, t_hl, dhc, 2 * n, w_hl, false},
+                {"a dense", 1, d1, t_a, dd, n, w_a, false},
+                {"b_g2 dense", 2, d2, t_b2, dd, n, w_b2, true}};
+    for (const auto &r : runs) {
+        msm_job plain_job{r.slot, r.pts, r.sc, r.n};
+        msm_job job{r.slot, r.table, r.sc, r.n, r.wbits};
+        msm_profile unused;
+        blst_p1 want1, got1;
+        blst_p2 want2, got2;
+        profiled_run(ctx, plain_job, r.g2, unused, want1, want2);
+        uint64_t ns[1];
+        ctx.run(&job, 1, nullptr, ns);  // warm-up
+        const int reps = 3;
+        double t0 = now_s();
+        for (int k = 0; k < reps; k++)
+            ctx.run(&job, 1, nullptr, ns);
+        const double plain = (now_s() - t0) / reps * 1e3;
+        msm_profile prof;
+        const double wall = profiled_run(ctx, job, r.g2, prof, got1, got2);
+        char label[128];
+        std::snprintf(label, sizeof label, "2^%u %s, table", lg, r.label);
+        report(r.g2 ? eq2(got2, want2) : eq1(got1, want1), std::string(label) + " equals Pippenger");
+        std::printf("TIME msm %s: %.2f ms unprofiled\n", label, plain);
+        print_profile(label, prof, wall);
+    }
+    struct four_t { const char *label; void *hl, *sc; } fours[] = {
+        {"dense", dhd, dd}, {"bits-circuit", dhc, db}};
+    for (const auto &f : fours) {
+        msm_job jobs[4] = {{0, t_hl, f.hl, 2 * n, w_hl}, {1, t_a, f.sc, n, w_a},
+                           {3, t_a, f.sc, n, w_a}, {2, t_b2, f.sc, n, w_b2}};
+        uint64_t ns[4];
+        ctx.run(jobs, 4, nullptr, ns);
+        const int reps = 3;
+        double t0 = now_s();
+        for (int k = 0; k < reps; k++) {
+            ctx.run(jobs, 4, nullptr, ns);
+            g1_proj_raw r1;
+            g2_proj_raw r2;
+            ctx.read(0, r1);
+            ctx.read(1, r1);
+            ctx.read(3, r1);
+            ctx.read(2, r2);
+        }
+        std::printf("TIME msm 2^%u %s with tables, all four at once: %.2f ms wall (streams: h+l "
+                    "%.2f, a %.2f, b_g1 %.2f, b_g2 %.2f ms)\n",
+                    lg, f.label, (now_s() - t0) / reps * 1e3, ns[0] / 1e6, ns[1] / 1e6,
+                    ns[2] / 1e6, ns[3] / 1e6);
+    }
+    // Widths swept on the wide slots, dense scalars.
+    for (int g = 0; g < 2; g++) {
+        const size_t slot = g ? 4 : 3;
+        msm_job plain_job{slot, g ? d2 : d1, dd, n};
+        msm_profile unused;
+        blst_p1 want1, got1;
+        blst_p2 want2, got2;
+        profiled_run(ctx, plain_job, g, unused, want1, want2);
+        for (uint32_t w : {15u, 16u, 17u, 20u}) {
+            const msm_group grp = g ? msm_group::g2 : msm_group::g1;
+            void *t = make_table(ctx.stream(slot), grp, g ? d2 : d1, n, w);
+            msm_job job{slot, t, dd, n, w};
+            uint64_t ns[1];
+            ctx.run(&job, 1, nullptr, ns);
+            const int reps = 3;
+            double t0 = now_s();
+            for (int k = 0; k < reps; k++)
+                ctx.run(&job, 1, nullptr, ns);
+            const double plain = (now_s() - t0) / reps * 1e3;
+            msm_profile prof;
+            const double wall = profiled_run(ctx, job, g, prof, got1, got2);
+            char label[96];
+            std::snprintf(label, sizeof label, "2^%u %s dense, table wbits %u", lg,
+                          g ? "G2" : "G1", w);
+            report(g ? eq2(got2, want2) : eq1(got1, want1), std::string(label) + " equals Pippenger");
+            std::printf("TIME msm %s: %.2f ms unprofiled\n", label, plain);
+            print_profile(label, prof, wall);
+            cudaFree(t);
+        }
+    }
+    for (void *p : {dd, db, dhd, dhc, t_hl, t_a, t_b2})
+        cudaFree(p);
+}
+
 static void profile_msm(const gpu_t &gpu, uint32_t lg) {
     const size_t n = size_t(1) << lg;
     auto p1 = g1_points(1 << 16, 2 * n, 11);
@@ -640,11 +879,11 @@ static void profile_msm(const gpu_t &gpu, uint32_t lg) {
     // Slots 0-2 as a proof of 2^lg holds them; 3 and 4 wide enough for the
     // window sweep.
     const size_t wide1 = size_t(1) << 24, wide2 = size_t(1) << 22;
-    msm_context ctx(gpu, {{msm_group::g1, 2 * n},
-                          {msm_group::g1, n},
-                          {msm_group::g2, n},
-                          {msm_group::g1, wide1},
-                          {msm_group::g2, wide2}});
+    msm_context ctx(gpu, {{msm_group::g1, 2 * n, true},
+                          {msm_group::g1, n, true},
+                          {msm_group::g2, n, true},
+                          {msm_group::g1, wide1, true},
+                          {msm_group::g2, wide2, true}});
     std::printf("INFO profile context: %.0f MiB\n", ctx.bytes() / 1048576.0);
     auto dense = scalars_mix(n, 0, 0, 99);
     auto bits = scalars_mix(n, 48, 48, 98);
@@ -746,6 +985,7 @@ static void profile_msm(const gpu_t &gpu, uint32_t lg) {
         ctx.window_bits(slot, 0);
         cudaFree(ds);
     }
+    profile_tables(ctx, d1, d2, n, lg);
     cudaFree(d1);
     cudaFree(d2);
 }
@@ -1058,6 +1298,7 @@ int main(int argc, char **argv) {
         test_msm_g2(gpu, 16385, 0, 100, 5);
         test_msm_g2(gpu, 16385, 100, 0, 6);
         test_msm_context(gpu);
+        test_msm_tables(gpu);
         std::printf("INFO small tests took %.1f s\n", now_s() - t0);
         test_device_part(*devs[0]);
         if (!quick) {

@@ -32,21 +32,38 @@ struct shape_entry_raw { uint32_t col, coeff; };  // cp_shape_entry
 // their streams. Scalars 0 and 1 are split off on the device: the 1s are
 // summed by a batch addition, only the rest (gathered) goes through
 // Pippenger; when more than 3/4 of the scalars (or more than 2^23) are
-// neither, Pippenger runs over all points. Errors throw cuda_error (sppark's exception type).
+// neither, Pippenger runs over all points. A job whose bases come with a
+// table of multiples (msm_build_table) and whose scalars are not mostly 0
+// and 1 runs over the table instead: all windows in one bucket set, fewer
+// and wider windows. Errors throw cuda_error (sppark's exception type).
 
 enum class msm_group : int { g1, g2 };
 
 struct msm_slot_spec {
     msm_group group;
-    size_t n_max;  // most points one MSM of this slot takes
+    size_t n_max;        // most points one MSM of this slot takes
+    bool table = false;  // room for runs over a table of multiples of n_max bases
 };
+
+// A table of multiples of n bases: rows w < msm_table_windows(wbits), row w
+// holding 2^(w wbits) times every base (row 0: the bases themselves), each
+// row n affine points (blst layout), one after the other.
+// msm_table_window_bits: the width a table of n bases is built with.
+uint32_t msm_table_window_bits(size_t n);
+uint32_t msm_table_windows(uint32_t wbits);
+// Fills rows 1.. of a table whose row 0 holds the n bases, on `stream`
+// (asynchronous), on the device the stream belongs to.
+void msm_build_table(cudaStream_t stream, msm_group group, void *d_table, size_t n,
+                     uint32_t wbits);
 
 // Exactly the device memory an msm_context with these slots allocates (one
 // block): per slot the buckets and histogram of the widest window
 // (~n_max/12 buckets at 2^20), the digits of one Pippenger batch (26 x 4
 // bytes per scalar of a batch of at most 2^22), the 0/1 bitmap and room for
 // min(3/4 n_max, 2^23) gathered scalars and points (the split's rest). For
-// 2^20 points that is about 250 MiB in G1, 350 MiB in G2.
+// 2^20 points that is about 250 MiB in G1, 350 MiB in G2; a slot with room
+// for table runs also holds their bucket set (2^19 buckets at 2^20) and
+// sort buffers (12 x 13 bytes per base at 2^20), about 150 MiB more.
 size_t msm_context_bytes(const std::vector<msm_slot_spec> &slots, int sm_count);
 
 // Where one MSM's time goes, for measurements only (msm_context::profile):
@@ -77,6 +94,9 @@ struct msm_job {
     const void *d_points;   // n affine points (blst layout)
     const void *d_scalars;  // n scalars
     size_t n;               // <= the slot's n_max
+    // Nonzero: d_points is a table of multiples built with this width
+    // (msm_build_table), for a slot with room for table runs.
+    uint32_t table_wbits = 0;
 };
 
 class msm_context {
@@ -103,11 +123,12 @@ public:
     // of its counts; after s has reached that point (synchronize s),
     // launch enqueues the MSM (split01: use those counts, else Pippenger
     // over all points) and the copy of its result; after s has finished,
-    // read converts the result (blst's Jacobian layout).
+    // read converts the result (blst's Jacobian layout). table_wbits:
+    // d_points is a table of multiples (msm_job::table_wbits).
     void classify(size_t slot, cudaStream_t s, const void *d_points, const void *d_scalars,
                   size_t n);
     void launch(size_t slot, cudaStream_t s, const void *d_points, const void *d_scalars,
-                size_t n, bool split01);
+                size_t n, bool split01, uint32_t table_wbits = 0);
     void read(size_t slot, g1_proj_raw &out) const;
     void read(size_t slot, g2_proj_raw &out) const;
     cudaStream_t stream(size_t slot) const;  // the slot's own stream

@@ -57,17 +57,49 @@ using g2_engine = msm_detail::msm_engine<g2_bucket, g2_affine, fr_t>;
 constexpr size_t MAX_SLOTS_PER_GROUP = 8;
 
 size_t slot_bytes(const msm_slot_spec &s, int sm_count) {
-    return s.group == msm_group::g2 ? g2_engine::layout(s.n_max, sm_count).total
-                                    : g1_engine::layout(s.n_max, sm_count).total;
+    return s.group == msm_group::g2 ? g2_engine::layout(s.n_max, sm_count, s.table).total
+                                    : g1_engine::layout(s.n_max, sm_count, s.table).total;
 }
 
-// Host side of what a slot copies back: the two counts of classify and the
+// A table run pays where Pippenger would run over (nearly) all the points:
+// when at least an eighth of the scalars are long (neither 0, 1 nor short:
+// msm_classify), or when the split was not asked for. Short scalars weigh
+// against it: all windows share one bucket set, so the top digits of many
+// short scalars of similar length pile into a few buckets, each summed by
+// one thread (16K 63-bit scalars next to 2^20 dense ones took the H + L of
+// the `bits` circuit from 15 to 33 ms). A few, as random field elements
+// have (about 2^-14.9 of them), are harmless.
+bool table_pays(bool split01, size_t n, const uint32_t *counts) {
+    if (!split01)
+        return true;
+    const size_t rest = counts[1], shorts = counts[2];
+    return rest - shorts >= n / 8 && shorts <= std::max<size_t>(64, n >> 14);
+}
+
+// Points per thread of msm_table_step (one inversion for each).
+constexpr uint32_t TABLE_BATCH = 8;
+
+template <class field_t>
+void build_table(cudaStream_t s, void *d_table, size_t n, uint32_t wbits) {
+    const size_t point = 2 * sizeof(typename field_t::mem_t);  // host: the whole Fp2
+    const uint32_t windows = msm_detail::window_count(wbits);
+    const size_t per_block = msm_detail::TABLE_THREADS / field_t::degree * TABLE_BATCH;
+    const uint32_t blocks = (uint32_t)std::max<size_t>((n + per_block - 1) / per_block, 1);
+    char *rows = (char *)d_table;
+    for (uint32_t w = 1; w < windows && n; w++) {
+        msm_detail::msm_table_step<field_t, TABLE_BATCH>
+            <<<blocks, msm_detail::TABLE_THREADS, 0, s>>>(rows + w * n * point,
+                                                          rows + (w - 1) * n * point, n, wbits);
+        msm_detail::cuda_ok(cudaGetLastError(), "table of multiples");
+    }
+}
+
+// Host side of what a slot copies back: the counts of classify and the
 // window sums (xyzz points, msm_engine::window_sums), with the window count
 // and width of the run that left them.
 struct pinned_t {
-    uint32_t counts[2];
+    uint32_t counts[msm_detail::COUNTS];
     uint32_t windows_and_wbits;
-    uint32_t pad;
     alignas(16) unsigned char wsum[msm_detail::WSUM_SLOTS][sizeof(g2_bucket)];
 };
 
@@ -148,6 +180,21 @@ struct msm_context::impl {
     }
 };
 
+uint32_t msm_table_window_bits(size_t n) { return msm_detail::table_window_bits(n); }
+
+uint32_t msm_table_windows(uint32_t wbits) { return msm_detail::window_count(wbits); }
+
+void msm_build_table(cudaStream_t stream, msm_group group, void *d_table, size_t n,
+                     uint32_t wbits) {
+    if (wbits < 10 || wbits > 20)
+        throw cuda_error{-(int)cudaErrorInvalidValue,
+                         std::string("cuda-prover MSM: table window width out of range")};
+    if (group == msm_group::g2)
+        build_table<fp2_t>(stream, d_table, n, wbits);
+    else
+        build_table<fp_t>(stream, d_table, n, wbits);
+}
+
 size_t msm_context_bytes(const std::vector<msm_slot_spec> &slots, int sm_count) {
     size_t total = 0;
     for (const auto &s : slots)
@@ -188,9 +235,9 @@ msm_context::msm_context(const gpu_t &gpu, const std::vector<msm_slot_spec> &slo
         s.spec = slots[i];
         const bool g2 = s.spec.group == msm_group::g2;
         if (g2)
-            s.e2.reset(new g2_engine(at, s.spec.n_max, p_->sm_count, sid[1]++));
+            s.e2.reset(new g2_engine(at, s.spec.n_max, p_->sm_count, sid[1]++, s.spec.table));
         else
-            s.e1.reset(new g1_engine(at, s.spec.n_max, p_->sm_count, sid[0]++));
+            s.e1.reset(new g1_engine(at, s.spec.n_max, p_->sm_count, sid[0]++, s.spec.table));
         at += msm_detail::align256(slot_bytes(s.spec, p_->sm_count));
     }
 }
@@ -206,7 +253,8 @@ bool msm_context::fits(const std::vector<msm_slot_spec> &slots) const {
         return false;
     for (size_t i = 0; i < slots.size(); i++)
         if (slots[i].group != p_->slots[i].spec.group ||
-            slots[i].n_max > p_->slots[i].spec.n_max)
+            slots[i].n_max > p_->slots[i].spec.n_max ||
+            (slots[i].table && !p_->slots[i].spec.table))
             return false;
     return true;
 }
@@ -249,25 +297,31 @@ void msm_context::classify(size_t slot, cudaStream_t s, const void *d_points,
                         counts);
 }
 
+// One MSM on engine e: over the table when there is one that e holds and
+// it pays, else with or without the 0/1 split.
+template <class engine_t>
+uint32_t launch_on(engine_t &e, cudaStream_t s, const void *d_points, const fr_t *sc, size_t n,
+                   bool split01, uint32_t table_wbits, const pinned_t &pin) {
+    auto *pts = (const typename engine_t::affine_h *)d_points;
+    if (table_wbits && e.fits_table(n, table_wbits) && table_pays(split01, n, pin.counts))
+        return e.run_table(s, pts, sc, n, table_wbits);
+    return split01 ? e.run_split(s, pts, sc, n, pin.counts[0], pin.counts[1])
+                   : e.run(s, pts, sc, n);
+}
+
 void msm_context::launch(size_t slot, cudaStream_t s, const void *d_points,
-                         const void *d_scalars, size_t n, bool split01) {
+                         const void *d_scalars, size_t n, bool split01, uint32_t table_wbits) {
     auto &sl = p_->at(slot);
     pinned_t &pin = p_->pinned[slot];
     const fr_t *sc = (const fr_t *)d_scalars;
     const void *wsum;
     size_t bytes;
     if (sl.e2) {
-        auto *pts = (const g2_engine::affine_h *)d_points;
-        pin.windows_and_wbits = split01
-                                    ? sl.e2->run_split(s, pts, sc, n, pin.counts[0], pin.counts[1])
-                                    : sl.e2->run(s, pts, sc, n);
+        pin.windows_and_wbits = launch_on(*sl.e2, s, d_points, sc, n, split01, table_wbits, pin);
         wsum = sl.e2->window_sums();
         bytes = sizeof(g2_engine::bucket_h);
     } else {
-        auto *pts = (const g1_engine::affine_h *)d_points;
-        pin.windows_and_wbits = split01
-                                    ? sl.e1->run_split(s, pts, sc, n, pin.counts[0], pin.counts[1])
-                                    : sl.e1->run(s, pts, sc, n);
+        pin.windows_and_wbits = launch_on(*sl.e1, s, d_points, sc, n, split01, table_wbits, pin);
         wsum = sl.e1->window_sums();
         bytes = sizeof(g1_engine::bucket_h);
     }
@@ -308,7 +362,8 @@ void msm_context::run(const msm_job *jobs, size_t njobs, cudaEvent_t ready, uint
     for (size_t i = 0; i < njobs; i++) {
         auto &sl = p_->at(jobs[i].slot);
         cuda_ok(cudaStreamSynchronize(sl.stream), "MSM classification");
-        launch(jobs[i].slot, sl.stream, jobs[i].d_points, jobs[i].d_scalars, jobs[i].n, true);
+        launch(jobs[i].slot, sl.stream, jobs[i].d_points, jobs[i].d_scalars, jobs[i].n, true,
+               jobs[i].table_wbits);
         cuda_ok(cudaEventRecord(sl.stop, sl.stream), "cudaEventRecord");
     }
     for (size_t i = 0; i < njobs; i++) {

@@ -8,7 +8,14 @@
 // millisecond (one warp on the device took 2.5 ms in G1, 3.9 ms in G2).
 // Scalars equal to 0 or 1 can be split off on the device first (classify,
 // then run_split): the 1s are summed by a batch addition, only the rest goes
-// through Pippenger. Included by msm.cu.
+// through Pippenger. A key's bases can also come with a table of
+// multiples (rows w = 0..windows-1 of 2^(w wbits) times every base,
+// msm_table_step): run_table then sums all windows in one bucket set of
+// 2^(wbits-1) buckets, with wider windows (20 bits at 2^20 points, 13
+// windows instead of 19) and one sort, accumulation and integration: a
+// dense 2^20 MSM takes 11.0 ms in G1 instead of 14.2, 27.6 in G2 instead of
+// 35.8. Included
+// by msm.cu.
 #pragma once
 
 #include <algorithm>
@@ -53,6 +60,29 @@ inline uint32_t window_bits(size_t n) {
 }
 inline uint32_t window_count(uint32_t wbits) { return (FR_BITS - 1) / wbits + 1; }
 
+// The window width of a key's table of multiples for n bases: 20 from
+// lg(1.5 n) = 20 on (13 windows, 2^19 buckets), else 17, 16 or 15. These are
+// the widths whose top window still spans 15 bits or more: all windows share
+// one bucket set, and a top window of a few bits would pile n digits into a
+// few buckets, which one thread each accumulates (at 2^20 bases, width 19,
+// whose top window has 8 bits, took 177 ms in G1 against 11 ms at 20).
+// Measured on an H200, dense scalars, 2^20 bases (ms): G1 width 16: 15.6,
+// 17: 13.0, 20: 11.0 (Pippenger without a table: 14.2); G2 16: 34.5, 17:
+// 27.8, 20: 27.6 (without: 35.8).
+inline uint32_t table_window_bits(size_t n) {
+    const uint32_t lg = lg2_floor(n + n / 2);
+    if (lg >= 20)
+        return 20;
+    if (lg >= 17)
+        return 17;
+    return lg >= 16 ? 16 : 15;
+}
+
+// The integration of a table run's 2^(wbits-1) buckets: 2^(wbits - piece)
+// rows of 2^(piece-1) buckets, one block each (sppark's integrate needs a
+// row wider than twice its threads: piece >= 10).
+inline uint32_t table_piece_bits(uint32_t wbits) { return std::max<uint32_t>(10, wbits - 7); }
+
 // Most scalars one Pippenger batch takes. Each batch sorts, accumulates and
 // integrates on its own; one batch of 2^20 took 18.7 ms where sppark's four
 // batches took 23.0 (sort 1.5 against 3.8 ms). The digits of a batch cost
@@ -96,6 +126,8 @@ struct engine_layout {
     size_t nones = 0;        // batch addition partial sums
     size_t tail_cap = 0;     // scalars the 0/1 split may leave for Pippenger
     size_t pair_stride = 0;  // entries per window row of `pairs`
+    size_t digit_cap = 0;    // entries of `digits`
+    size_t temp_cap = 0;     // uint2 entries of `temps`
     size_t buckets, ones, ones_acc, pairs, wsum, hist, temps, digits, counts, bitmap,
         tail_s, tail_p;
     size_t total = 0;
@@ -103,15 +135,26 @@ struct engine_layout {
 
 // n_max: most points per MSM; bucket_bytes, affine_bytes: sizes of the
 // group's bucket (xyzz) and affine point in memory; nt: integrating threads
-// per window (MSM_NTHREADS / degree).
+// per window (MSM_NTHREADS / degree); table: room for a table run over
+// n_max bases (table_window_bits(n_max)): its one bucket set and the digits
+// of all its windows in one row.
 inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affine_bytes,
-                                 int sm_count, size_t scalar_bytes, size_t nt) {
+                                 int sm_count, size_t scalar_bytes, size_t nt, bool table) {
     engine_layout L;
     n_max = std::max<size_t>(n_max, 1);
     L.wbits_max = window_bits(n_max);
     for (uint32_t w = 10; w <= L.wbits_max; w++)
         L.nbuckets = std::max(L.nbuckets, (size_t)window_count(w) << (w - 1));
     L.stride_cap = round_up(std::min(n_max, MAX_BATCH), 32);
+    L.digit_cap = window_count(10) * L.stride_cap;
+    L.temp_cap = 2 * L.stride_cap;
+    if (table) {
+        const uint32_t tw = table_window_bits(n_max);
+        const size_t entries = window_count(tw) * n_max;
+        L.nbuckets = std::max(L.nbuckets, size_t(1) << (tw - 1));
+        L.digit_cap = std::max(L.digit_cap, entries);
+        L.temp_cap = std::max(L.temp_cap, entries);
+    }
     L.nones = std::max<size_t>((size_t)sm_count * BATCH_ADD_BLOCK_SIZE / WARP_SZ, nt);
     // At most 3/4 of the points, and at most 2^23 (1 GiB of G1, 1.75 GiB of
     // G2 gathered): larger MSMs with more non-0/1 scalars than that run
@@ -131,9 +174,9 @@ inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affin
     L.pairs = take(max_windows * L.pair_stride * bucket_bytes);
     L.wsum = take(WSUM_SLOTS * bucket_bytes);
     L.hist = take(L.nbuckets * sizeof(uint32_t));
-    L.temps = take(L.stride_cap * 2 * 2 * sizeof(uint32_t));  // two rows of uint2
-    L.digits = take(max_windows * L.stride_cap * sizeof(uint32_t));
-    L.counts = take(2 * sizeof(uint32_t));
+    L.temps = take(L.temp_cap * sizeof(uint2));  // two rows of a batch, or a table run's row
+    L.digits = take(L.digit_cap * sizeof(uint32_t));
+    L.counts = take(COUNTS * sizeof(uint32_t));
     L.bitmap = take(round_up(n_max, 1024) / 32 * sizeof(uint32_t));
     L.tail_s = take(L.tail_cap * scalar_bytes);
     L.tail_p = take(L.tail_cap * affine_bytes);
@@ -148,17 +191,17 @@ public:
     using affine_h = typename affine_t::mem_t;
     static constexpr size_t NT = MSM_NTHREADS / bucket_t::degree;
 
-    static engine_layout layout(size_t n_max, int sm_count) {
+    static engine_layout layout(size_t n_max, int sm_count, bool table) {
         return make_layout(n_max, sizeof(bucket_h), sizeof(affine_h), sm_count,
-                           sizeof(scalar_t), NT);
+                           sizeof(scalar_t), NT, table);
     }
 
     // base: layout(n_max, sm_count).total bytes of device memory, owned by
     // the caller. sid: this engine's counter slot in sppark's cooperative
     // kernels (accumulate, batch_addition); engines of one group that may run
     // at the same time need different sids (mod 8).
-    msm_engine(void *base, size_t n_max, int sm_count, uint32_t sid)
-        : L_(layout(n_max, sm_count)), base_((char *)base), n_max_(n_max), sm_count_(sm_count),
+    msm_engine(void *base, size_t n_max, int sm_count, uint32_t sid, bool table)
+        : L_(layout(n_max, sm_count, table)), base_((char *)base), n_max_(n_max), sm_count_(sm_count),
           sid_(sid) {}
 
     size_t n_max() const { return n_max_; }
@@ -190,8 +233,8 @@ public:
     }
 
     // First half of a run with the 0/1 split: classifies the scalars and
-    // gathers the rest; the two counts (ones, rest) are copied to
-    // host_counts (pinned) on s. The caller synchronizes s, then calls
+    // gathers the rest; the COUNTS counts (ones, rest, short: msm_classify)
+    // are copied to host_counts (pinned) on s. The caller synchronizes s, then calls
     // run_split with those counts.
     void classify(cudaStream_t s, const affine_h *points, const scalar_t *scalars, size_t n,
                   uint32_t *host_counts) {
@@ -200,7 +243,7 @@ public:
                              std::string("cuda-prover MSM: more points than the engine holds")};
         uint32_t *counts = (uint32_t *)(base_ + L_.counts);
         begin(s);
-        cuda_ok(cudaMemsetAsync(counts, 0, 2 * sizeof(uint32_t), s), "cudaMemsetAsync");
+        cuda_ok(cudaMemsetAsync(counts, 0, COUNTS * sizeof(uint32_t), s), "cudaMemsetAsync");
         if (n) {
             const size_t padded = round_up(n, 1024);
             const uint32_t blocks = (uint32_t)std::min<size_t>(
@@ -211,7 +254,7 @@ public:
                 (uint32_t)L_.tail_cap);
             cuda_ok(cudaGetLastError(), "classify");
         }
-        cuda_ok(cudaMemcpyAsync(host_counts, counts, 2 * sizeof(uint32_t),
+        cuda_ok(cudaMemcpyAsync(host_counts, counts, COUNTS * sizeof(uint32_t),
                                 cudaMemcpyDeviceToHost, s),
                 "copy of the scalar counts");
         mark(s, msm_phase_classify);
@@ -242,6 +285,82 @@ public:
         finish(s, nw);
         mark(s, msm_phase_finish);
         return nw;
+    }
+
+    // Whether run_table takes n bases with a table of this width.
+    bool fits_table(size_t n, uint32_t wbits) const {
+        const size_t entries = window_count(wbits) * n;
+        return wbits >= 10 && wbits <= 20 && n > 0 && entries < (size_t(1) << 31) &&
+               (size_t(1) << (wbits - 1)) <= L_.nbuckets && entries <= L_.digit_cap &&
+               entries <= L_.temp_cap;
+    }
+
+    // sum scalars[i] * points[i], i < n, where `table` holds the rows w <
+    // window_count(wbits) of 2^(w wbits) points[i] (row 0: the points; row
+    // stride n). Window w of scalar i is a digit of point w n + i, so all
+    // windows share one bucket set: one breakdown, one sort of windows x n
+    // digits, one accumulation; the buckets are integrated in rows
+    // (table_piece_bits) and finished with their offsets (msm_finish_windows'
+    // flat), leaving sums of weight 1 in the window-sum slots. Returns rows |
+    // 0 << 16. Asynchronous on s; fits_table(n, wbits) must hold.
+    uint32_t run_table(cudaStream_t s, const affine_h *table, const scalar_t *scalars, size_t n,
+                       uint32_t wbits) {
+        if (!fits_table(n, wbits))
+            throw cuda_error{-(int)cudaErrorInvalidValue,
+                             std::string("cuda-prover MSM: a table run the engine cannot hold")};
+        const uint32_t nwins = window_count(wbits);
+        const uint32_t entries = (uint32_t)(nwins * n);
+        const uint32_t piece = table_piece_bits(wbits);
+        const uint32_t rows = 1u << (wbits - piece);
+        if (prof_) {
+            prof_->wbits = wbits;
+            prof_->windows = nwins;
+            prof_->batches = 1;
+            prof_->pippenger_points += n;
+        }
+        clear(s);
+        begin(s);
+        bucket_h *buckets = (bucket_h *)(base_ + L_.buckets);
+        bucket_h *ones = (bucket_h *)(base_ + L_.ones);
+        // Window w of scalar i at w n + i: the rows of breakdown are one
+        // row of the sort.
+        vec2d_t<uint32_t> windows{(uint32_t *)(base_ + L_.digits), (uint32_t)n};
+        vec2d_t<uint32_t> digits{(uint32_t *)(base_ + L_.digits), entries};
+        vec2d_t<uint32_t> hist{(uint32_t *)(base_ + L_.hist), 1u << (wbits - 1)};
+        vec2d_t<uint2> temps{(uint2 *)(base_ + L_.temps), entries};
+        const uint32_t grid = sort_grid();
+        breakdown<<<2 * grid, 1024, sizeof(scalar_t) * 1024, s>>>(windows, scalars, n, nwins,
+                                                                 wbits, true);
+        cuda_ok(cudaGetLastError(), "breakdown");
+        mark(s, msm_phase_breakdown);
+        void (*sort_k)(vec2d_t<uint32_t>, size_t, uint32_t, vec2d_t<uint2>, vec2d_t<uint32_t>,
+                       uint32_t, uint32_t, uint32_t) = sort;
+        launch_coop(s, sort_k, dim3(grid, 1), dim3(SORT_BLOCKDIM), sizeof(uint32_t) << DIGIT_BITS,
+                    digits, (size_t)entries, 0u, temps, hist, wbits - 1, wbits - 1, 0u);
+        mark(s, msm_phase_sort);
+        void (*add_k)(bucket_h *, const affine_h *, size_t, const uint32_t *,
+                      const uint32_t &) = batch_addition<bucket_t, affine_h>;
+        add_k<<<sm_count_, BATCH_ADD_BLOCK_SIZE, 0, s>>>(ones, table, entries, &digits[0][0],
+                                                         hist[0][0]);
+        cuda_ok(cudaGetLastError(), "batch addition");
+        mark(s, msm_phase_batch_add);
+        void (*acc_k)(bucket_h *, uint32_t, uint32_t, affine_h *, const vec2d_t<uint32_t>,
+                      const vec2d_t<uint32_t>, uint32_t) = accumulate<bucket_t, affine_h>;
+        launch_coop(s, acc_k, dim3(sm_count_), dim3(0), 0, buckets, 1u, wbits,
+                    const_cast<affine_h *>(table), (const vec2d_t<uint32_t>)digits,
+                    (const vec2d_t<uint32_t>)hist, sid_);
+        mark(s, msm_phase_accumulate);
+        integrate<bucket_t><<<rows, MSM_NTHREADS, sizeof(bucket_t) * NT, s>>>(
+            buckets, rows, piece, rows * piece);
+        cuda_ok(cudaGetLastError(), "integrate");
+        add_ones(s);
+        mark(s, msm_phase_integrate);
+        msm_finish_windows<bucket_t><<<rows + 1, FINISH_THREADS, 0, s>>>(
+            buckets, size_t(1) << (piece - 1), rows, piece, rows * piece,
+            (bucket_h *)(base_ + L_.ones_acc), nones(), (bucket_h *)(base_ + L_.wsum), true);
+        cuda_ok(cudaGetLastError(), "finish");
+        mark(s, msm_phase_finish);
+        return rows;
     }
 
 private:
@@ -299,8 +418,17 @@ private:
         const uint32_t nwins = nwins_and_wbits & 0xffff, wbits = nwins_and_wbits >> 16;
         msm_finish_windows<bucket_t><<<nwins + 1, FINISH_THREADS, 0, s>>>(
             (bucket_h *)(base_ + L_.pairs), L_.pair_stride, nwins, wbits, FR_BITS,
-            (bucket_h *)(base_ + L_.ones_acc), nones(), (bucket_h *)(base_ + L_.wsum));
+            (bucket_h *)(base_ + L_.ones_acc), nones(), (bucket_h *)(base_ + L_.wsum), false);
         cuda_ok(cudaGetLastError(), "finish");
+    }
+
+    // Blocks of the cooperative sort: a power of two near a third of the
+    // SMs.
+    uint32_t sort_grid() const {
+        uint32_t grid = std::max(sm_count_ / 3, 1);
+        while (grid & (grid - 1))
+            grid -= grid & (0 - grid);
+        return grid;
     }
 
     // Pippenger over n points, adding to the pairs and ones accumulators;
@@ -329,9 +457,7 @@ private:
         vec2d_t<uint2> temps{(uint2 *)(base_ + L_.temps), (uint32_t)stride};
         vec2d_t<uint32_t> digits{(uint32_t *)(base_ + L_.digits), (uint32_t)stride};
 
-        uint32_t grid = std::max(sm_count_ / 3, 1);
-        while (grid & (grid - 1))
-            grid -= grid & (0 - grid);
+        const uint32_t grid = sort_grid();
         const size_t sort_shared = sizeof(uint32_t) << DIGIT_BITS;
         const uint32_t top = FR_BITS - wbits * (nwins - 1);
 

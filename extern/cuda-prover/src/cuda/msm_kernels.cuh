@@ -1,6 +1,7 @@
 // The kernels of our Pippenger driver that sppark does not have: finishing
-// the window sums on the device (after sppark's integrate) and the split of
-// scalars into 0, 1 and the rest. Included by msm.cu only (sppark's field and curve types must be
+// the window sums on the device (after sppark's integrate), the split of
+// scalars into 0, 1 and the rest, and the rows of a key's table of
+// multiples (msm_table_step). Included by msm.cu only (sppark's field and curve types must be
 // defined before this header).
 #pragma once
 
@@ -11,15 +12,21 @@
 namespace cp_cuda {
 namespace msm_detail {
 
-// Slots of the per-MSM window-sum array: windows 0..MAX_WINDOWS-1 and one
-// slot for the points whose digit (or scalar) is 1, added with weight 1.
-constexpr uint32_t MAX_WINDOWS = 32;
+// Slots of the per-MSM window-sum array: windows 0..MAX_WINDOWS-1 (or the
+// rows of a table run's one bucket set) and one slot for the points whose
+// digit (or scalar) is 1, added with weight 1.
+constexpr uint32_t MAX_WINDOWS = 128;
 constexpr uint32_t ONES_SLOT = MAX_WINDOWS;
 constexpr uint32_t WSUM_SLOTS = MAX_WINDOWS + 1;
 
-// Block size of msm_finish_windows and msm_classify.
+// What msm_classify counts: scalars equal to 1, the others that are not 0,
+// and of those the short ones.
+constexpr uint32_t COUNTS = 3;
+
+// Block size of msm_finish_windows, msm_classify and msm_table_step.
 constexpr uint32_t FINISH_THREADS = 256;
 constexpr uint32_t CLASSIFY_THREADS = 256;
+constexpr uint32_t TABLE_THREADS = 256;
 
 // The field of an xyzz bucket type, and its coordinates (xyzz_t keeps them
 // private; this view has the same members in the same order).
@@ -30,6 +37,12 @@ template<class F, class H, const H *A4> struct xyzz_field<xyzz_t<F, H, A4>> {
 };
 template<class field_t> struct xyzz_coords {
     field_t X, Y, ZZZ, ZZ;
+};
+
+// An affine point in memory (sppark's affine_t::mem_t, whose members are
+// private): x, y; infinity is (0, 0).
+template<class field_h> struct affine_mem_coords {
+    field_h X, Y;
 };
 
 // p = 2p for curves with a = 0 (dbl-2008-s-1: 6M + 3S, against the 4M more
@@ -95,6 +108,91 @@ __device__ __forceinline__ bucket_t small_mul(const bucket_t &a, uint32_t k) {
     return r;
 }
 
+// out[i] = 2^wbits in[i] for i < n, affine points in memory
+// (affine_mem_coords): wbits doublings in Jacobian coordinates
+// (dbl-2009-l, a = 0: 2M + 5S), then back to affine with one inversion for
+// the N points of a thread (Montgomery's trick; infinity has Z = 0, stays
+// out of the product and comes out as (0, 0)). A point takes `degree`
+// lanes; thread t takes points t, t + lanes, ..., and every lane reaches the
+// inversion (sppark's reciprocal pairs lanes). The rows are untyped in the
+// signature: field_t::mem_t is another type on the host.
+template<class field_t, uint32_t N>
+__launch_bounds__(TABLE_THREADS) __global__
+void msm_table_step(void *out_, const void *in_, size_t n, uint32_t wbits) {
+    using point_h = affine_mem_coords<typename field_t::mem_t>;
+    point_h *out = (point_h *)out_;
+    const point_h *in = (const point_h *)in_;
+    const uint32_t degree = field_t::degree;
+    const size_t lanes = (size_t)gridDim.x * blockDim.x / degree;
+    const size_t tid = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / degree;
+    field_t X[N], Y[N], Z[N], prod[N];
+    bool inf[N];
+    #pragma unroll 1
+    for (uint32_t k = 0; k < N; k++) {
+        const size_t i = tid + k * lanes;
+        field_t x, y, z;
+        if (i < n) {
+            x = in[i].X;
+            y = in[i].Y;
+            z = field_t::one(x.is_zero() && y.is_zero());
+        } else {
+            x.zero();
+            y.zero();
+            z.zero();
+        }
+        #pragma unroll 1
+        for (uint32_t b = 0; b < wbits; b++) {
+            field_t A = x ^ 2, B = y ^ 2;
+            field_t C = B ^ 2;
+            field_t D = x + B;
+            D = D ^ 2;
+            D -= A;
+            D -= C;
+            D += D;
+            field_t E = A + A;
+            E += A;
+            z *= y;
+            z += z;
+            x = E ^ 2;
+            x -= D;
+            x -= D;
+            C += C;
+            C += C;
+            C += C;
+            y = D - x;
+            y *= E;
+            y -= C;
+        }
+        X[k] = x;
+        Y[k] = y;
+        inf[k] = z.is_zero();
+        Z[k] = inf[k] ? field_t::one() : z;
+        prod[k] = k ? prod[k - 1] * Z[k] : Z[k];
+    }
+    field_t inv = prod[N - 1].reciprocal();
+    #pragma unroll 1
+    for (uint32_t k = N; k-- > 0;) {
+        field_t zi = k ? inv * prod[k - 1] : inv;
+        if (k)
+            inv *= Z[k];
+        const size_t i = tid + k * lanes;
+        if (i < n) {
+            field_t x, y;
+            if (inf[k]) {
+                x.zero();
+                y.zero();
+            } else {
+                field_t zi2 = zi ^ 2;
+                x = X[k] * zi2;
+                zi2 *= zi;
+                y = Y[k] * zi2;
+            }
+            out[i].X = x;
+            out[i].Y = y;
+        }
+    }
+}
+
 // sppark's integrate leaves in window w's row, for each of the nt =
 // blockDim/degree integrating threads t, the pair (p_t, a_t) at [2t], [2t+1]:
 // a_t is the sum of the thread's segment of buckets and p_t its weighted
@@ -102,14 +200,17 @@ __device__ __forceinline__ bucket_t small_mul(const bucket_t &a, uint32_t k) {
 // pair_stride) by msm_add_rows. The window's value is sum_t p_t + t *
 // 2^(lsbits-1-log2 nt) * a_t, or for a top window narrower than log2 nt + 1
 // bits, sum_t (t / 2^(log2 nt - lsbits + 1) + 1) * a_t (the sums sppark's
-// host-side integrate_row forms). Block w < nwins reduces window w and adds
-// it to wsum[w]; block nwins reduces the nones partial sums of the
+// host-side integrate_row forms). With `flat`, the rows are consecutive
+// pieces of one bucket set (a table run): row w's bucket j holds digit
+// w 2^(wbits-1) + j + 1, so each a_t weighs w 2^(wbits-1) more. Block w <
+// nwins reduces window w and adds it to wsum[w]; block nwins reduces the nones partial sums of the
 // batch additions (scalars or digits 1) into wsum[ONES_SLOT]. The rows are
 // reused as scratch; `ones` must have room for nt entries.
 template<class bucket_t, class bucket_h = typename bucket_t::mem_t>
 __launch_bounds__(FINISH_THREADS) __global__
 void msm_finish_windows(bucket_h pairs[], size_t pair_stride, uint32_t nwins, uint32_t wbits,
-                        uint32_t nbits, bucket_h ones[], uint32_t nones, bucket_h wsum[]) {
+                        uint32_t nbits, bucket_h ones[], uint32_t nones, bucket_h wsum[],
+                        bool flat) {
     const uint32_t degree = bucket_t::degree;
     const uint32_t nt = blockDim.x / degree;
     const uint32_t tid = threadIdx.x / degree;
@@ -126,7 +227,8 @@ void msm_finish_windows(bucket_h pairs[], size_t pair_stride, uint32_t nwins, ui
         const uint32_t lsbits = (w + 1) * wbits > nbits ? nbits - w * wbits : wbits;
         if (lsbits - 1 > ntbits) {
             q = p;
-            bucket_t m = small_mul(a, tid << (lsbits - 1 - ntbits));
+            const uint32_t row_base = flat ? w << (wbits - 1) : 0;
+            bucket_t m = small_mul(a, (tid << (lsbits - 1 - ntbits)) + row_base);
             q.add(m);
         } else {
             q = small_mul(a, (tid >> (ntbits - (lsbits - 1))) + 1);
@@ -168,7 +270,10 @@ void msm_finish_windows(bucket_h pairs[], size_t pair_stride, uint32_t nwins, ui
 // the other non-zero scalars and their points are appended, in no
 // particular order, to tail_scalars / tail_points at atomically reserved
 // positions counted in counts[1] (entries past `cap` are counted, not
-// written). counts must be zero before.
+// written); counts[2] += those of them that are short: below 2^240 in
+// absolute value (the smaller of s and r - s, as Pippenger's digits see
+// it), which a random field element is with probability 2^-14.9. counts
+// must be zero before.
 template<class affine_h, class scalar_t>
 __launch_bounds__(CLASSIFY_THREADS) __global__
 void msm_classify(const scalar_t scalars[], const affine_h points[], uint32_t n,
@@ -196,8 +301,16 @@ void msm_classify(const scalar_t scalars[], const affine_h points[], uint32_t n,
             is_one = ne == 0;
             is_other = nz != 0 && ne != 0;
         }
+        bool is_short = false;
+        if (is_other) {
+            scalar_t v = scalars[i];
+            v.from();
+            (void)v.abs();
+            is_short = (v[7] >> 16) == 0;
+        }
         const uint32_t ones = __ballot_sync(0xffffffffu, is_one);
         const uint32_t others = __ballot_sync(0xffffffffu, is_other);
+        const uint32_t shorts = __ballot_sync(0xffffffffu, is_short);
         uint32_t base = 0;
         if (lane == 0) {
             ones_bitmap[i / 32] = ones;
@@ -205,6 +318,8 @@ void msm_classify(const scalar_t scalars[], const affine_h points[], uint32_t n,
                 atomicAdd(&counts[0], (uint32_t)__popc(ones));
             if (others)
                 base = atomicAdd(&counts[1], (uint32_t)__popc(others));
+            if (shorts)
+                atomicAdd(&counts[2], (uint32_t)__popc(shorts));
         }
         base = __shfl_sync(0xffffffffu, base, 0);
         if (is_other) {

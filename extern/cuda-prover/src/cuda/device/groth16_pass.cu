@@ -94,8 +94,9 @@ struct key_place {
 key_place place(device_state &d, const memory_budget &budget, const srs &key,
                 const cache_layout &L, const shape *sh, cp_timings &key_t) {
     key_place kp;
-    const std::vector<msm_slot_spec> slots = msm_slots(L);
-    const size_t full_temp = temp_bytes(L, d.props.multiProcessorCount);
+    const int sm = d.props.multiProcessorCount;
+    std::vector<msm_slot_spec> slots = msm_slots(L);
+    const size_t full_temp = temp_bytes(L, sm);
     const size_t cache_need = d.cache.need(L.total);
     const size_t shape_need = d.shape.need(sh);
     kp.dk = resident_key(key, d.cuda_id);
@@ -112,10 +113,16 @@ key_place place(device_state &d, const memory_budget &budget, const srs &key,
         const uint64_t fixed = cache_after + shape_after;
         const uint64_t need = srs_layout(key).total + full_temp + fixed;
         if (need <= avail) {
+            // Tables of multiples where they fit with an eighth of the
+            // usable memory to spare, MSM slots with room for them included.
+            const size_t table_temp = temp_bytes(L, sm, true);
+            const uint64_t need_tables = srs_layout(key, true).total + table_temp + fixed;
+            const bool tables = need_tables + avail / 8 <= avail;
             d.streamer.release();
             d.drop_msm_unless(slots);
             kp.dk = &ensure_key(key, d.cuda_id, budget, d.msm_need(slots) + cache_need + shape_need,
-                                d.stream(), key_t, d.srs_uploads);
+                                tables, table_temp - full_temp + avail / 8, d.stream(), key_t,
+                                d.srs_uploads);
         } else {
             // Streaming is for tight memory: the plan counts this proof's
             // own cache, and a larger one held from an earlier proof is
@@ -137,7 +144,10 @@ key_place place(device_state &d, const memory_budget &budget, const srs &key,
         }
     }
     if (kp.dk) {
-        kp.temp = full_temp;
+        const bool tables = kp.dk->tables();
+        if (tables)
+            slots = msm_slots(L, true);
+        kp.temp = tables ? temp_bytes(L, sm, true) : full_temp;
         d.drop_msm_unless(slots);
         const size_t msm_need = d.msm_need(slots);
         if (sh)
@@ -316,7 +326,38 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
     uint64_t t0 = now_ns();
     t.ntt_ns += t0 - t_h;
 
-    if (dk) {
+    if (dk && dk->tables()) {
+        // h, a, b_g1, b_g2 and l at the same time, each over its table on
+        // its slot's stream (l's scalars are the witness's aux part, which
+        // the H coefficients precede in hl).
+        const size_t n_h = L.n_hl - L.na;
+        const msm_job jobs[5] = {{0, dk->h, d_hl, n_h, dk->h_wbits},
+                                 {1, dk->a, d_sa, L.n_a, dk->a_wbits},
+                                 {2, dk->b_g1, d_sb, L.n_b, dk->b_wbits},
+                                 {3, dk->b_g2, d_sb, L.n_b, dk->b_wbits},
+                                 {4, dk->l, d_hl + n_h, L.na, dk->l_wbits}};
+        uint64_t msm_ns[5] = {};
+        d.msm->run(jobs, 5, nullptr, msm_ns);
+        g1_proj_raw r1;
+        g2_proj_raw r2;
+        d.msm->read(0, r1);
+        std::memcpy(&out.h, &r1, sizeof(r1));
+        d.msm->read(4, r1);
+        std::memcpy(&out.l, &r1, sizeof(r1));
+        d.msm->read(1, r1);
+        std::memcpy(&out.a, &r1, sizeof(r1));
+        d.msm->read(2, r1);
+        std::memcpy(&out.b_g1, &r1, sizeof(r1));
+        d.msm->read(3, r2);
+        std::memcpy(&out.b_g2, &r2, sizeof(r2));
+        t.msm_h_ns += msm_ns[0];
+        t.msm_l_ns += msm_ns[4];
+        t.msm_a_ns += msm_ns[1];
+        t.msm_b_g1_ns += msm_ns[2];
+        t.msm_b_g2_ns += msm_ns[3];
+        t.stream_chunks = 0;
+        t.stream_buffer_bytes = 0;
+    } else if (dk) {
         // h + l (one MSM over the adjacent H and L points), a, b_g1 and
         // b_g2 at the same time, each on its slot's stream; the times are
         // each MSM's own on its stream, so they overlap.

@@ -4,16 +4,46 @@
 #include <memory>
 #include <mutex>
 
+#include "gpu_ops.hpp"
+
 namespace cp {
 namespace cuda_dev {
 
-srs_sizes srs_layout(const srs &key) {
+namespace {
+
+// Fewer bases than this get no table: their MSMs are short either way.
+constexpr size_t TABLE_MIN_BASES = 1024;
+
+// The width of a table of n bases, 0 for none; rows: its row count.
+uint32_t table_wbits(bool tables, size_t n, size_t &rows) {
+    rows = 1;
+    if (!tables || n < TABLE_MIN_BASES)
+        return 0;
+    const uint32_t w = cp_cuda::msm_table_window_bits(n);
+    rows = cp_cuda::msm_table_windows(w);
+    return w;
+}
+
+}  // namespace
+
+srs_sizes srs_layout(const srs &key, bool tables) {
     srs_sizes s;
-    s.h = key.h.size() * sizeof(blst_p1_affine);
-    s.l = align256(s.h + key.l.size() * sizeof(blst_p1_affine)) - s.h;
-    s.a = align256(key.a.size() * sizeof(blst_p1_affine));
-    s.b_g1 = align256(key.b_g1.size() * sizeof(blst_p1_affine));
-    s.b_g2 = align256(key.b_g2.size() * sizeof(blst_p2_affine));
+    size_t rows;
+    const size_t g1 = sizeof(blst_p1_affine), g2 = sizeof(blst_p2_affine);
+    if (tables) {
+        s.h_wbits = table_wbits(true, key.h.size(), rows);
+        s.h = align256(rows * key.h.size() * g1);
+        s.l_wbits = table_wbits(true, key.l.size(), rows);
+        s.l = align256(rows * key.l.size() * g1);
+    } else {
+        s.h = key.h.size() * g1;
+        s.l = align256(s.h + key.l.size() * g1) - s.h;
+    }
+    s.a_wbits = table_wbits(tables, key.a.size(), rows);
+    s.a = align256(rows * key.a.size() * g1);
+    s.b_wbits = table_wbits(tables, key.b_g1.size(), rows);
+    s.b_g1 = align256(rows * key.b_g1.size() * g1);
+    s.b_g2 = align256(rows * key.b_g2.size() * g2);
     s.total = s.h + s.l + s.a + s.b_g1 + s.b_g2;
     return s;
 }
@@ -31,19 +61,30 @@ const srs_copy *resident_key(const srs &key, int cuda_id) {
 }
 
 const srs_copy &ensure_key(const srs &key, int cuda_id, const memory_budget &budget,
-                           size_t extra_needed, cudaStream_t stream, cp_timings &t,
-                           std::atomic<uint64_t> &uploads) {
+                           size_t extra_needed, bool tables, size_t extra_tables,
+                           cudaStream_t stream, cp_timings &t, std::atomic<uint64_t> &uploads) {
     if (const srs_copy *c = resident_key(key, cuda_id))
         return *c;
-    const srs_sizes sz = srs_layout(key);
+    srs_sizes sz = srs_layout(key, tables);
     const size_t free_b = budget.free_bytes();
+    if (tables && sz.total + extra_needed + extra_tables > free_b) {
+        tables = false;
+        sz = srs_layout(key, false);
+    }
     if (sz.total + extra_needed > free_b)
         budget.oom(sz.total + extra_needed, free_b);
 
     const uint64_t t0 = now_ns();
     auto copy = std::make_unique<srs_copy>();
     if (sz.total) {
-        const cudaError_t e = copy->buf.allocate(cuda_id, sz.total);
+        cudaError_t e = copy->buf.allocate(cuda_id, sz.total);
+        if (e == cudaErrorMemoryAllocation && tables) {
+            // Another allocation took the room the budget saw: no tables.
+            (void)cudaGetLastError();
+            tables = false;
+            sz = srs_layout(key, false);
+            e = copy->buf.allocate(cuda_id, sz.total);
+        }
         if (e == cudaErrorMemoryAllocation)
             budget.oom(sz.total + extra_needed, budget.free_bytes());
         cuda_check(e, "cudaMalloc(proving key)");
@@ -62,6 +103,23 @@ const srs_copy &ensure_key(const srs &key, int cuda_id, const memory_budget &bud
     copy->a = put(key.a.data(), key.a.size() * sizeof(blst_p1_affine), sz.a);
     copy->b_g1 = put(key.b_g1.data(), key.b_g1.size() * sizeof(blst_p1_affine), sz.b_g1);
     copy->b_g2 = put(key.b_g2.data(), key.b_g2.size() * sizeof(blst_p2_affine), sz.b_g2);
+    // The tables' other rows, from their first.
+    auto build = [&](const void *at, cp_cuda::msm_group g, size_t n, uint32_t w) {
+        if (w)
+            cp_cuda::msm_build_table(stream, g, const_cast<void *>(at), n, w);
+    };
+    using cp_cuda::msm_group;
+    // A failure throws sppark's cuda_error, which the device's entry
+    // points turn into cp errors.
+    build(copy->h, msm_group::g1, key.h.size(), sz.h_wbits);
+    build(copy->l, msm_group::g1, key.l.size(), sz.l_wbits);
+    build(copy->a, msm_group::g1, key.a.size(), sz.a_wbits);
+    build(copy->b_g1, msm_group::g1, key.b_g1.size(), sz.b_wbits);
+    build(copy->b_g2, msm_group::g2, key.b_g2.size(), sz.b_wbits);
+    copy->h_wbits = sz.h_wbits;
+    copy->l_wbits = sz.l_wbits;
+    copy->a_wbits = sz.a_wbits;
+    copy->b_wbits = sz.b_wbits;
     cuda_check(cudaStreamSynchronize(stream), "upload of the proving key");
     t.upload_ns += now_ns() - t0;
 

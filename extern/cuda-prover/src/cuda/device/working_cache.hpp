@@ -31,11 +31,12 @@ struct cache_layout {
 cache_layout layout_for(const srs &key, size_t m);
 
 // The MSM slots of a proof: h + l, a, b_g1 (G1) and b_g2 (G2), run at the
-// same time (msm_context).
-std::vector<cp_cuda::msm_slot_spec> msm_slots(const cache_layout &L);
+// same time (msm_context); with the key's tables, h alone in the first and
+// l in a fifth slot, all with room for runs over tables.
+std::vector<cp_cuda::msm_slot_spec> msm_slots(const cache_layout &L, bool tables = false);
 
 // The device bytes of the MSM context for the layout's slots.
-size_t temp_bytes(const cache_layout &L, int sm_count);
+size_t temp_bytes(const cache_layout &L, int sm_count, bool tables = false);
 
 // The smallest power of two >= n (n <= 2^MAX_LG_DOMAIN from the callers;
 // the loop stops at 2^62 whatever it is given).
