@@ -326,45 +326,15 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
     uint64_t t0 = now_ns();
     t.ntt_ns += t0 - t_h;
 
-    if (dk && dk->tables()) {
-        // h, a, b_g1, b_g2 and l at the same time, each over its table on
-        // its slot's stream (l's scalars are the witness's aux part, which
-        // the H coefficients precede in hl).
-        const size_t n_h = L.n_hl - L.na;
-        const msm_job jobs[5] = {{0, dk->h, d_hl, n_h, dk->h_wbits},
+    if (dk) {
+        // h + l (one MSM over the adjacent H and L points), a, b_g1 and
+        // b_g2 at the same time, each on its slot's stream (over its table
+        // when the key has them); the times are each MSM's own on its
+        // stream, so they overlap.
+        const msm_job jobs[4] = {{0, dk->h, d_hl, L.n_hl, dk->hl_wbits},
                                  {1, dk->a, d_sa, L.n_a, dk->a_wbits},
                                  {2, dk->b_g1, d_sb, L.n_b, dk->b_wbits},
-                                 {3, dk->b_g2, d_sb, L.n_b, dk->b_wbits},
-                                 {4, dk->l, d_hl + n_h, L.na, dk->l_wbits}};
-        uint64_t msm_ns[5] = {};
-        d.msm->run(jobs, 5, nullptr, msm_ns);
-        g1_proj_raw r1;
-        g2_proj_raw r2;
-        d.msm->read(0, r1);
-        std::memcpy(&out.h, &r1, sizeof(r1));
-        d.msm->read(4, r1);
-        std::memcpy(&out.l, &r1, sizeof(r1));
-        d.msm->read(1, r1);
-        std::memcpy(&out.a, &r1, sizeof(r1));
-        d.msm->read(2, r1);
-        std::memcpy(&out.b_g1, &r1, sizeof(r1));
-        d.msm->read(3, r2);
-        std::memcpy(&out.b_g2, &r2, sizeof(r2));
-        t.msm_h_ns += msm_ns[0];
-        t.msm_l_ns += msm_ns[4];
-        t.msm_a_ns += msm_ns[1];
-        t.msm_b_g1_ns += msm_ns[2];
-        t.msm_b_g2_ns += msm_ns[3];
-        t.stream_chunks = 0;
-        t.stream_buffer_bytes = 0;
-    } else if (dk) {
-        // h + l (one MSM over the adjacent H and L points), a, b_g1 and
-        // b_g2 at the same time, each on its slot's stream; the times are
-        // each MSM's own on its stream, so they overlap.
-        const msm_job jobs[4] = {{0, dk->h, d_hl, L.n_hl},
-                                 {1, dk->a, d_sa, L.n_a},
-                                 {2, dk->b_g1, d_sb, L.n_b},
-                                 {3, dk->b_g2, d_sb, L.n_b}};
+                                 {3, dk->b_g2, d_sb, L.n_b, dk->b_wbits}};
         uint64_t msm_ns[4] = {};
         d.msm->run(jobs, 4, nullptr, msm_ns);
         g1_proj_raw r1;

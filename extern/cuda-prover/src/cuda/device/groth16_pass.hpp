@@ -2,9 +2,9 @@
 // up once, through the pinned staging ring on the copy stream, overlapping
 // the NTTs; the MSM scalars are gathered on the device; H and the MSMs run
 // on the gpu's streams. h and l are one MSM (they enter the proof only as
-// h + l): its time is reported in msm_h_ns, out.l is zero; unless the key
-// has tables of multiples (key_residency.hpp), where H runs over its own
-// table and L is a fifth MSM. A job with a
+// h + l): its time is reported in msm_h_ns, out.l is zero. A resident
+// key's tables of multiples (key_residency.hpp) serve the MSMs whose
+// scalars are mostly long. A job with a
 // shape sends only its witness: a, b, c are evaluated and checked from the
 // resident shape. A key that does not fit next to the working set is
 // streamed through the device in chunks (stream_plan.hpp); the timings'

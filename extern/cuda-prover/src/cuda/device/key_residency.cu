@@ -30,15 +30,10 @@ srs_sizes srs_layout(const srs &key, bool tables) {
     srs_sizes s;
     size_t rows;
     const size_t g1 = sizeof(blst_p1_affine), g2 = sizeof(blst_p2_affine);
-    if (tables) {
-        s.h_wbits = table_wbits(true, key.h.size(), rows);
-        s.h = align256(rows * key.h.size() * g1);
-        s.l_wbits = table_wbits(true, key.l.size(), rows);
-        s.l = align256(rows * key.l.size() * g1);
-    } else {
-        s.h = key.h.size() * g1;
-        s.l = align256(s.h + key.l.size() * g1) - s.h;
-    }
+    const size_t n_hl = key.h.size() + key.l.size();
+    s.hl_wbits = table_wbits(tables, n_hl, rows);
+    s.h = key.h.size() * g1;
+    s.l = align256(rows * n_hl * g1) - s.h;
     s.a_wbits = table_wbits(tables, key.a.size(), rows);
     s.a = align256(rows * key.a.size() * g1);
     s.b_wbits = table_wbits(tables, key.b_g1.size(), rows);
@@ -111,13 +106,11 @@ const srs_copy &ensure_key(const srs &key, int cuda_id, const memory_budget &bud
     using cp_cuda::msm_group;
     // A failure throws sppark's cuda_error, which the device's entry
     // points turn into cp errors.
-    build(copy->h, msm_group::g1, key.h.size(), sz.h_wbits);
-    build(copy->l, msm_group::g1, key.l.size(), sz.l_wbits);
+    build(copy->h, msm_group::g1, key.h.size() + key.l.size(), sz.hl_wbits);
     build(copy->a, msm_group::g1, key.a.size(), sz.a_wbits);
     build(copy->b_g1, msm_group::g1, key.b_g1.size(), sz.b_wbits);
     build(copy->b_g2, msm_group::g2, key.b_g2.size(), sz.b_wbits);
-    copy->h_wbits = sz.h_wbits;
-    copy->l_wbits = sz.l_wbits;
+    copy->hl_wbits = sz.hl_wbits;
     copy->a_wbits = sz.a_wbits;
     copy->b_wbits = sz.b_wbits;
     cuda_check(cudaStreamSynchronize(stream), "upload of the proving key");

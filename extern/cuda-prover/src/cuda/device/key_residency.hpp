@@ -18,25 +18,23 @@ namespace cuda_dev {
 struct srs_sizes {
     size_t h, l, a, b_g1, b_g2, total;
     // Table widths (msm_table_window_bits), 0 where an array has no table.
-    uint32_t h_wbits = 0, l_wbits = 0, a_wbits = 0, b_wbits = 0;
-    bool tables() const { return h_wbits || l_wbits || a_wbits || b_wbits; }
+    uint32_t hl_wbits = 0, a_wbits = 0, b_wbits = 0;
 };
 
-// Without tables, H and L are adjacent (no padding between them) so that
-// one MSM covers both: h + l enter the proof only through their sum. With
-// tables, each array is the first row of its own table: H (the quotient's
-// coefficients, always dense) then runs over its table while L's scalars
-// decide for themselves.
+// H and L are adjacent (no padding between them) so that one MSM covers
+// both: h + l enter the proof only through their sum. With tables, each
+// array (h + l as one) is the first row of its table and l's slot runs to
+// the end of the h + l table.
 srs_sizes srs_layout(const srs &key, bool tables = false);
 
 // The proving key's point arrays in one device allocation.
 struct srs_copy final : srs_device_copy {
     device_buffer buf;
     const void *h = nullptr, *l = nullptr, *a = nullptr, *b_g1 = nullptr, *b_g2 = nullptr;
-    // The widths of the tables h, l, a, and b_g1 and b_g2 start; 0: no
-    // table (then h and l are adjacent).
-    uint32_t h_wbits = 0, l_wbits = 0, a_wbits = 0, b_wbits = 0;
-    bool tables() const { return h_wbits || l_wbits || a_wbits || b_wbits; }
+    // The widths of the tables h (with l), a, and b_g1 and b_g2 start;
+    // 0: no table.
+    uint32_t hl_wbits = 0, a_wbits = 0, b_wbits = 0;
+    bool tables() const { return hl_wbits || a_wbits || b_wbits; }
 
     uint64_t bytes() const override { return buf.size(); }
 };

@@ -36,12 +36,8 @@ cache_layout layout_for(const srs &key, size_t m) {
 
 std::vector<cp_cuda::msm_slot_spec> msm_slots(const cache_layout &L, bool tables) {
     using cp_cuda::msm_group;
-    if (tables)
-        return {{msm_group::g1, L.n_hl - L.na, true}, {msm_group::g1, L.n_a, true},
-                {msm_group::g1, L.n_b, true},         {msm_group::g2, L.n_b, true},
-                {msm_group::g1, L.na, true}};
-    return {{msm_group::g1, L.n_hl}, {msm_group::g1, L.n_a}, {msm_group::g1, L.n_b},
-            {msm_group::g2, L.n_b}};
+    return {{msm_group::g1, L.n_hl, tables}, {msm_group::g1, L.n_a, tables},
+            {msm_group::g1, L.n_b, tables}, {msm_group::g2, L.n_b, tables}};
 }
 
 size_t temp_bytes(const cache_layout &L, int sm_count, bool tables) {

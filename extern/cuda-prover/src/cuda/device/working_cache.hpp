@@ -31,8 +31,8 @@ struct cache_layout {
 cache_layout layout_for(const srs &key, size_t m);
 
 // The MSM slots of a proof: h + l, a, b_g1 (G1) and b_g2 (G2), run at the
-// same time (msm_context); with the key's tables, h alone in the first and
-// l in a fifth slot, all with room for runs over tables.
+// same time (msm_context); with room for runs over the key's tables when
+// it has them.
 std::vector<cp_cuda::msm_slot_spec> msm_slots(const cache_layout &L, bool tables = false);
 
 // The device bytes of the MSM context for the layout's slots.
