@@ -129,6 +129,9 @@ public:
                   size_t n);
     void launch(size_t slot, cudaStream_t s, const void *d_points, const void *d_scalars,
                 size_t n, bool split01, uint32_t table_wbits = 0);
+    // Whether the slot's last MSM had scalars that pay for a table run
+    // (mostly long ones), table or not: a key's tables are built for these.
+    bool wants_table(size_t slot) const;
     void read(size_t slot, g1_proj_raw &out) const;
     void read(size_t slot, g2_proj_raw &out) const;
     cudaStream_t stream(size_t slot) const;  // the slot's own stream

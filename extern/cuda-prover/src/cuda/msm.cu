@@ -67,13 +67,14 @@ size_t slot_bytes(const msm_slot_spec &s, int sm_count) {
 // against it: all windows share one bucket set, so the top digits of many
 // short scalars of similar length pile into a few buckets, each summed by
 // one thread (16K 63-bit scalars next to 2^20 dense ones took the H + L of
-// the `bits` circuit from 15 to 33 ms). A few, as random field elements
-// have (about 2^-14.9 of them), are harmless.
+// the `bits` circuit from 15 to 33 ms). The few that random field
+// elements have (2^-13.9 of them: n / 14,900) are harmless; the bound,
+// n / 4096 + 64, leaves room for that count's spread (141 +- 12 at 2^21).
 bool table_pays(bool split01, size_t n, const uint32_t *counts) {
     if (!split01)
         return true;
     const size_t rest = counts[1], shorts = counts[2];
-    return rest - shorts >= n / 8 && shorts <= std::max<size_t>(64, n >> 14);
+    return rest - shorts >= n / 8 && shorts <= n / 4096 + 64;
 }
 
 // Points per thread of msm_table_step (one inversion for each).
@@ -141,6 +142,7 @@ struct msm_context::impl {
         cudaStream_t stream = nullptr;
         cudaEvent_t start = nullptr, stop = nullptr;
         msm_profile *profile = nullptr;
+        bool wants_table = false;  // the last launch's table_pays
     };
     int device = 0;
     int sm_count = 0;
@@ -316,6 +318,7 @@ void msm_context::launch(size_t slot, cudaStream_t s, const void *d_points,
     const fr_t *sc = (const fr_t *)d_scalars;
     const void *wsum;
     size_t bytes;
+    sl.wants_table = split01 && table_pays(true, n, pin.counts);
     if (sl.e2) {
         pin.windows_and_wbits = launch_on(*sl.e2, s, d_points, sc, n, split01, table_wbits, pin);
         wsum = sl.e2->window_sums();
@@ -331,6 +334,8 @@ void msm_context::launch(size_t slot, cudaStream_t s, const void *d_points,
                                           msm_detail::WSUM_SLOTS, cudaMemcpyDeviceToHost, s),
                         "copy of the window sums");
 }
+
+bool msm_context::wants_table(size_t slot) const { return p_->at(slot).wants_table; }
 
 void msm_context::read(size_t slot, g1_proj_raw &out) const {
     auto &sl = p_->at(slot);

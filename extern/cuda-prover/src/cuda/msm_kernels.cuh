@@ -272,7 +272,7 @@ void msm_finish_windows(bucket_h pairs[], size_t pair_stride, uint32_t nwins, ui
 // positions counted in counts[1] (entries past `cap` are counted, not
 // written); counts[2] += those of them that are short: below 2^240 in
 // absolute value (the smaller of s and r - s, as Pippenger's digits see
-// it), which a random field element is with probability 2^-14.9. counts
+// it), which a random field element is with probability 2^-13.9. counts
 // must be zero before.
 template<class affine_h, class scalar_t>
 __launch_bounds__(CLASSIFY_THREADS) __global__

@@ -113,16 +113,10 @@ key_place place(device_state &d, const memory_budget &budget, const srs &key,
         const uint64_t fixed = cache_after + shape_after;
         const uint64_t need = srs_layout(key).total + full_temp + fixed;
         if (need <= avail) {
-            // Tables of multiples where they fit with an eighth of the
-            // usable memory to spare, MSM slots with room for them included.
-            const size_t table_temp = temp_bytes(L, sm, true);
-            const uint64_t need_tables = srs_layout(key, true).total + table_temp + fixed;
-            const bool tables = need_tables + avail / 8 <= avail;
             d.streamer.release();
             d.drop_msm_unless(slots);
             kp.dk = &ensure_key(key, d.cuda_id, budget, d.msm_need(slots) + cache_need + shape_need,
-                                tables, table_temp - full_temp + avail / 8, d.stream(), key_t,
-                                d.srs_uploads);
+                                d.stream(), key_t, d.srs_uploads);
         } else {
             // Streaming is for tight memory: the plan counts this proof's
             // own cache, and a larger one held from an earlier proof is
@@ -144,7 +138,7 @@ key_place place(device_state &d, const memory_budget &budget, const srs &key,
         }
     }
     if (kp.dk) {
-        const bool tables = kp.dk->tables();
+        const bool tables = kp.dk->has_tables();
         if (tables)
             slots = msm_slots(L, true);
         kp.temp = tables ? temp_bytes(L, sm, true) : full_temp;
@@ -331,10 +325,14 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         // b_g2 at the same time, each on its slot's stream (over its table
         // when the key has them); the times are each MSM's own on its
         // stream, so they overlap.
-        const msm_job jobs[4] = {{0, dk->h, d_hl, L.n_hl, dk->hl_wbits},
-                                 {1, dk->a, d_sa, L.n_a, dk->a_wbits},
-                                 {2, dk->b_g1, d_sb, L.n_b, dk->b_wbits},
-                                 {3, dk->b_g2, d_sb, L.n_b, dk->b_wbits}};
+        // Slot k serves key array k (key_residency.hpp).
+        const fr_raw *scalars[key_arrays] = {d_hl, d_sa, d_sb, d_sb};
+        msm_job jobs[key_arrays];
+        for (int k = 0; k < key_arrays; k++) {
+            const key_table &tab = dk->tables[k];
+            jobs[k] = msm_job{(size_t)k, tab.wbits ? tab.buf.bytes_ptr() : dk->bases(key_array(k)),
+                              scalars[k], dk->n[k], tab.wbits};
+        }
         uint64_t msm_ns[4] = {};
         d.msm->run(jobs, 4, nullptr, msm_ns);
         g1_proj_raw r1;
@@ -354,6 +352,17 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         t.msm_b_g2_ns += msm_ns[3];
         t.stream_chunks = 0;
         t.stream_buffer_bytes = 0;
+        // Tables for the arrays whose scalars would have used one, for the
+        // next proofs, in what the device may still use (under the limit
+        // and on the card) less an eighth of the usable memory and the MSM
+        // slots' room for table runs.
+        const uint64_t held = dk->bytes() + d.cache.bytes.load() + d.shape.bytes() + d.msm_bytes();
+        const uint64_t usable = budget.usable(held);
+        const uint64_t spare = usable / 8 + temp_bytes(L, d.props.multiProcessorCount, true);
+        uint64_t room = usable > held + spare ? usable - held - spare : 0;
+        for (int k = 0; k < key_arrays; k++)
+            if (d.msm->wants_table((size_t)k))
+                room -= build_key_table(*dk, key_array(k), d.cuda_id, room, d.stream(), t);
     } else {
         // The same MSMs with the bases streamed from the host key; each
         // MSM's time includes its uploads.

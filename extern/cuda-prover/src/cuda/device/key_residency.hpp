@@ -1,8 +1,10 @@
 // A proving key's point arrays resident on one device: their layout in one
 // device allocation and the upload on first use (kept in srs::copies, by
-// CUDA ordinal, until the key is freed or trimmed). Where memory allows, each
-// array comes with its table of multiples (msm_build_table: about 13 times
-// the array at 2^20 bases), so its MSMs run with fewer, wider windows.
+// CUDA ordinal, until the key is freed or trimmed), and each array's table
+// of multiples (msm_build_table: about 13 times the array at 2^20 bases),
+// built on demand: after a proof whose MSM over that array would have run
+// over a table (msm_context::wants_table), where memory allows. Its MSMs
+// then run with fewer, wider windows.
 #pragma once
 
 #include <atomic>
@@ -17,26 +19,44 @@ namespace cuda_dev {
 
 struct srs_sizes {
     size_t h, l, a, b_g1, b_g2, total;
-    // Table widths (msm_table_window_bits), 0 where an array has no table.
-    uint32_t hl_wbits = 0, a_wbits = 0, b_wbits = 0;
 };
 
 // H and L are adjacent (no padding between them) so that one MSM covers
-// both: h + l enter the proof only through their sum. With tables, each
-// array (h + l as one) is the first row of its table and l's slot runs to
-// the end of the h + l table.
-srs_sizes srs_layout(const srs &key, bool tables = false);
+// both: h + l enter the proof only through their sum.
+srs_sizes srs_layout(const srs &key);
 
-// The proving key's point arrays in one device allocation.
+// The key's arrays as its MSMs see them (h and l as one).
+enum key_array : int { key_hl, key_a, key_b_g1, key_b_g2, key_arrays };
+
+// A table of multiples of one array: rows w < msm_table_windows(wbits) of
+// 2^(w wbits) times its bases, row 0 a copy of them.
+struct key_table {
+    device_buffer buf;
+    uint32_t wbits = 0;  // 0: none
+    bool tried = false;  // built or found not to fit: not tried again
+};
+
+// The proving key's point arrays in one device allocation, and their
+// tables. The tables change only with the device's mutex held, and each
+// device has its own copy.
 struct srs_copy final : srs_device_copy {
     device_buffer buf;
     const void *h = nullptr, *l = nullptr, *a = nullptr, *b_g1 = nullptr, *b_g2 = nullptr;
-    // The widths of the tables h (with l), a, and b_g1 and b_g2 start;
-    // 0: no table.
-    uint32_t hl_wbits = 0, a_wbits = 0, b_wbits = 0;
-    bool tables() const { return hl_wbits || a_wbits || b_wbits; }
+    size_t n[key_arrays] = {};  // bases per array
+    mutable key_table tables[key_arrays];
+    mutable std::atomic<uint64_t> table_bytes{0};
 
-    uint64_t bytes() const override { return buf.size(); }
+    const void *bases(key_array k) const {
+        const void *const p[key_arrays] = {h, a, b_g1, b_g2};
+        return p[k];
+    }
+    bool has_tables() const {
+        for (const auto &t : tables)
+            if (t.wbits)
+                return true;
+        return false;
+    }
+    uint64_t bytes() const override { return buf.size() + table_bytes.load(); }
 };
 
 // The key's copy on `cuda_id`, or NULL when none is resident.
@@ -44,12 +64,17 @@ const srs_copy *resident_key(const srs &key, int cuda_id);
 
 // The key's copy on `cuda_id` (the thread is bound), uploaded on `stream`
 // when none is resident yet: the key and `extra_needed` more bytes must fit
-// the budget. With `tables`, the copy has tables when they and
-// `extra_tables` more bytes fit too (the tables are built on the device).
-// A first upload (and its tables) adds to t.upload_ns and `uploads`.
+// the budget. A first upload adds to t.upload_ns and `uploads`.
 const srs_copy &ensure_key(const srs &key, int cuda_id, const memory_budget &budget,
-                           size_t extra_needed, bool tables, size_t extra_tables,
-                           cudaStream_t stream, cp_timings &t, std::atomic<uint64_t> &uploads);
+                           size_t extra_needed, cudaStream_t stream, cp_timings &t,
+                           std::atomic<uint64_t> &uploads);
+
+// Builds the table of array k of `copy` on `stream` (the thread is bound,
+// the device's mutex held) unless it was tried before, the array has fewer
+// than 1024 bases, or the table needs more than `room` bytes. Synchronous;
+// adds its time to t.upload_ns. Returns the table's bytes (0: none built).
+uint64_t build_key_table(const srs_copy &copy, key_array k, int cuda_id, uint64_t room,
+                         cudaStream_t stream, cp_timings &t);
 
 }  // namespace cuda_dev
 }  // namespace cp
