@@ -22,7 +22,7 @@ use cuda_prover_engine::{
 };
 use cuda_prover_filecoin::c1::{C1File, Expected};
 use cuda_prover_filecoin::c2::c2_from_bytes;
-use cuda_prover_filecoin::sealing::{seal_test_sector, SealedSector};
+use cuda_prover_filecoin::sealing::{seal_test_sector, verify_commit, SealedSector};
 use cuda_prover_filecoin::test_params::{
     default_test_parameter_dir, ensure_test_parameters, use_test_parameter_dir, TestCircuit,
 };
@@ -31,7 +31,7 @@ use cuda_prover_filecoin::{
     SectorSize,
 };
 use cuda_prover_pipeline::SynthesisMode;
-use filecoin_proofs::{verify_seal, MerkleTreeTrait};
+use filecoin_proofs::MerkleTreeTrait;
 use serde_json::{json, Value};
 use storage_proofs_core::sector::SectorId;
 
@@ -286,17 +286,7 @@ fn bellperson_run<Tree: 'static + MerkleTreeTrait>(
             .map_err(|e| FilecoinError::Proofs(e.to_string()))?;
     }
     let t = Instant::now();
-    let ok = verify_seal::<Tree>(
-        &config,
-        sector.comm_r,
-        sector.comm_d,
-        sector.prover_id,
-        SectorId::from(sector.sector_id),
-        sector.ticket,
-        sector.seed,
-        &bytes,
-    )
-    .map_err(|e| FilecoinError::Proofs(format!("{e:#}")))?;
+    let ok = verify_commit(sector, &bytes)?;
     if !ok {
         return Err(FilecoinError::Rejected("bellperson seal commit"));
     }

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use filecoin_proofs::{
     add_piece, encode_into, generate_fallback_sector_challenges, generate_partition_proofs,
     generate_single_vanilla_proof, seal_commit_phase1, seal_pre_commit_phase1,
-    seal_pre_commit_phase2, MerkleTreeTrait, PaddedBytesAmount, PoRepConfig, PrivateReplicaInfo,
-    SectorUpdateConfig, TreeRHasher, UnpaddedBytesAmount,
+    seal_pre_commit_phase2, verify_seal, MerkleTreeTrait, PaddedBytesAmount, PoRepConfig,
+    PrivateReplicaInfo, SectorUpdateConfig, TreeRHasher, UnpaddedBytesAmount,
 };
 use rand::RngCore;
 use rand_chacha::ChaCha20Rng;
@@ -162,6 +162,30 @@ fn seal_inner<Tree: 'static + MerkleTreeTrait>(
             c1: c1_t,
         },
     })
+}
+
+/// Whether filecoin-proofs' `verify_seal` accepts `proof` (a C2 proof:
+/// 192 bytes per partition) for this sector; an error where `verify_seal`
+/// cannot run (a proof of the wrong length, for one).
+pub fn verify_commit(sector: &SealedSector, proof: &[u8]) -> Result<bool> {
+    with_sector_shape!(sector.registered.size, verify_commit_inner, sector, proof)
+}
+
+fn verify_commit_inner<Tree: 'static + MerkleTreeTrait>(
+    sector: &SealedSector,
+    proof: &[u8],
+) -> Result<bool> {
+    verify_seal::<Tree>(
+        &sector.registered.porep_config()?,
+        sector.comm_r,
+        sector.comm_d,
+        sector.prover_id,
+        SectorId::from(sector.sector_id),
+        sector.ticket,
+        sector.seed,
+        proof,
+    )
+    .map_err(|e| FilecoinError::proofs("verify_seal", e))
 }
 
 /// Winning or Window PoSt over one sealed sector: filecoin-proofs makes

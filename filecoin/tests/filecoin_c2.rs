@@ -13,12 +13,12 @@ use cuda_prover_engine::BlindingSource;
 use cuda_prover_filecoin::c1::{C1File, Expected};
 use cuda_prover_filecoin::c2::c2_from_bytes;
 use cuda_prover_filecoin::prepare_c2;
+use cuda_prover_filecoin::sealing::verify_commit;
 use cuda_prover_filecoin::test_params::TestCircuit;
 use cuda_prover_filecoin::SectorSize;
 use cuda_prover_pipeline::SynthesisMode;
 use ff::Field;
 use filecoin_proofs::constants::SectorShape2KiB;
-use filecoin_proofs::verify_seal;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 use storage_proofs_core::sector::SectorId;
@@ -49,18 +49,8 @@ fn c2_bytes() -> &'static Vec<u8> {
     })
 }
 
-fn verify(bytes: &[u8]) -> anyhow::Result<bool> {
-    let s = sealed_2kib();
-    verify_seal::<SectorShape2KiB>(
-        &registered_2kib().porep_config().unwrap(),
-        s.comm_r,
-        s.comm_d,
-        s.prover_id,
-        SectorId::from(s.sector_id),
-        s.ticket,
-        s.seed,
-        bytes,
-    )
+fn verify(bytes: &[u8]) -> Result<bool, cuda_prover_filecoin::FilecoinError> {
+    verify_commit(sealed_2kib(), bytes)
 }
 
 #[test]

@@ -10,16 +10,13 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use common::{client, start, temp_dir};
-use cuda_prover_filecoin::sealing::{seal_test_sector, SealedSector};
+use cuda_prover_filecoin::sealing::{seal_test_sector, verify_commit, SealedSector};
 use cuda_prover_filecoin::test_params::{
     default_test_parameter_dir, ensure_test_parameters, use_test_parameter_dir, TestCircuit,
 };
 use cuda_prover_filecoin::{RegisteredSeal, SealVersion, SectorSize};
 use cuda_prover_service::{proto, ClientError};
-use filecoin_proofs::constants::SectorShape2KiB;
-use filecoin_proofs::verify_seal;
 use serde_json::Value;
-use storage_proofs_core::sector::SectorId;
 
 fn registered_2kib() -> RegisteredSeal {
     RegisteredSeal::new(SectorSize::KIB_2, SealVersion::V1_1)
@@ -67,18 +64,7 @@ fn c2_job(c1_output: Vec<u8>) -> proto::SubmitRequest {
 }
 
 fn verify(proof: &[u8]) -> bool {
-    let s = sealed();
-    verify_seal::<SectorShape2KiB>(
-        &registered_2kib().porep_config().unwrap(),
-        s.comm_r,
-        s.comm_d,
-        s.prover_id,
-        SectorId::from(s.sector_id),
-        s.ticket,
-        s.seed,
-        proof,
-    )
-    .unwrap_or(false)
+    verify_commit(sealed(), proof).unwrap_or(false)
 }
 
 /// Flips the lowest bit of the first 32-byte value inside `v`.
