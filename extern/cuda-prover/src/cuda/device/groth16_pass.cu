@@ -353,13 +353,15 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         t.stream_chunks = 0;
         t.stream_buffer_bytes = 0;
         // Tables for the arrays whose scalars would have used one, for the
-        // next proofs, in what the device may still use (under the limit
-        // and on the card) less an eighth of the usable memory and the MSM
-        // slots' room for table runs.
+        // next proofs, in half of what the device may still use (under the
+        // limit and on the card) less the MSM slots' room for table runs:
+        // tables stay until the key is freed, and other keys and work need
+        // the rest.
         const uint64_t held = dk->bytes() + d.cache.bytes.load() + d.shape.bytes() + d.msm_bytes();
         const uint64_t usable = budget.usable(held);
-        const uint64_t spare = usable / 8 + temp_bytes(L, d.props.multiProcessorCount, true);
-        uint64_t room = usable > held + spare ? usable - held - spare : 0;
+        const uint64_t half = usable > held ? (usable - held) / 2 : 0;
+        const uint64_t slots_room = temp_bytes(L, d.props.multiProcessorCount, true);
+        uint64_t room = half > slots_room ? half - slots_room : 0;
         for (int k = 0; k < key_arrays; k++)
             if (d.msm->wants_table((size_t)k))
                 room -= build_key_table(*dk, key_array(k), d.cuda_id, room, d.stream(), t);
