@@ -65,10 +65,27 @@ async fn concurrent_clients_get_verified_proofs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn higher_priority_jobs_finish_before_lower_ones_queued_earlier() {
     let d = start(1, |c| c.max_running = 1).await;
-    slow_partitions(&d.ctx, 4, Duration::from_millis(40));
+    slow_partitions(&d.ctx, 4, Duration::from_millis(80));
     let cl = client(&d).await;
-    // A job occupies the daemon while the others queue.
+    // A job occupies the daemon while the others queue: it is running
+    // before they are submitted (on a loaded machine the daemon may take a
+    // moment to start it).
     let blocker = cl.submit(job("bits", 7, 4, 1, 0)).await.unwrap();
+    let t = Instant::now();
+    while !cl
+        .status()
+        .await
+        .unwrap()
+        .running
+        .iter()
+        .any(|j| j.job_id == blocker)
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the blocking job never ran"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     let mut ids = Vec::new();
     for (i, prio) in [100u32, 100, 100, 300, 300, 300].iter().enumerate() {
         ids.push((
