@@ -747,6 +747,29 @@ static double profiled_run(msm_context &ctx, const msm_job &job, bool g2, msm_pr
     return wall;
 }
 
+// The four MSMs of a proof at once: jobs h+l, a, b_g1 (or a stand-in),
+// b_g2 (G2, last), timed over three runs with their results read back.
+static void time_four(msm_context &ctx, const msm_job (&jobs)[4], uint32_t lg,
+                      const std::string &label) {
+    uint64_t ns[4];
+    ctx.run(jobs, 4, nullptr, ns);
+    const int reps = 3;
+    double t0 = now_s();
+    for (int k = 0; k < reps; k++) {
+        ctx.run(jobs, 4, nullptr, ns);
+        g1_proj_raw r1;
+        g2_proj_raw r2;
+        ctx.read(jobs[0].slot, r1);
+        ctx.read(jobs[1].slot, r1);
+        ctx.read(jobs[2].slot, r1);
+        ctx.read(jobs[3].slot, r2);
+    }
+    std::printf("TIME msm 2^%u %s, all four at once: %.2f ms wall (streams: h+l %.2f, a "
+                "%.2f, b_g1 %.2f, b_g2 %.2f ms)\n",
+                lg, label.c_str(), (now_s() - t0) / reps * 1e3, ns[0] / 1e6, ns[1] / 1e6,
+                ns[2] / 1e6, ns[3] / 1e6);
+}
+
 // A table of multiples of the first n points at d (rows of n, built with
 // width wbits, 0: msm_table_window_bits(n)); cudaFree it.
 static void *make_table(cudaStream_t s, msm_group g, const void *d, size_t n, uint32_t &wbits) {
@@ -816,25 +839,9 @@ static void profile_tables(msm_context &ctx, void *d1, void *d2, size_t n, uint3
     struct four_t { const char *label; void *hl, *sc; } fours[] = {
         {"dense", dhd, dd}, {"bits-circuit", dhc, db}};
     for (const auto &f : fours) {
-        msm_job jobs[4] = {{0, t_hl, f.hl, 2 * n, w_hl}, {1, t_a, f.sc, n, w_a},
-                           {3, t_a, f.sc, n, w_a}, {2, t_b2, f.sc, n, w_b2}};
-        uint64_t ns[4];
-        ctx.run(jobs, 4, nullptr, ns);
-        const int reps = 3;
-        double t0 = now_s();
-        for (int k = 0; k < reps; k++) {
-            ctx.run(jobs, 4, nullptr, ns);
-            g1_proj_raw r1;
-            g2_proj_raw r2;
-            ctx.read(0, r1);
-            ctx.read(1, r1);
-            ctx.read(3, r1);
-            ctx.read(2, r2);
-        }
-        std::printf("TIME msm 2^%u %s with tables, all four at once: %.2f ms wall (streams: h+l "
-                    "%.2f, a %.2f, b_g1 %.2f, b_g2 %.2f ms)\n",
-                    lg, f.label, (now_s() - t0) / reps * 1e3, ns[0] / 1e6, ns[1] / 1e6,
-                    ns[2] / 1e6, ns[3] / 1e6);
+        const msm_job jobs[4] = {{0, t_hl, f.hl, 2 * n, w_hl}, {1, t_a, f.sc, n, w_a},
+                                 {3, t_a, f.sc, n, w_a}, {2, t_b2, f.sc, n, w_b2}};
+        time_four(ctx, jobs, lg, std::string(f.label) + " with tables");
     }
     // Widths swept on the wide slots, dense scalars.
     for (int g = 0; g < 2; g++) {
@@ -930,25 +937,9 @@ static void profile_msm(const gpu_t &gpu, uint32_t lg) {
         // Slot 3 (wide, G1) stands in for b_g1: a proof's context has one
         // slot per MSM.
         for (const auto &f : fours) {
-            msm_job jobs[4] = {{0, d1, f.hl, 2 * n}, {1, d1, f.sc, n}, {3, d1, f.sc, n},
-                               {2, d2, f.sc, n}};
-            uint64_t ns[4];
-            ctx.run(jobs, 4, nullptr, ns);
-            const int reps = 3;
-            double t0 = now_s();
-            for (int k = 0; k < reps; k++) {
-                ctx.run(jobs, 4, nullptr, ns);
-                g1_proj_raw r1;
-                g2_proj_raw r2;
-                ctx.read(0, r1);
-                ctx.read(1, r1);
-                ctx.read(3, r1);
-                ctx.read(2, r2);
-            }
-            std::printf("TIME msm 2^%u %s, all four at once: %.2f ms wall (streams: h+l %.2f, a "
-                        "%.2f, b_g1 %.2f, b_g2 %.2f ms)\n",
-                        lg, f.label, (now_s() - t0) / reps * 1e3, ns[0] / 1e6, ns[1] / 1e6,
-                        ns[2] / 1e6, ns[3] / 1e6);
+            const msm_job jobs[4] = {{0, d1, f.hl, 2 * n}, {1, d1, f.sc, n}, {3, d1, f.sc, n},
+                                     {2, d2, f.sc, n}};
+            time_four(ctx, jobs, lg, f.label);
         }
         for (void *p : {dd, db, dhd, dhc})
             cudaFree(p);
