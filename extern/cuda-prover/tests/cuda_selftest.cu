@@ -747,6 +747,28 @@ static double profiled_run(msm_context &ctx, const msm_job &job, bool g2, msm_pr
     return wall;
 }
 
+// One MSM timed (a warm-up, then the mean of three runs) and profiled once,
+// its result checked against want1 or want2 (g2); `reference` names what
+// those are.
+static void timed_check(msm_context &ctx, const msm_job &job, bool g2, const blst_p1 &want1,
+                        const blst_p2 &want2, const std::string &label,
+                        const char *reference) {
+    uint64_t ns[1];
+    ctx.run(&job, 1, nullptr, ns);
+    const int reps = 3;
+    double t0 = now_s();
+    for (int k = 0; k < reps; k++)
+        ctx.run(&job, 1, nullptr, ns);
+    const double plain = (now_s() - t0) / reps * 1e3;
+    msm_profile prof;
+    blst_p1 got1;
+    blst_p2 got2;
+    const double wall = profiled_run(ctx, job, g2, prof, got1, got2);
+    report(g2 ? eq2(got2, want2) : eq1(got1, want1), label + " equals " + reference);
+    std::printf("TIME msm %s: %.2f ms unprofiled\n", label.c_str(), plain);
+    print_profile(label.c_str(), prof, wall);
+}
+
 // The four MSMs of a proof at once: jobs h+l, a, b_g1 (or a stand-in),
 // b_g2 (G2, last), timed over three runs with their results read back.
 static void time_four(msm_context &ctx, const msm_job (&jobs)[4], uint32_t lg,
@@ -818,23 +840,12 @@ static void profile_tables(msm_context &ctx, void *d1, void *d2, size_t n, uint3
         msm_job plain_job{r.slot, r.pts, r.sc, r.n};
         msm_job job{r.slot, r.table, r.sc, r.n, r.wbits};
         msm_profile unused;
-        blst_p1 want1, got1;
-        blst_p2 want2, got2;
+        blst_p1 want1;
+        blst_p2 want2;
         profiled_run(ctx, plain_job, r.g2, unused, want1, want2);
-        uint64_t ns[1];
-        ctx.run(&job, 1, nullptr, ns);  // warm-up
-        const int reps = 3;
-        double t0 = now_s();
-        for (int k = 0; k < reps; k++)
-            ctx.run(&job, 1, nullptr, ns);
-        const double plain = (now_s() - t0) / reps * 1e3;
-        msm_profile prof;
-        const double wall = profiled_run(ctx, job, r.g2, prof, got1, got2);
         char label[128];
         std::snprintf(label, sizeof label, "2^%u %s, table", lg, r.label);
-        report(r.g2 ? eq2(got2, want2) : eq1(got1, want1), std::string(label) + " equals Pippenger");
-        std::printf("TIME msm %s: %.2f ms unprofiled\n", label, plain);
-        print_profile(label, prof, wall);
+        timed_check(ctx, job, r.g2, want1, want2, label, "Pippenger");
     }
     struct four_t { const char *label; void *hl, *sc; } fours[] = {
         {"dense", dhd, dd}, {"bits-circuit", dhc, db}};
@@ -848,28 +859,17 @@ static void profile_tables(msm_context &ctx, void *d1, void *d2, size_t n, uint3
         const size_t slot = g ? 4 : 3;
         msm_job plain_job{slot, g ? d2 : d1, dd, n};
         msm_profile unused;
-        blst_p1 want1, got1;
-        blst_p2 want2, got2;
+        blst_p1 want1;
+        blst_p2 want2;
         profiled_run(ctx, plain_job, g, unused, want1, want2);
         for (uint32_t w : {15u, 16u, 17u, 20u}) {
             const msm_group grp = g ? msm_group::g2 : msm_group::g1;
             void *t = make_table(ctx.stream(slot), grp, g ? d2 : d1, n, w);
             msm_job job{slot, t, dd, n, w};
-            uint64_t ns[1];
-            ctx.run(&job, 1, nullptr, ns);
-            const int reps = 3;
-            double t0 = now_s();
-            for (int k = 0; k < reps; k++)
-                ctx.run(&job, 1, nullptr, ns);
-            const double plain = (now_s() - t0) / reps * 1e3;
-            msm_profile prof;
-            const double wall = profiled_run(ctx, job, g, prof, got1, got2);
             char label[96];
             std::snprintf(label, sizeof label, "2^%u %s dense, table wbits %u", lg,
                           g ? "G2" : "G1", w);
-            report(g ? eq2(got2, want2) : eq1(got1, want1), std::string(label) + " equals Pippenger");
-            std::printf("TIME msm %s: %.2f ms unprofiled\n", label, plain);
-            print_profile(label, prof, wall);
+            timed_check(ctx, job, g, want1, want2, label, "Pippenger");
             cudaFree(t);
         }
     }
@@ -949,29 +949,17 @@ static void profile_msm(const gpu_t &gpu, uint32_t lg) {
         const size_t slot = g ? 4 : 3;
         void *ds = upload(dense);
         msm_job job{slot, g ? d2 : d1, ds, n};
-        uint64_t ns[1];
         ctx.window_bits(slot, 0);
         msm_profile unused;
-        blst_p1 want1, got1;
-        blst_p2 want2, got2;
+        blst_p1 want1;
+        blst_p2 want2;
         profiled_run(ctx, job, g, unused, want1, want2);
         for (uint32_t w = 10; w <= (g ? 15u : 17u); w++) {
             ctx.window_bits(slot, w);
-            ctx.run(&job, 1, nullptr, ns);
-            double t0 = now_s();
-            const int reps = 3;
-            for (int k = 0; k < reps; k++)
-                ctx.run(&job, 1, nullptr, ns);
-            const double plain = (now_s() - t0) / reps * 1e3;
-            msm_profile prof;
-            const double wall = profiled_run(ctx, job, g, prof, got1, got2);
-            const bool same = g ? eq2(got2, want2) : eq1(got1, want1);
             char label[96];
             std::snprintf(label, sizeof label, "2^%u %s dense, wbits %u, one batch", lg,
                           g ? "G2" : "G1", w);
-            report(same, std::string(label) + " equals the automatic width");
-            std::printf("TIME msm %s: %.2f ms unprofiled\n", label, plain);
-            print_profile(label, prof, wall);
+            timed_check(ctx, job, g, want1, want2, label, "the automatic width");
         }
         ctx.window_bits(slot, 0);
         cudaFree(ds);
