@@ -85,6 +85,25 @@ static std::vector<blst_fr> scalars_mix(size_t n, int zero_pct, int one_pct, uin
     return s;
 }
 
+// long_pct% random, the rest short: below 2^bits (bits <= 64), half of
+// them negated (r - v, short in absolute value, as Pippenger's digits see
+// it). Few bits pile many scalars into few buckets.
+static std::vector<blst_fr> scalars_short(size_t n, int bits, int long_pct, uint64_t seed) {
+    rng_t g(seed);
+    std::vector<blst_fr> s(n);
+    const uint64_t mask = bits >= 64 ? ~0ULL : (1ULL << bits) - 1;
+    for (size_t i = 0; i < n; i++) {
+        if ((int)(g.next() % 100) < long_pct) {
+            s[i] = fr_rand(g);
+            continue;
+        }
+        s[i] = fr_u64(g.next() & mask);
+        if (g.next() & 1)
+            blst_fr_sub(&s[i], &FR_ZERO, &s[i]);
+    }
+    return s;
+}
+
 // n distinct-ish points P_i = (i+1)*Q + R, then tiled to `total`.
 static std::vector<blst_p1_affine> g1_points(size_t n, size_t total, uint64_t seed) {
     blst_p1 q, r;
@@ -430,10 +449,11 @@ static void test_msm_g2(const gpu_t &gpu, size_t n, int zpct, int opct, uint64_t
 // it, against blst: row 1 of a few bases against wbits doublings, then the
 // MSM through run (the 0/1 split decides) and through launch without the
 // split (always the table). Without tiling, every 97th base is infinity
-// (blst's all-zero affine point).
+// (blst's all-zero affine point). With short_bits, the scalars are
+// scalars_short(n, short_bits, long_pct) instead of zpct% 0 and opct% 1.
 template <class Aff, class Proj>
 static void table_case(const gpu_t &gpu, bool g2, size_t n, int zpct, int opct, uint32_t wbits,
-                       uint64_t seed) {
+                       uint64_t seed, int short_bits = 0, int long_pct = 0) {
     const size_t distinct = std::min<size_t>(n, g2 ? 1 << 14 : 1 << 16);
     std::vector<Aff> pts;
     if constexpr (sizeof(Aff) == sizeof(blst_p2_affine))
@@ -443,7 +463,8 @@ static void table_case(const gpu_t &gpu, bool g2, size_t n, int zpct, int opct, 
     if (distinct == n)
         for (size_t i = 3; i < n; i += 97)
             std::memset(&pts[i], 0, sizeof(Aff));
-    auto sc = scalars_mix(n, zpct, opct, seed + 1);
+    auto sc = short_bits ? scalars_short(n, short_bits, long_pct, seed + 1)
+                         : scalars_mix(n, zpct, opct, seed + 1);
     // A slot wide enough for any forced width (2^20 bases: 2^19 buckets,
     // 13 x 2^20 digits).
     const size_t slot_n = wbits ? std::max(n, size_t(1) << 20) : n;
@@ -458,8 +479,12 @@ static void table_case(const gpu_t &gpu, bool g2, size_t n, int zpct, int opct, 
     msm_build_table(ctx.stream(0), group, dt, n, wbits);
     ck(cudaStreamSynchronize(ctx.stream(0)), "table");
     char label[160];
-    std::snprintf(label, sizeof label, "table %s n=%zu wbits %u zeros=%d%% ones=%d%%",
-                  g2 ? "G2" : "G1", n, wbits, zpct, opct);
+    if (short_bits)
+        std::snprintf(label, sizeof label, "table %s n=%zu wbits %u %d%% long, %d-bit short",
+                      g2 ? "G2" : "G1", n, wbits, long_pct, short_bits);
+    else
+        std::snprintf(label, sizeof label, "table %s n=%zu wbits %u zeros=%d%% ones=%d%%",
+                      g2 ? "G2" : "G1", n, wbits, zpct, opct);
     bool rows_ok = true;
     for (size_t i : {size_t(0), size_t(3), n / 2, n - 1}) {
         if (i >= n || rows < 2)
@@ -539,6 +564,15 @@ static void test_msm_tables(const gpu_t &gpu) {
         table_case<blst_p2_affine, blst_p2>(gpu, true, n, 45, 45, 0, n + 4);
     }
     table_case<blst_p2_affine, blst_p2>(gpu, true, 20000, 0, 0, 17, 11);
+    // Pile-ups the chunked accumulation spreads: buckets of tens of
+    // thousands of entries (3-bit scalars: digits 2..4 only; every bucket
+    // spans many chunks and groups of carries), 63-bit scalars next to
+    // dense ones (the `bits` circuit's H + L), and 12-bit scalars in G2.
+    table_case<blst_p1_affine, blst_p1>(gpu, false, 300001, 0, 0, 20, 12, 3, 0);
+    table_case<blst_p1_affine, blst_p1>(gpu, false, 70001, 0, 0, 0, 13, 63, 50);
+    table_case<blst_p1_affine, blst_p1>(gpu, false, 1 << 20, 0, 0, 20, 14, 63, 2);
+    table_case<blst_p2_affine, blst_p2>(gpu, true, 100003, 0, 0, 0, 15, 12, 10);
+    table_case<blst_p2_affine, blst_p2>(gpu, true, 65536, 0, 0, 17, 16, 2, 0);
 }
 
 // One context reused for several sizes and patterns, and four MSMs (three
@@ -823,8 +857,17 @@ static void profile_tables(msm_context &ctx, void *d1, void *d2, size_t n, uint3
     auto hl_dense = scalars_mix(2 * n, 0, 0, 97);
     auto hl_circuit = scalars_mix(2 * n, 48, 48, 96);
     std::copy(dense.begin(), dense.end(), hl_circuit.begin());  // H dense, L 0/1
+    // The `bits` circuit's L: every 64th scalar a 63-bit packed value.
+    auto hl_shorts = hl_circuit;
+    const auto packed = scalars_short(n / 64, 63, 0, 95);
+    for (size_t i = 0; i < packed.size(); i++)
+        hl_shorts[n + 64 * i] = packed[i];
+    // Half 0/1, a quarter 32-bit, a quarter dense.
+    auto mixed = scalars_short(n, 32, 25, 94);
+    const auto mixed01 = scalars_mix(n / 2, 50, 50, 93);
+    std::copy(mixed01.begin(), mixed01.end(), mixed.begin());
     void *dd = upload(dense), *db = upload(bits), *dhd = upload(hl_dense),
-         *dhc = upload(hl_circuit);
+         *dhc = upload(hl_circuit), *dhs = upload(hl_shorts), *dm = upload(mixed);
     struct run_t {
         const char *label;
         size_t slot;
@@ -834,7 +877,9 @@ static void profile_tables(msm_context &ctx, void *d1, void *d2, size_t n, uint3
         bool g2;
     } runs[] = {{"h+l dense", 0, d1, t_hl, dhd, 2 * n, w_hl, false},
                 {"h+l bits-circuit (H dense, L 0/1)", 0, d1, t_hl, dhc, 2 * n, w_hl, false},
+                {"h+l bits-circuit, L with n/64 63-bit", 0, d1, t_hl, dhs, 2 * n, w_hl, false},
                 {"a dense", 1, d1, t_a, dd, n, w_a, false},
+                {"a 1/2 0-1, 1/4 32-bit, 1/4 dense", 1, d1, t_a, dm, n, w_a, false},
                 {"b_g2 dense", 2, d2, t_b2, dd, n, w_b2, true}};
     for (const auto &r : runs) {
         msm_job plain_job{r.slot, r.pts, r.sc, r.n};
@@ -873,7 +918,7 @@ static void profile_tables(msm_context &ctx, void *d1, void *d2, size_t n, uint3
             cudaFree(t);
         }
     }
-    for (void *p : {dd, db, dhd, dhc, t_hl, t_a, t_b2})
+    for (void *p : {dd, db, dhd, dhc, dhs, dm, t_hl, t_a, t_b2})
         cudaFree(p);
 }
 

@@ -63,18 +63,18 @@ size_t slot_bytes(const msm_slot_spec &s, int sm_count) {
 
 // A table run pays where Pippenger would run over (nearly) all the points:
 // when at least an eighth of the scalars are long (neither 0, 1 nor short:
-// msm_classify), or when the split was not asked for. Short scalars weigh
-// against it: all windows share one bucket set, so the top digits of many
-// short scalars of similar length pile into a few buckets, each summed by
-// one thread (16K 63-bit scalars next to 2^20 dense ones took the H + L of
-// the `bits` circuit from 15 to 33 ms). The few that random field
-// elements have (2^-13.9 of them: n / 14,900) are harmless; the bound,
-// n / 4096 + 64, leaves room for that count's spread (141 +- 12 at 2^21).
+// msm_classify), or when the split was not asked for. Short scalars do not
+// count towards that eighth (most of their digits are 0), but no longer
+// weigh against it either: the top digits of many short scalars of similar
+// length pile into a few buckets of the one bucket set, and the chunked
+// accumulation (msm_accumulate.cuh) spreads any bucket over many threads
+// (with sppark's one thread per bucket, 16K 63-bit scalars next to 2^20
+// dense ones took the H + L of the `bits` circuit from 15 to 33 ms).
 bool table_pays(bool split01, size_t n, const uint32_t *counts) {
     if (!split01)
         return true;
     const size_t rest = counts[1], shorts = counts[2];
-    return rest - shorts >= n / 8 && shorts <= n / 4096 + 64;
+    return rest - shorts >= n / 8;
 }
 
 // Points per thread of msm_table_step (one inversion for each).

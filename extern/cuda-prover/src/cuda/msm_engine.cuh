@@ -1,21 +1,22 @@
 // One Pippenger MSM engine: the device buffers for MSMs of up to n_max
 // points of one group, allocated once, and the orchestration of sppark's
-// kernels (breakdown, sort, batch_addition, accumulate, integrate) plus ours
-// (msm_kernels.cuh) on a stream given per call. Nothing is allocated, freed
-// or synchronized per MSM. A run leaves its window sums on the device
-// (window_sums()); the caller copies them back and combines them on the
-// host, where Horner's rule over a few dozen points costs a fraction of a
-// millisecond (one warp on the device took 2.5 ms in G1, 3.9 ms in G2).
-// Scalars equal to 0 or 1 can be split off on the device first (classify,
-// then run_split): the 1s are summed by a batch addition, only the rest goes
-// through Pippenger. A key's bases can also come with a table of
-// multiples (rows w = 0..windows-1 of 2^(w wbits) times every base,
-// msm_table_step): run_table then sums all windows in one bucket set of
-// 2^(wbits-1) buckets, with wider windows (20 bits at 2^20 points, 13
-// windows instead of 19) and one sort, accumulation and integration: a
-// dense 2^20 MSM takes 11.0 ms in G1 instead of 14.2, 27.6 in G2 instead of
-// 35.8. Included
-// by msm.cu.
+// kernels (breakdown, sort, batch_addition, integrate) plus ours
+// (msm_accumulate.cuh: the buckets, in equal chunks; msm_kernels.cuh) on a
+// stream given per call. Nothing is allocated, freed or synchronized per
+// MSM. A run leaves its window sums on the device (window_sums()); the
+// caller copies them back and combines them on the host, where Horner's
+// rule over a few dozen points costs a fraction of a millisecond (one warp
+// on the device took 2.5 ms in G1, 3.9 ms in G2). Scalars equal to 0 or 1
+// can be split off on the device first (classify, then run_split): the 1s
+// are summed by a batch addition, only the rest goes through Pippenger. A
+// key's bases can also come with a table of multiples (rows w =
+// 0..windows-1 of 2^(w wbits) times every base, msm_table_step): run_table
+// then sums all windows in one bucket set of 2^(wbits-1) buckets, with
+// wider windows (20 bits at 2^20 points, 13 windows instead of 19) and one
+// sort, accumulation and integration. Dense 2^20 MSMs on an H200 (ms;
+// tests/results/h200-msm-profile-2e20-chunks.txt): G1 13.2 by Pippenger,
+// 9.6 over a table; G2 34.5 and 23.8; sppark's accumulate, one bucket per
+// thread, gave 14.2, 10.9, 35.8 and 27.6. Included by msm.cu.
 #pragma once
 
 #include <algorithm>
@@ -26,6 +27,7 @@
 
 #include <cuda_runtime.h>
 
+#include "msm_accumulate.cuh"
 #include "msm_kernels.cuh"
 
 namespace cp_cuda {
@@ -63,12 +65,14 @@ inline uint32_t window_count(uint32_t wbits) { return (FR_BITS - 1) / wbits + 1;
 // The window width of a key's table of multiples for n bases: 20 from
 // lg(1.5 n) = 20 on (13 windows, 2^19 buckets), else 17, 16 or 15. These are
 // the widths whose top window still spans 15 bits or more: all windows share
-// one bucket set, and a top window of a few bits would pile n digits into a
-// few buckets, which one thread each accumulates (at 2^20 bases, width 19,
-// whose top window has 8 bits, took 177 ms in G1 against 11 ms at 20).
-// Measured on an H200, dense scalars, 2^20 bases (ms): G1 width 16: 15.6,
-// 17: 13.0, 20: 11.0 (Pippenger without a table: 14.2); G2 16: 34.5, 17:
-// 27.8, 20: 27.6 (without: 35.8).
+// one bucket set, and a top window of a few bits piles n digits into a few
+// buckets (with sppark's accumulate, one thread per bucket, width 19 at
+// 2^20 bases, whose top window has 8 bits, took 177 ms in G1 against 11 ms
+// at 20; the chunked accumulation spreads such buckets, but 19 bits still
+// need 14 windows to 20's 13). Measured on an H200, dense scalars, 2^20
+// bases, chunked accumulation (ms): G1 width 15: 18.7, 16: 14.8, 17: 11.7,
+// 20: 9.7 (Pippenger without a table: 13.2); G2 15: 33.3, 16: 28.6, 17:
+// 25.2, 20: 23.8 (without: 34.5).
 inline uint32_t table_window_bits(size_t n) {
     const uint32_t lg = lg2_floor(n + n / 2);
     if (lg >= 20)
@@ -133,13 +137,24 @@ struct engine_layout {
     size_t total = 0;
 };
 
+// Bytes of the chunked accumulation's carries (msm_accumulate.cuh) for
+// `rows` rows of up to `entries` digits each, in chunks of `chunk`: one
+// bucket and one tag per chunk. They live in `temps`, which the sort no
+// longer needs by then.
+inline size_t carry_bytes(size_t rows, size_t entries, size_t bucket_bytes, uint32_t chunk) {
+    const size_t chunks = rows * acc_chunks(entries, chunk);
+    return align256(chunks * bucket_bytes) + chunks * sizeof(uint32_t);
+}
+
 // n_max: most points per MSM; bucket_bytes, affine_bytes: sizes of the
 // group's bucket (xyzz) and affine point in memory; nt: integrating threads
-// per window (MSM_NTHREADS / degree); table: room for a table run over
-// n_max bases (table_window_bits(n_max)): its one bucket set and the digits
-// of all its windows in one row.
+// per window (MSM_NTHREADS / degree); degree: lanes per point; table: room
+// for a table run over n_max bases (table_window_bits(n_max)): its one
+// bucket set, the digits of all its windows in one row and the carries of
+// their accumulation.
 inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affine_bytes,
-                                 int sm_count, size_t scalar_bytes, size_t nt, bool table) {
+                                 int sm_count, size_t scalar_bytes, size_t nt, uint32_t degree,
+                                 bool table) {
     engine_layout L;
     n_max = std::max<size_t>(n_max, 1);
     L.wbits_max = window_bits(n_max);
@@ -154,6 +169,22 @@ inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affin
         L.nbuckets = std::max(L.nbuckets, size_t(1) << (tw - 1));
         L.digit_cap = std::max(L.digit_cap, entries);
         L.temp_cap = std::max(L.temp_cap, entries);
+        L.temp_cap = std::max(L.temp_cap, (carry_bytes(1, entries, bucket_bytes,
+                                                       ACC_CHUNK_TABLE * degree) +
+                                           7) / sizeof(uint2));
+    }
+    // The carries of a Pippenger batch's windows at the automatic width, for
+    // any n up to n_max (a forced narrower width that does not fit falls
+    // back to sppark's accumulate).
+    for (size_t n = 32;; n = std::min(2 * n, n_max)) {
+        const uint32_t w = std::min(window_bits(n), L.wbits_max);
+        const size_t batch = (n + L.stride_cap - 1) / L.stride_cap;
+        const size_t stride = round_up((n + batch - 1) / batch, 32);
+        L.temp_cap = std::max(L.temp_cap, (carry_bytes(window_count(w), stride, bucket_bytes,
+                                                       ACC_CHUNK_WINDOWS * degree) +
+                                           7) / sizeof(uint2));
+        if (n >= n_max)
+            break;
     }
     L.nones = std::max<size_t>((size_t)sm_count * BATCH_ADD_BLOCK_SIZE / WARP_SZ, nt);
     // At most 3/4 of the points, and at most 2^23 (1 GiB of G1, 1.75 GiB of
@@ -193,7 +224,7 @@ public:
 
     static engine_layout layout(size_t n_max, int sm_count, bool table) {
         return make_layout(n_max, sizeof(bucket_h), sizeof(affine_h), sm_count,
-                           sizeof(scalar_t), NT, table);
+                           sizeof(scalar_t), NT, bucket_t::degree, table);
     }
 
     // base: layout(n_max, sm_count).total bytes of device memory, owned by
@@ -344,11 +375,8 @@ public:
                                                          hist[0][0]);
         cuda_ok(cudaGetLastError(), "batch addition");
         mark(s, msm_phase_batch_add);
-        void (*acc_k)(bucket_h *, uint32_t, uint32_t, affine_h *, const vec2d_t<uint32_t>,
-                      const vec2d_t<uint32_t>, uint32_t) = accumulate<bucket_t, affine_h>;
-        launch_coop(s, acc_k, dim3(sm_count_), dim3(0), 0, buckets, 1u, wbits,
-                    const_cast<affine_h *>(table), (const vec2d_t<uint32_t>)digits,
-                    (const vec2d_t<uint32_t>)hist, sid_);
+        accumulate_chunks(s, buckets, hist[0], 1u << (wbits - 1), table, digits[0], entries, 1,
+                          entries, ACC_CHUNK_TABLE);
         mark(s, msm_phase_accumulate);
         integrate<bucket_t><<<rows, MSM_NTHREADS, sizeof(bucket_t) * NT, s>>>(
             buckets, rows, piece, rows * piece);
@@ -388,6 +416,49 @@ private:
         const auto t = std::chrono::steady_clock::now();
         prof_->ms[ph] += std::chrono::duration<double, std::milli>(t - last_).count();
         last_ = t;
+    }
+
+    // Whether the carries of `rows` rows of `entries` digits in chunks of
+    // chunk_lane entries per lane fit in temps.
+    bool fits_carries(uint32_t rows, size_t entries, uint32_t chunk_lane) const {
+        return carry_bytes(rows, entries, sizeof(bucket_h), chunk_lane * bucket_t::degree) <=
+               L_.temp_cap * sizeof(uint2);
+    }
+
+    // The buckets of `rows` bucket sets of nbuckets each (consecutive, as
+    // their histograms) from their sorted digits (row stride digit_stride,
+    // at most `entries` per row), in chunks of chunk_lane entries per lane
+    // (msm_accumulate.cuh); fits_carries must hold.
+    void accumulate_chunks(cudaStream_t s, bucket_h *buckets, const uint32_t *hist,
+                           uint32_t nbuckets, const affine_h *points, const uint32_t *digits,
+                           size_t digit_stride, uint32_t rows, size_t entries,
+                           uint32_t chunk_lane) {
+        const uint32_t degree = bucket_t::degree;
+        const uint32_t chunk = chunk_lane * degree;
+        const size_t nchunks = acc_chunks(entries, chunk);
+        if (!fits_carries(rows, entries, chunk_lane) || nchunks * degree >= (size_t(1) << 31))
+            throw cuda_error{-(int)cudaErrorInvalidValue,
+                             std::string("cuda-prover MSM: no room for the carries")};
+        acc_rows<bucket_h> r;
+        r.buckets = buckets;
+        r.histogram = hist;
+        r.digits = digits;
+        r.carry = (bucket_h *)(base_ + L_.temps);
+        r.carry_bucket =
+            (uint32_t *)(base_ + L_.temps + align256(rows * nchunks * sizeof(bucket_h)));
+        r.nbuckets = nbuckets;
+        r.nchunks = (uint32_t)nchunks;
+        r.chunk = chunk;
+        r.digit_stride = digit_stride;
+        cuda_ok(cudaMemsetAsync(buckets, 0, (size_t)rows * nbuckets * sizeof(bucket_h), s),
+                "cudaMemsetAsync");
+        const dim3 grid((uint32_t)((nchunks * degree + ACC_THREADS - 1) / ACC_THREADS), rows);
+        msm_accumulate_chunks<bucket_t, affine_h><<<grid, ACC_THREADS, 0, s>>>(r, points);
+        cuda_ok(cudaGetLastError(), "accumulate");
+        for (uint32_t pass = 0; pass < 2; pass++) {
+            msm_add_carries<bucket_t><<<grid, ACC_THREADS, 0, s>>>(r, pass);
+            cuda_ok(cudaGetLastError(), "accumulate (carries)");
+        }
     }
 
     uint32_t nones() const {
@@ -488,9 +559,14 @@ private:
                                                              &digits[0][0], hist[0][0]);
             cuda_ok(cudaGetLastError(), "batch addition");
             mark(s, msm_phase_batch_add);
-            launch_coop(s, acc_k, dim3(sm_count_), dim3(0), 0, buckets, nwins, wbits,
-                        const_cast<affine_h *>(points + off), (const vec2d_t<uint32_t>)digits,
-                        (const vec2d_t<uint32_t>)hist, sid_);
+            if (fits_carries(nwins, num, ACC_CHUNK_WINDOWS))
+                accumulate_chunks(s, buckets, hist[0], row, points + off, digits[0], stride,
+                                  nwins, num, ACC_CHUNK_WINDOWS);
+            else
+                launch_coop(s, acc_k, dim3(sm_count_), dim3(0), 0, buckets, nwins, wbits,
+                            const_cast<affine_h *>(points + off),
+                            (const vec2d_t<uint32_t>)digits, (const vec2d_t<uint32_t>)hist,
+                            sid_);
             mark(s, msm_phase_accumulate);
             integrate<bucket_t><<<nwins, MSM_NTHREADS, sizeof(bucket_t) * NT, s>>>(
                 buckets, nwins, wbits, FR_BITS);
