@@ -11,14 +11,22 @@
 //! (T_first * n_first / (T * n)), per-device partitions and busy fraction.
 //! Host devices get `cores / devices` threads each so that simulated devices
 //! do not fight over the same cores.
+//!
+//! `--synthesis full|witness|auto` picks the job's synthesis (default full;
+//! witness and auto give the job the circuit's shape). With `--warm`, each
+//! engine first proves one untimed job of the same size, so the timed job
+//! finds every device holding the key, the shape, the MSM buffers and any
+//! tables of multiples (as a proving service between jobs); the untimed
+//! job's time is printed too.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
 use cuda_prover_bellperson::{Backend, Context, ContextOptions};
-use cuda_prover_engine::params::load_or_create;
+use cuda_prover_engine::params::load_key_and_shape;
 use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
+use cuda_prover_pipeline::SynthesisMode;
 use serde_json::json;
 
 #[global_allocator]
@@ -34,6 +42,8 @@ fn main() {
     let mut workers_per_device = 1usize;
     let mut json_out: Option<PathBuf> = None;
     let mut params_dir = PathBuf::from("params-cache");
+    let mut synthesis = SynthesisMode::Full;
+    let mut warm = false;
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
         let mut v = || it.next().unwrap_or_else(|| panic!("{k} needs a value"));
@@ -47,6 +57,12 @@ fn main() {
             "--workers-per-device" => workers_per_device = v().parse().unwrap(),
             "--json" => json_out = Some(PathBuf::from(v())),
             "--params-dir" => params_dir = PathBuf::from(v()),
+            "--synthesis" => {
+                synthesis = v()
+                    .parse()
+                    .unwrap_or_else(|e| panic!("--synthesis: {e}"))
+            }
+            "--warm" => warm = true,
             "--bench" => {}
             other => panic!("unknown argument {other}"),
         }
@@ -59,10 +75,13 @@ fn main() {
         .map(|n| n.get())
         .unwrap_or(1);
     let say = |s: &str| eprintln!("{s}");
-    let key = load_or_create(&params_dir, &BuiltIn::new(kind, log, 0).unwrap(), &say).unwrap();
+    let (key, shape) =
+        load_key_and_shape(&params_dir, &BuiltIn::new(kind, log, 0).unwrap(), &say).unwrap();
     println!(
-        "{} 2^{log} x {partitions} partitions, backend {backend}, {cores} cores, {workers_per_device} worker(s) per device",
-        kind.name()
+        "{} 2^{log} x {partitions} partitions, backend {backend}, {cores} cores, {workers_per_device} worker(s) per device, synthesis {}{}",
+        kind.name(),
+        synthesis.name(),
+        if warm { ", devices warmed by one untimed job" } else { "" }
     );
     let mut rows = Vec::new();
     for policy in [Policy::RoundRobin, Policy::LeastLoaded] {
@@ -95,14 +114,26 @@ fn main() {
                 },
             )
             .unwrap();
-            let mut job = Job::new(
-                format!("{}-{log}", kind.name()),
-                (0..partitions)
-                    .map(|k| BuiltIn::new(kind, log, k as u64).unwrap())
-                    .collect(),
-            );
-            job.blinding = BlindingSource::Seeded(7);
-            let r = engine.run(job, &key, |_| {}).unwrap().report;
+            let make_job = |seed: u64| {
+                let mut job = Job::new(
+                    format!("{}-{log}", kind.name()),
+                    (0..partitions)
+                        .map(|k| BuiltIn::new(kind, log, seed + k as u64).unwrap())
+                        .collect(),
+                );
+                job.blinding = BlindingSource::Seeded(7);
+                job.synthesis = synthesis;
+                if synthesis != SynthesisMode::Full {
+                    job.shape = Some(shape.clone());
+                }
+                job
+            };
+            let mut warm_s = None;
+            if warm {
+                let w = engine.run(make_job(1000), &key, |_| {}).unwrap().report;
+                warm_s = Some(w.wall_s);
+            }
+            let r = engine.run(make_job(0), &key, |_| {}).unwrap().report;
             let (t1, n1) = *base.get_or_insert((r.wall_s, set.len()));
             let eff = t1 * n1 as f64 / (r.wall_s * set.len() as f64);
             let per: Vec<String> = r
@@ -118,17 +149,21 @@ fn main() {
                 })
                 .collect();
             println!(
-                "  {:<12} devices {:?}: {:.3} s, {:.2} proofs/s, efficiency vs {} device(s) {:.1}% [{}]",
+                "  {:<12} devices {:?}: {:.3} s, {:.2} proofs/s, efficiency vs {} device(s) {:.1}% [{}]{}",
                 policy.name(),
                 set,
                 r.wall_s,
                 r.proofs_per_s,
                 n1,
                 100.0 * eff,
-                per.join("; ")
+                per.join("; "),
+                warm_s
+                    .map(|w| format!(" (untimed first job {w:.3} s)"))
+                    .unwrap_or_default()
             );
             rows.push(json!({
                 "policy": policy.name(), "devices": set, "wall_s": r.wall_s,
+                "synthesis": synthesis.name(), "warm_job_s": warm_s,
                 "proofs_per_s": r.proofs_per_s, "efficiency_vs_first": eff,
                 "report": serde_json::from_str::<serde_json::Value>(&r.to_json()).unwrap(),
             }));
