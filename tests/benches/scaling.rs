@@ -57,11 +57,7 @@ fn main() {
             "--workers-per-device" => workers_per_device = v().parse().unwrap(),
             "--json" => json_out = Some(PathBuf::from(v())),
             "--params-dir" => params_dir = PathBuf::from(v()),
-            "--synthesis" => {
-                synthesis = v()
-                    .parse()
-                    .unwrap_or_else(|e| panic!("--synthesis: {e}"))
-            }
+            "--synthesis" => synthesis = v().parse().unwrap_or_else(|e| panic!("--synthesis: {e}")),
             "--warm" => warm = true,
             "--bench" => {}
             other => panic!("unknown argument {other}"),
