@@ -117,6 +117,14 @@ public:
     // waits for them; gpu_ns[i] (if not null): job i's time on its stream.
     // Results: read(job.slot, ...).
     void run(const msm_job *jobs, size_t njobs, cudaEvent_t ready, uint64_t *gpu_ns);
+    // run in two halves, so that more work can be queued while the MSMs
+    // run: start returns once the jobs are launched (it waits for their
+    // classifications, so for `ready`); finish waits for them.
+    void start(const msm_job *jobs, size_t njobs, cudaEvent_t ready);
+    void finish(const msm_job *jobs, size_t njobs, uint64_t *gpu_ns);
+    // Waits for whatever the slots' streams hold, errors ignored (for
+    // failure paths: the buffers an MSM reads must outlive it).
+    void drain() noexcept;
 
     // The asynchronous steps of run, on any stream s the caller owns (one
     // MSM per slot in flight): classify enqueues the 0/1 split and the copy

@@ -354,6 +354,11 @@ void msm_context::read(size_t slot, g2_proj_raw &out) const {
 }
 
 void msm_context::run(const msm_job *jobs, size_t njobs, cudaEvent_t ready, uint64_t *gpu_ns) {
+    start(jobs, njobs, ready);
+    finish(jobs, njobs, gpu_ns);
+}
+
+void msm_context::start(const msm_job *jobs, size_t njobs, cudaEvent_t ready) {
     using msm_detail::cuda_ok;
     // Each job on its slot's stream: the classifications first, all of them
     // in flight before the first count is read back.
@@ -371,6 +376,10 @@ void msm_context::run(const msm_job *jobs, size_t njobs, cudaEvent_t ready, uint
                jobs[i].table_wbits);
         cuda_ok(cudaEventRecord(sl.stop, sl.stream), "cudaEventRecord");
     }
+}
+
+void msm_context::finish(const msm_job *jobs, size_t njobs, uint64_t *gpu_ns) {
+    using msm_detail::cuda_ok;
     for (size_t i = 0; i < njobs; i++) {
         auto &sl = p_->at(jobs[i].slot);
         cuda_ok(cudaStreamSynchronize(sl.stream), "MSM");
@@ -380,6 +389,12 @@ void msm_context::run(const msm_job *jobs, size_t njobs, cudaEvent_t ready, uint
             gpu_ns[i] = (uint64_t)(ms * 1e6);
         }
     }
+}
+
+void msm_context::drain() noexcept {
+    for (auto &sl : p_->slots)
+        (void)cudaStreamSynchronize(sl.stream);
+    (void)cudaGetLastError();
 }
 
 void msm_g1_device(const gpu_t &gpu, g1_proj_raw &out, const void *d_points,

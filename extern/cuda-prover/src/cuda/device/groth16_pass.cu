@@ -227,6 +227,52 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
     const size_t nc = std::min(job.num_constraints, m);
     uint64_t t_h;
 
+    // With a resident key, the MSMs of A and B (slots 1-3) need only the
+    // witness: their scalars are gathered on slot 1's stream once it is up,
+    // and they start while a, b, c are evaluated and H's NTTs run on the
+    // compute stream; H + L (slot 0) follows H. A failure in between waits
+    // for them (guard) before the buffers they read can be reused.
+    msm_job jobs[key_arrays];
+    bool ab_started = false;
+    struct drain_guard {
+        cp_cuda::msm_context *m = nullptr;
+        ~drain_guard() {
+            if (m)
+                m->drain();
+        }
+    } guard;
+    auto gather_ab = [&](cudaStream_t s, const uint64_t *bits_a, const uint64_t *bits_bi,
+                         const uint64_t *bits_ba, const uint32_t *pre) {
+        if (L.ni)
+            cuda_check(
+                cudaMemcpyAsync(d_sa, d_in, L.ni * sizeof(fr_raw), cudaMemcpyDeviceToDevice, s),
+                "copy of the inputs");
+        launch_compact(s, d_sa + L.ni, d_aux, bits_a, pre, L.na);
+        launch_compact(s, d_sb, d_in, bits_bi, pre + L.w_aux, L.ni);
+        launch_compact(s, d_sb + job.b_input_count, d_aux, bits_ba, pre + L.w_aux + L.w_in,
+                       L.na);
+    };
+    auto start_ab = [&](const uint64_t *bits_a, const uint64_t *bits_bi, const uint64_t *bits_ba,
+                        const uint32_t *pre) {
+        if (!dk)
+            return;
+        // Slot k serves key array k (key_residency.hpp), over its table
+        // when the key has one.
+        const fr_raw *scalars[key_arrays] = {d_hl, d_sa, d_sb, d_sb};
+        for (int k = 0; k < key_arrays; k++) {
+            const key_table &tab = dk->tables[k];
+            jobs[k] = msm_job{(size_t)k, tab.wbits ? tab.buf.bytes_ptr() : dk->bases(key_array(k)),
+                              scalars[k], dk->n[k], tab.wbits};
+        }
+        const cudaStream_t s1 = d.msm->stream(1);
+        cuda_check(cudaStreamWaitEvent(s1, d.ev_rest.get(), 0), "cudaStreamWaitEvent");
+        gather_ab(s1, bits_a, bits_bi, bits_ba, pre);
+        cuda_check(cudaEventRecord(d.ev_ab.get(), s1), "cudaEventRecord");
+        guard.m = d.msm.get();
+        d.msm->start(jobs + 1, 3, d.ev_ab.get());
+        ab_started = true;
+    };
+
     if (job.sh) {
         // Only the witness goes up; a, b, c are evaluated from the
         // resident shape and checked before H.
@@ -237,10 +283,15 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         const uint64_t t_up = now_ns();
         t.upload_ns += t_up - t_start;
         cuda_check(cudaStreamWaitEvent(zs, d.ev_rest.get(), 0), "cudaStreamWaitEvent");
+        d_bits_a = d.shape.bits;
+        d_bits_bi = d_bits_a + L.w_aux;
+        d_bits_ba = d_bits_bi + L.w_in;
+        d_pre = d.shape.pre;
         d.shape.evaluate(gpu, *job.sh, base, L);
         uint64_t bad = 0;
         cuda_check(cudaMemcpyAsync(&bad, base + L.bad, sizeof bad, cudaMemcpyDeviceToHost, zs),
                    "read of the row check");
+        start_ab(d_bits_a, d_bits_bi, d_bits_ba, d_pre);
         cuda_check(cudaStreamSynchronize(zs), "evaluation of the shape");
         if (bad != UINT64_MAX)
             fail(CP_ERR_UNSATISFIED, "constraint " + std::to_string(bad) +
@@ -252,10 +303,6 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         t_h = now_ns();
         t.eval_ns += t_h - t_up;
         compute_h_async(gpu, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
-        d_bits_a = d.shape.bits;
-        d_bits_bi = d_bits_a + L.w_aux;
-        d_bits_ba = d_bits_bi + L.w_in;
-        d_pre = d.shape.pre;
     } else {
         uint64_t *bits_a = (uint64_t *)(base + L.bits);
         uint64_t *bits_bi = bits_a + L.w_aux;
@@ -291,50 +338,39 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         word_prefix(pre_bi, job.b_input_density, L.ni);
         stage(pre, d.pre_host.data(), d.pre_host.size() * sizeof(uint32_t));
         cuda_check(cudaEventRecord(d.ev_rest.get(), copy), "cudaEventRecord");
-        cuda_check(cudaStreamSynchronize(copy), "upload of the witness");
-        t_h = now_ns();
-        t.upload_ns += t_h - t_start;
-        cuda_check(cudaStreamWaitEvent(zs, d.ev_rest.get(), 0), "cudaStreamWaitEvent");
         d_bits_a = bits_a;
         d_bits_bi = bits_bi;
         d_bits_ba = bits_ba;
         d_pre = pre;
+        start_ab(d_bits_a, d_bits_bi, d_bits_ba, d_pre);
+        cuda_check(cudaStreamSynchronize(copy), "upload of the witness");
+        t_h = now_ns();
+        t.upload_ns += t_h - t_start;
+        cuda_check(cudaStreamWaitEvent(zs, d.ev_rest.get(), 0), "cudaStreamWaitEvent");
     }
 
-    // H's coefficients before aux, and the scalars of A and B gathered
-    // by their densities.
+    // H's coefficients before aux, and (unless their MSMs already run) the
+    // scalars of A and B gathered by their densities.
     cuda_check(cudaStreamWaitEvent(zs, d.ev_rest.get(), 0), "cudaStreamWaitEvent");
     if (m > 1)
         cuda_check(cudaMemcpyAsync(d_hl, d_a, (m - 1) * sizeof(fr_raw), cudaMemcpyDeviceToDevice,
                                    zs),
                    "copy of H");
-    if (L.ni)
-        cuda_check(
-            cudaMemcpyAsync(d_sa, d_in, L.ni * sizeof(fr_raw), cudaMemcpyDeviceToDevice, zs),
-            "copy of the inputs");
-    launch_compact(zs, d_sa + L.ni, d_aux, d_bits_a, d_pre, L.na);
-    launch_compact(zs, d_sb, d_in, d_bits_bi, d_pre + L.w_aux, L.ni);
-    launch_compact(zs, d_sb + job.b_input_count, d_aux, d_bits_ba, d_pre + L.w_aux + L.w_in,
-                   L.na);
-    gpu_sync_default(gpu);
-    uint64_t t0 = now_ns();
-    t.ntt_ns += t0 - t_h;
-
+    if (!ab_started)
+        gather_ab(zs, d_bits_a, d_bits_bi, d_bits_ba, d_pre);
+    uint64_t t0;
     if (dk) {
-        // h + l (one MSM over the adjacent H and L points), a, b_g1 and
-        // b_g2 at the same time, each on its slot's stream (over its table
-        // when the key has them); the times are each MSM's own on its
-        // stream, so they overlap.
-        // Slot k serves key array k (key_residency.hpp).
-        const fr_raw *scalars[key_arrays] = {d_hl, d_sa, d_sb, d_sb};
-        msm_job jobs[key_arrays];
-        for (int k = 0; k < key_arrays; k++) {
-            const key_table &tab = dk->tables[k];
-            jobs[k] = msm_job{(size_t)k, tab.wbits ? tab.buf.bytes_ptr() : dk->bases(key_array(k)),
-                              scalars[k], dk->n[k], tab.wbits};
-        }
+        // h + l (one MSM over the adjacent H and L points) once H is
+        // ready, next to a, b_g1 and b_g2; the times are each MSM's own on
+        // its stream, so they overlap.
+        cuda_check(cudaEventRecord(d.ev_h.get(), zs), "cudaEventRecord");
+        d.msm->start(jobs, 1, d.ev_h.get());
+        t0 = now_ns();
+        t.ntt_ns += t0 - t_h;
         uint64_t msm_ns[4] = {};
-        d.msm->run(jobs, 4, nullptr, msm_ns);
+        d.msm->finish(jobs + 1, 3, msm_ns + 1);
+        d.msm->finish(jobs, 1, msm_ns);
+        guard.m = nullptr;
         g1_proj_raw r1;
         g2_proj_raw r2;
         d.msm->read(0, r1);
@@ -366,6 +402,9 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
             if (d.msm->wants_table((size_t)k))
                 room -= build_key_table(*dk, key_array(k), d.cuda_id, room, d.stream(), t);
     } else {
+        gpu_sync_default(gpu);
+        t0 = now_ns();
+        t.ntt_ns += t0 - t_h;
         // The same MSMs with the bases streamed from the host key; each
         // MSM's time includes its uploads.
         const size_t g1 = sizeof(blst_p1_affine), g2 = sizeof(blst_p2_affine);

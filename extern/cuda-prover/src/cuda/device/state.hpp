@@ -33,7 +33,7 @@ struct device_state {
     shape_copy shape;     // the resident shape
     stager staging;       // the copy stream and the pinned ring
     key_stream streamer;  // chunk buffers of a streamed key
-    cuda_event ev_abc, ev_rest;
+    cuda_event ev_abc, ev_rest, ev_ab, ev_h;
     // The MSM engines, streams and result buffers of the pass (msm_context):
     // the four slots of a resident key, or one G1 and one G2 chunk slot of
     // a streamed key. Kept until trim or until other slots are needed.
@@ -55,7 +55,8 @@ struct device_state {
 
     // Whether this device allocated or created anything on its GPU.
     bool holds_anything() const {
-        return gpu_ || cache.buf || shape.buf || staging.holds_anything() || ev_abc || ev_rest ||
+        return gpu_ || cache.buf || shape.buf || staging.holds_anything() || ev_abc || ev_rest || ev_ab ||
+               ev_h ||
                streamer.held() || msm;
     }
 
@@ -94,6 +95,8 @@ struct device_state {
         staging.ensure();
         ev_abc.create();
         ev_rest.create();
+        ev_ab.create();
+        ev_h.create();
     }
 
 private:
