@@ -323,7 +323,7 @@ public:
         const size_t entries = window_count(wbits) * n;
         return wbits >= 10 && wbits <= 20 && n > 0 && entries < (size_t(1) << 31) &&
                (size_t(1) << (wbits - 1)) <= L_.nbuckets && entries <= L_.digit_cap &&
-               entries <= L_.temp_cap;
+               entries <= L_.temp_cap && fits_carries(1, entries, ACC_CHUNK_TABLE);
     }
 
     // sum scalars[i] * points[i], i < n, where `table` holds the rows w <

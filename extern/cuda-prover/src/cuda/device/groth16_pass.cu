@@ -241,19 +241,19 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
                 m->drain();
         }
     } guard;
-    auto gather_ab = [&](cudaStream_t s, const uint64_t *bits_a, const uint64_t *bits_bi,
-                         const uint64_t *bits_ba, const uint32_t *pre) {
+    // The scalars of A and B, gathered by their densities (d_bits_*, d_pre,
+    // set by either branch below first).
+    auto gather_ab = [&](cudaStream_t s) {
         if (L.ni)
             cuda_check(
                 cudaMemcpyAsync(d_sa, d_in, L.ni * sizeof(fr_raw), cudaMemcpyDeviceToDevice, s),
                 "copy of the inputs");
-        launch_compact(s, d_sa + L.ni, d_aux, bits_a, pre, L.na);
-        launch_compact(s, d_sb, d_in, bits_bi, pre + L.w_aux, L.ni);
-        launch_compact(s, d_sb + job.b_input_count, d_aux, bits_ba, pre + L.w_aux + L.w_in,
+        launch_compact(s, d_sa + L.ni, d_aux, d_bits_a, d_pre, L.na);
+        launch_compact(s, d_sb, d_in, d_bits_bi, d_pre + L.w_aux, L.ni);
+        launch_compact(s, d_sb + job.b_input_count, d_aux, d_bits_ba, d_pre + L.w_aux + L.w_in,
                        L.na);
     };
-    auto start_ab = [&](const uint64_t *bits_a, const uint64_t *bits_bi, const uint64_t *bits_ba,
-                        const uint32_t *pre) {
+    auto start_ab = [&]() {
         if (!dk)
             return;
         // Slot k serves key array k (key_residency.hpp), over its table
@@ -266,7 +266,7 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         }
         const cudaStream_t s1 = d.msm->stream(1);
         cuda_check(cudaStreamWaitEvent(s1, d.ev_rest.get(), 0), "cudaStreamWaitEvent");
-        gather_ab(s1, bits_a, bits_bi, bits_ba, pre);
+        gather_ab(s1);
         cuda_check(cudaEventRecord(d.ev_ab.get(), s1), "cudaEventRecord");
         guard.m = d.msm.get();
         d.msm->start(jobs + 1, 3, d.ev_ab.get());
@@ -291,7 +291,7 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         uint64_t bad = 0;
         cuda_check(cudaMemcpyAsync(&bad, base + L.bad, sizeof bad, cudaMemcpyDeviceToHost, zs),
                    "read of the row check");
-        start_ab(d_bits_a, d_bits_bi, d_bits_ba, d_pre);
+        start_ab();
         cuda_check(cudaStreamSynchronize(zs), "evaluation of the shape");
         if (bad != UINT64_MAX)
             fail(CP_ERR_UNSATISFIED, "constraint " + std::to_string(bad) +
@@ -342,7 +342,7 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         d_bits_bi = bits_bi;
         d_bits_ba = bits_ba;
         d_pre = pre;
-        start_ab(d_bits_a, d_bits_bi, d_bits_ba, d_pre);
+        start_ab();
         cuda_check(cudaStreamSynchronize(copy), "upload of the witness");
         t_h = now_ns();
         t.upload_ns += t_h - t_start;
@@ -357,7 +357,7 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
                                    zs),
                    "copy of H");
     if (!ab_started)
-        gather_ab(zs, d_bits_a, d_bits_bi, d_bits_ba, d_pre);
+        gather_ab(zs);
     uint64_t t0;
     if (dk) {
         // h + l (one MSM over the adjacent H and L points) once H is
