@@ -567,7 +567,8 @@ static void test_msm_tables(const gpu_t &gpu) {
     // Pile-ups the chunked accumulation spreads: buckets of tens of
     // thousands of entries (3-bit scalars: digits 2..4 only; every bucket
     // spans many chunks and groups of carries), 63-bit scalars next to
-    // dense ones (the `bits` circuit's H + L), and 12-bit scalars in G2.
+    // dense ones (the `bits` circuit's H + L), and 12-bit and 2-bit scalars
+    // in G2.
     table_case<blst_p1_affine, blst_p1>(gpu, false, 300001, 0, 0, 20, 12, 3, 0);
     table_case<blst_p1_affine, blst_p1>(gpu, false, 70001, 0, 0, 0, 13, 63, 50);
     table_case<blst_p1_affine, blst_p1>(gpu, false, 1 << 20, 0, 0, 20, 14, 63, 2);

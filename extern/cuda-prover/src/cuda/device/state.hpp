@@ -55,9 +55,8 @@ struct device_state {
 
     // Whether this device allocated or created anything on its GPU.
     bool holds_anything() const {
-        return gpu_ || cache.buf || shape.buf || staging.holds_anything() || ev_abc || ev_rest || ev_ab ||
-               ev_h ||
-               streamer.held() || msm;
+        return gpu_ || cache.buf || shape.buf || staging.holds_anything() || ev_abc || ev_rest ||
+               ev_ab || ev_h || streamer.held() || msm;
     }
 
     size_t msm_bytes() const { return msm ? msm->bytes() : 0; }
