@@ -451,9 +451,11 @@ static void test_msm_g2(const gpu_t &gpu, size_t n, int zpct, int opct, uint64_t
 // split (always the table). Without tiling, every 97th base is infinity
 // (blst's all-zero affine point). With short_bits, the scalars are
 // scalars_short(n, short_bits, long_pct) instead of zpct% 0 and opct% 1.
+// tune: a variant of the table run (msm_tuning), named in the label.
 template <class Aff, class Proj>
 static void table_case(const gpu_t &gpu, bool g2, size_t n, int zpct, int opct, uint32_t wbits,
-                       uint64_t seed, int short_bits = 0, int long_pct = 0) {
+                       uint64_t seed, int short_bits = 0, int long_pct = 0,
+                       msm_tuning tune = {}) {
     const size_t distinct = std::min<size_t>(n, g2 ? 1 << 14 : 1 << 16);
     std::vector<Aff> pts;
     if constexpr (sizeof(Aff) == sizeof(blst_p2_affine))
@@ -473,6 +475,7 @@ static void table_case(const gpu_t &gpu, bool g2, size_t n, int zpct, int opct, 
     const size_t rows = msm_table_windows(wbits);
     const msm_group group = g2 ? msm_group::g2 : msm_group::g1;
     msm_context ctx(gpu, {{group, slot_n, true}});
+    ctx.tune(0, tune);
     void *dt = nullptr;
     ck(cudaMalloc(&dt, rows * n * sizeof(Aff)), "cudaMalloc(table)");
     ck(cudaMemcpy(dt, pts.data(), n * sizeof(Aff), cudaMemcpyHostToDevice), "HtoD");
@@ -485,6 +488,11 @@ static void table_case(const gpu_t &gpu, bool g2, size_t n, int zpct, int opct, 
     else
         std::snprintf(label, sizeof label, "table %s n=%zu wbits %u zeros=%d%% ones=%d%%",
                       g2 ? "G2" : "G1", n, wbits, zpct, opct);
+    if (tune.table_chunk || tune.fit_waves >= 0 || tune.weigh >= 0 || tune.weigh_sbits) {
+        const size_t len = std::strlen(label);
+        std::snprintf(label + len, sizeof label - len, " [chunk %u, fit %d, weigh %d, sbits %u]",
+                      tune.table_chunk, tune.fit_waves, tune.weigh, tune.weigh_sbits);
+    }
     bool rows_ok = true;
     for (size_t i : {size_t(0), size_t(3), n / 2, n - 1}) {
         if (i >= n || rows < 2)
@@ -574,6 +582,75 @@ static void test_msm_tables(const gpu_t &gpu) {
     table_case<blst_p1_affine, blst_p1>(gpu, false, 1 << 20, 0, 0, 20, 14, 63, 2);
     table_case<blst_p2_affine, blst_p2>(gpu, true, 100003, 0, 0, 0, 15, 12, 10);
     table_case<blst_p2_affine, blst_p2>(gpu, true, 65536, 0, 0, 17, 16, 2, 0);
+    // The variants of a table run (msm_tuning): sppark's integrate with our
+    // finish instead of the weighted sum in levels, other segment widths,
+    // other chunk lengths (fitted to whole waves or not).
+    const msm_tuning variants[] = {{32, 0, 0, 0}, {0, 1, 1, 2}, {64, 0, 1, 6}, {128, 1, 0, 3}};
+    for (const auto &v : variants) {
+        table_case<blst_p1_affine, blst_p1>(gpu, false, 70001, 10, 5, 0, 17, 0, 0, v);
+        table_case<blst_p2_affine, blst_p2>(gpu, true, 16385, 10, 5, 0, 18, 0, 0, v);
+    }
+    table_case<blst_p1_affine, blst_p1>(gpu, false, 300001, 0, 0, 20, 19, 3, 0,
+                                        {64, 1, 1, 2});
+    table_case<blst_p2_affine, blst_p2>(gpu, true, 100003, 0, 0, 0, 20, 12, 10,
+                                        {48, 1, 0, 0});
+}
+
+static void *make_table(cudaStream_t s, msm_group g, const void *d, size_t n, uint32_t &wbits);
+
+// Table runs over the same scalars in one run (B in G1 and in G2): the
+// later ones take the first one's sorted digits (msm_context::start). G1
+// then G2, G2 then G1, and G1, G2, G1 with a second G1 over other scalars
+// in between; each result against blst, twice with new scalars each time,
+// so stale digits would show.
+static void test_shared_sort(const gpu_t &gpu) {
+    const size_t n = 70001, d1n = 1 << 16, d2n = 1 << 14;
+    auto p1 = g1_points(d1n, n, 31);
+    auto p2 = g2_points(d2n, n, 32);
+    void *d1 = upload(p1), *d2 = upload(p2);
+    msm_context ctx(gpu, {{msm_group::g1, n, true},
+                          {msm_group::g2, n, true},
+                          {msm_group::g1, n, true},
+                          {msm_group::g1, n, true}});
+    uint32_t w1 = 0, w2 = 0;
+    void *t1 = make_table(ctx.stream(0), msm_group::g1, d1, n, w1);
+    void *t2 = make_table(ctx.stream(1), msm_group::g2, d2, n, w2);
+    bool ok = true;
+    for (int round = 0; round < 2; round++) {
+        auto sc = scalars_mix(n, round ? 20 : 0, round ? 20 : 0, 33 + round);
+        auto other = scalars_mix(n, 0, 0, 40 + round);
+        void *ds = upload(sc), *dother = upload(other);
+        const blst_p1 want1 = cpu_msm_g1(p1.data(), fold(sc, d1n).data(), d1n);
+        const blst_p1 want_other = cpu_msm_g1(p1.data(), fold(other, d1n).data(), d1n);
+        const blst_p2 want2 = cpu_msm_g2(p2.data(), fold(sc, d2n).data(), d2n);
+        const msm_job g1{0, t1, ds, n, w1}, g2{1, t2, ds, n, w2}, g1b{2, t1, dother, n, w1},
+            g1c{3, t1, ds, n, w1};
+        const std::vector<std::vector<msm_job>> orders = {
+            {g1, g2}, {g2, g1}, {g1, g1b, g2, g1c}};
+        for (const auto &jobs : orders) {
+            ctx.run(jobs.data(), jobs.size(), nullptr, nullptr);
+            for (const auto &j : jobs) {
+                if (j.slot == 1) {
+                    g2_proj_raw r;
+                    ctx.read(1, r);
+                    blst_p2 got;
+                    std::memcpy(&got, &r, sizeof got);
+                    ok = ok && eq2(got, want2);
+                } else {
+                    g1_proj_raw r;
+                    ctx.read(j.slot, r);
+                    blst_p1 got;
+                    std::memcpy(&got, &r, sizeof got);
+                    ok = ok && eq1(got, j.d_scalars == dother ? want_other : want1);
+                }
+            }
+        }
+        cudaFree(ds);
+        cudaFree(dother);
+    }
+    report(ok, "table runs over the same scalars share one sort (G1 and G2, in any order)");
+    for (void *p : {d1, d2, t1, t2})
+        cudaFree(p);
 }
 
 // One context reused for several sizes and patterns, and four MSMs (three
@@ -923,6 +1000,97 @@ static void profile_tables(msm_context &ctx, void *d1, void *d2, size_t n, uint3
         cudaFree(p);
 }
 
+// The variants of a table run (msm_tuning) side by side at 2^lg: for each,
+// a dense G1 and G2 MSM over their tables alone (phases profiled) and the
+// four MSMs of a dense proof at once; every result checked against
+// Pippenger without a table.
+static void tune_msm(const gpu_t &gpu, uint32_t lg) {
+    const size_t n = size_t(1) << lg;
+    auto p1 = g1_points(1 << 16, 2 * n, 11);
+    auto p2 = g2_points(1 << 14, n, 12);
+    void *d1 = upload(p1);
+    void *d2 = upload(p2);
+    msm_context ctx(gpu, {{msm_group::g1, 2 * n, true},
+                          {msm_group::g1, n, true},
+                          {msm_group::g2, n, true},
+                          {msm_group::g1, n, true}});
+    uint32_t w_hl = 0, w_a = 0, w_b2 = 0;
+    void *t_hl = make_table(ctx.stream(0), msm_group::g1, d1, 2 * n, w_hl);
+    void *t_a = make_table(ctx.stream(1), msm_group::g1, d1, n, w_a);
+    void *t_b2 = make_table(ctx.stream(2), msm_group::g2, d2, n, w_b2);
+    auto dense = scalars_mix(n, 0, 0, 99);
+    auto hl_dense = scalars_mix(2 * n, 0, 0, 97);
+    void *dd = upload(dense), *dhd = upload(hl_dense);
+    blst_p1 want_a, want_hl;
+    blst_p2 want_b2;
+    {
+        msm_profile unused;
+        blst_p1 o1;
+        blst_p2 o2;
+        profiled_run(ctx, msm_job{0, d1, dhd, 2 * n}, false, unused, want_hl, o2);
+        profiled_run(ctx, msm_job{1, d1, dd, n}, false, unused, want_a, o2);
+        profiled_run(ctx, msm_job{2, d2, dd, n}, true, unused, o1, want_b2);
+    }
+    struct variant_t {
+        const char *label;
+        msm_tuning t;
+    } variants[] = {
+        {"default: weighted sum, chunks fitted from 96", {}},
+        {"integrate+finish, chunk 32", {32, 0, 0, 0}},
+        {"integrate+finish, chunks fitted from 96", {0, -1, 0, 0}},
+        {"weighted sum, chunk 32", {32, 0, -1, 0}},
+        {"weighted sum, chunks fitted from 64", {64, -1, -1, 0}},
+        {"weighted sum, chunk 96", {96, 0, -1, 0}},
+        {"weighted sum first segments 8, chunks fitted from 96", {0, -1, -1, 3}},
+    };
+    for (const auto &v : variants) {
+        for (size_t slot = 0; slot < 4; slot++)
+            ctx.tune(slot, v.t);
+        const std::string tag = std::string(" [") + v.label + "]";
+        timed_check(ctx, msm_job{0, t_hl, dhd, 2 * n, w_hl}, false, want_hl, want_b2,
+                    "2^" + std::to_string(lg) + " h+l dense, table" + tag, "Pippenger");
+        timed_check(ctx, msm_job{1, t_a, dd, n, w_a}, false, want_a, want_b2,
+                    "2^" + std::to_string(lg) + " G1 dense, table" + tag, "Pippenger");
+        timed_check(ctx, msm_job{2, t_b2, dd, n, w_b2}, true, want_a, want_b2,
+                    "2^" + std::to_string(lg) + " G2 dense, table" + tag, "Pippenger");
+        const msm_job jobs[4] = {{0, t_hl, dhd, 2 * n, w_hl}, {1, t_a, dd, n, w_a},
+                                 {3, t_a, dd, n, w_a}, {2, t_b2, dd, n, w_b2}};
+        time_four(ctx, jobs, lg, "dense with tables" + tag);
+        // B in G1 (slot 3) and in G2 took A's sorted digits (same scalars).
+        g1_proj_raw r1;
+        g2_proj_raw r2;
+        blst_p1 got1;
+        blst_p2 got2;
+        bool ok = true;
+        for (size_t slot : {0, 1, 3}) {
+            ctx.read(slot, r1);
+            std::memcpy(&got1, &r1, sizeof got1);
+            ok = ok && eq1(got1, slot ? want_a : want_hl);
+        }
+        ctx.read(2, r2);
+        std::memcpy(&got2, &r2, sizeof got2);
+        report(ok && eq2(got2, want_b2), "2^" + std::to_string(lg) + " four at once" + tag);
+    }
+    // The default again with the scalars of B (same values) in buffers of
+    // their own: B in G1 and in G2 sharing one sort (as a proof's pass has
+    // them), then each MSM sorting its own digits.
+    {
+        for (size_t slot = 0; slot < 4; slot++)
+            ctx.tune(slot, msm_tuning{});
+        void *db = upload(dense), *db2 = upload(dense);
+        const msm_job pass[4] = {{0, t_hl, dhd, 2 * n, w_hl}, {1, t_a, dd, n, w_a},
+                                 {3, t_a, db, n, w_a}, {2, t_b2, db, n, w_b2}};
+        time_four(ctx, pass, lg, "dense with tables [default, B in G1 and G2 share a sort]");
+        const msm_job apart[4] = {{0, t_hl, dhd, 2 * n, w_hl}, {1, t_a, dd, n, w_a},
+                                  {3, t_a, db, n, w_a}, {2, t_b2, db2, n, w_b2}};
+        time_four(ctx, apart, lg, "dense with tables [default, every MSM sorts its own]");
+        cudaFree(db);
+        cudaFree(db2);
+    }
+    for (void *p : {dd, dhd, t_hl, t_a, t_b2, d1, d2})
+        cudaFree(p);
+}
+
 static void profile_msm(const gpu_t &gpu, uint32_t lg) {
     const size_t n = size_t(1) << lg;
     auto p1 = g1_points(1 << 16, 2 * n, 11);
@@ -1260,6 +1428,7 @@ static void test_device_part(cp::device &dev) {
 int main(int argc, char **argv) {
     const bool quick = argc > 1 && std::string(argv[1]) == "quick";
     const bool profile_only = argc > 1 && std::string(argv[1]) == "profile";
+    const bool tune_only = argc > 1 && std::string(argv[1]) == "tune";
     if (argc > 1 && std::string(argv[1]) == "cpucheck") {
         // The CPU references agree with each other (no GPU needed).
         rng_t g(1);
@@ -1299,8 +1468,12 @@ int main(int argc, char **argv) {
     devs[0]->bind_thread();
     const gpu_t &gpu = select_gpu(0);
     try {
-        if (profile_only) {
-            profile_msm(gpu, argc > 2 ? (uint32_t)std::stoul(argv[2]) : 20);
+        if (profile_only || tune_only) {
+            const uint32_t lg = argc > 2 ? (uint32_t)std::stoul(argv[2]) : 20;
+            if (tune_only)
+                tune_msm(gpu, lg);
+            else
+                profile_msm(gpu, lg);
             std::printf("%s: %d failure(s)\n", g_failures ? "FAIL" : "PASS", g_failures);
             return g_failures ? 1 : 0;
         }
@@ -1324,6 +1497,7 @@ int main(int argc, char **argv) {
         test_msm_g2(gpu, 16385, 100, 0, 6);
         test_msm_context(gpu);
         test_msm_tables(gpu);
+        test_shared_sort(gpu);
         std::printf("INFO small tests took %.1f s\n", now_s() - t0);
         test_device_part(*devs[0]);
         if (!quick) {

@@ -89,6 +89,15 @@ struct msm_profile {
     size_t pippenger_points = 0;  // scalars that went through Pippenger
 };
 
+// Variants of a table run, for measurements only (msm_context::tune); 0
+// or -1 keeps the default (msm_engine.cuh: table_chunk, weigh_sbits).
+struct msm_tuning {
+    uint32_t table_chunk = 0;  // target digits per lane in a chunk of the accumulation
+    int fit_waves = -1;        // 0: chunks of the target length, not fitted to whole waves
+    int weigh = -1;            // 0: sppark's integrate and our finish, not msm_weigh.cuh
+    uint32_t weigh_sbits = 0;  // log2 of the weighted sum's first segments (2..6)
+};
+
 struct msm_job {
     size_t slot;
     const void *d_points;   // n affine points (blst layout)
@@ -119,7 +128,10 @@ public:
     void run(const msm_job *jobs, size_t njobs, cudaEvent_t ready, uint64_t *gpu_ns);
     // run in two halves, so that more work can be queued while the MSMs
     // run: start returns once the jobs are launched (it waits for their
-    // classifications, so for `ready`); finish waits for them.
+    // classifications, so for `ready`); finish waits for them. A job over
+    // a table with the same scalars (pointer), count and width as an
+    // earlier job's table run (B in G1 and in G2) takes that job's sorted
+    // digits instead of sorting its own; that slot's next MSM waits for it.
     void start(const msm_job *jobs, size_t njobs, cudaEvent_t ready);
     void finish(const msm_job *jobs, size_t njobs, uint64_t *gpu_ns);
     // Waits for whatever the slots' streams hold, errors ignored (for
@@ -147,9 +159,12 @@ public:
     // Measurements only. profile: the slot's next MSMs add their phase
     // times to *p (null stops). window_bits: Pippenger's window width for
     // the slot's next MSMs, clamped to what its buffers hold (0: the
-    // automatic choice for n points).
+    // automatic choice for n points). tune: the variants of the slot's
+    // next table runs (a variant that does not fit its buffers makes the
+    // run take the split path instead).
     void profile(size_t slot, msm_profile *p);
     void window_bits(size_t slot, uint32_t wbits);
+    void tune(size_t slot, const msm_tuning &t);
 
 private:
     struct impl;

@@ -141,8 +141,12 @@ struct msm_context::impl {
         std::unique_ptr<g2_engine> e2;
         cudaStream_t stream = nullptr;
         cudaEvent_t start = nullptr, stop = nullptr;
+        // Past the last table run's sort; past the last run that used
+        // another slot's sorted digits.
+        cudaEvent_t sorted = nullptr, released = nullptr;
         msm_profile *profile = nullptr;
         bool wants_table = false;  // the last launch's table_pays
+        bool table_run = false;    // the last launch sorted its own digits for a table run
     };
     int device = 0;
     int sm_count = 0;
@@ -164,6 +168,9 @@ struct msm_context::impl {
                 (void)cudaEventDestroy(s.start);
             if (s.stop)
                 (void)cudaEventDestroy(s.stop);
+            for (cudaEvent_t e : {s.sorted, s.released})
+                if (e)
+                    (void)cudaEventDestroy(e);
         }
         if (base)
             (void)cudaFree(base);
@@ -173,6 +180,12 @@ struct msm_context::impl {
         if (prev >= 0)
             (void)cudaSetDevice(prev);
     }
+
+    // msm_context::launch, with the sorted digits of `donor`'s table run
+    // (a slot of an earlier job of the same start over the same scalars)
+    // when this launch also takes a table run.
+    void launch(size_t slot, cudaStream_t s, const void *d_points, const void *d_scalars,
+                size_t n, bool split01, uint32_t table_wbits, slot_t *donor);
 
     slot_t &at(size_t i) {
         if (i >= slots.size())
@@ -221,6 +234,8 @@ msm_context::msm_context(const gpu_t &gpu, const std::vector<msm_slot_spec> &slo
         cuda_ok(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreate");
         cuda_ok(cudaEventCreate(&s.start), "cudaEventCreate");
         cuda_ok(cudaEventCreate(&s.stop), "cudaEventCreate");
+        cuda_ok(cudaEventCreateWithFlags(&s.sorted, cudaEventDisableTiming), "cudaEventCreate");
+        cuda_ok(cudaEventCreateWithFlags(&s.released, cudaEventDisableTiming), "cudaEventCreate");
     }
     cuda_ok(cudaMallocHost((void **)&p_->pinned, std::max<size_t>(slots.size(), 1) *
                                                      sizeof(pinned_t)),
@@ -280,6 +295,14 @@ void msm_context::window_bits(size_t slot, uint32_t wbits) {
         sl.e1->force_window_bits(wbits);
 }
 
+void msm_context::tune(size_t slot, const msm_tuning &t) {
+    auto &sl = p_->at(slot);
+    if (sl.e2)
+        sl.e2->tune(t);
+    else
+        sl.e1->tune(t);
+}
+
 const char *msm_phase_name(int phase) {
     static const char *const names[msm_phase_count] = {
         "classify", "ones", "breakdown", "sort", "batch_add",
@@ -300,33 +323,62 @@ void msm_context::classify(size_t slot, cudaStream_t s, const void *d_points,
 }
 
 // One MSM on engine e: over the table when there is one that e holds and
-// it pays, else with or without the 0/1 split.
+// it pays (with the digits `from` another slot sorted, if given; else
+// recording `sorted` after its own sort, *table_run set), else with or
+// without the 0/1 split.
 template <class engine_t>
 uint32_t launch_on(engine_t &e, cudaStream_t s, const void *d_points, const fr_t *sc, size_t n,
-                   bool split01, uint32_t table_wbits, const pinned_t &pin) {
+                   bool split01, uint32_t table_wbits, const pinned_t &pin,
+                   const msm_detail::sorted_digits *from, cudaEvent_t sorted, bool *table_run) {
     auto *pts = (const typename engine_t::affine_h *)d_points;
-    if (table_wbits && e.fits_table(n, table_wbits) && table_pays(split01, n, pin.counts))
-        return e.run_table(s, pts, sc, n, table_wbits);
+    *table_run = false;
+    if (table_wbits && e.fits_table(n, table_wbits) && table_pays(split01, n, pin.counts)) {
+        *table_run = !from;
+        return e.run_table(s, pts, sc, n, table_wbits, from, sorted);
+    }
     return split01 ? e.run_split(s, pts, sc, n, pin.counts[0], pin.counts[1])
                    : e.run(s, pts, sc, n);
 }
 
 void msm_context::launch(size_t slot, cudaStream_t s, const void *d_points,
                          const void *d_scalars, size_t n, bool split01, uint32_t table_wbits) {
-    auto &sl = p_->at(slot);
-    pinned_t &pin = p_->pinned[slot];
+    p_->launch(slot, s, d_points, d_scalars, n, split01, table_wbits, nullptr);
+}
+
+void msm_context::impl::launch(size_t slot, cudaStream_t s, const void *d_points,
+                               const void *d_scalars, size_t n, bool split01,
+                               uint32_t table_wbits, slot_t *donor) {
+    auto &sl = at(slot);
+    pinned_t &pin = pinned[slot];
     const fr_t *sc = (const fr_t *)d_scalars;
     const void *wsum;
     size_t bytes;
     sl.wants_table = split01 && table_pays(true, n, pin.counts);
+    // The donor's sorted digits, once its sort is done; its stream then
+    // waits for this MSM before it runs again (its digits stay until then).
+    msm_detail::sorted_digits from;
+    if (donor) {
+        msm_detail::cuda_ok(cudaStreamWaitEvent(s, donor->sorted, 0), "cudaStreamWaitEvent");
+        from = donor->e2 ? donor->e2->sorted() : donor->e1->sorted();
+    }
+    const msm_detail::sorted_digits *fp = donor ? &from : nullptr;
+    bool table_run = false;
     if (sl.e2) {
-        pin.windows_and_wbits = launch_on(*sl.e2, s, d_points, sc, n, split01, table_wbits, pin);
+        pin.windows_and_wbits = launch_on(*sl.e2, s, d_points, sc, n, split01, table_wbits, pin,
+                                          fp, sl.sorted, &table_run);
         wsum = sl.e2->window_sums();
         bytes = sizeof(g2_engine::bucket_h);
     } else {
-        pin.windows_and_wbits = launch_on(*sl.e1, s, d_points, sc, n, split01, table_wbits, pin);
+        pin.windows_and_wbits = launch_on(*sl.e1, s, d_points, sc, n, split01, table_wbits, pin,
+                                          fp, sl.sorted, &table_run);
         wsum = sl.e1->window_sums();
         bytes = sizeof(g1_engine::bucket_h);
+    }
+    sl.table_run = table_run;
+    if (donor) {
+        msm_detail::cuda_ok(cudaEventRecord(sl.released, s), "cudaEventRecord");
+        msm_detail::cuda_ok(cudaStreamWaitEvent(donor->stream, sl.released, 0),
+                            "cudaStreamWaitEvent");
     }
     // The window sums, packed at the device's stride, into rows of the
     // largest bucket's size.
@@ -369,11 +421,21 @@ void msm_context::start(const msm_job *jobs, size_t njobs, cudaEvent_t ready) {
         cuda_ok(cudaEventRecord(sl.start, sl.stream), "cudaEventRecord");
         classify(jobs[i].slot, sl.stream, jobs[i].d_points, jobs[i].d_scalars, jobs[i].n);
     }
+    // A table run over the same scalars, count and width as an earlier
+    // job's table run (B in G1 and in G2) takes that job's sorted digits.
     for (size_t i = 0; i < njobs; i++) {
         auto &sl = p_->at(jobs[i].slot);
         cuda_ok(cudaStreamSynchronize(sl.stream), "MSM classification");
-        launch(jobs[i].slot, sl.stream, jobs[i].d_points, jobs[i].d_scalars, jobs[i].n, true,
-               jobs[i].table_wbits);
+        impl::slot_t *donor = nullptr;
+        for (size_t k = 0; k < i && jobs[i].table_wbits && !donor; k++) {
+            auto &dk = p_->at(jobs[k].slot);
+            if (dk.table_run && jobs[k].d_scalars == jobs[i].d_scalars &&
+                jobs[k].n == jobs[i].n && jobs[k].table_wbits == jobs[i].table_wbits &&
+                jobs[k].slot != jobs[i].slot)
+                donor = &dk;
+        }
+        p_->launch(jobs[i].slot, sl.stream, jobs[i].d_points, jobs[i].d_scalars, jobs[i].n,
+                   true, jobs[i].table_wbits, donor);
         cuda_ok(cudaEventRecord(sl.stop, sl.stream), "cudaEventRecord");
     }
 }

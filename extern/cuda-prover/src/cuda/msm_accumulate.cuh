@@ -31,11 +31,18 @@ namespace cp_cuda {
 namespace msm_detail {
 
 constexpr uint32_t ACC_THREADS = 384;
-// Entries per chunk, per lane of a point: 32 for a table run's buckets
-// (about 26 entries each at 2^20 bases), 64 for Pippenger's windows (about
-// 128 each): long enough that carries stay few (one per chunk at most),
-// short enough for hundreds of thousands of chunks at 2^20 points.
+// Entries per chunk, per lane of a point. A table run (buckets of about 26
+// entries at 2^20 bases) aims at 96 and shortens its chunks to fill whole
+// waves of blocks (msm_engine::table_chunk; at 2^20 bases, 90 entries in 3
+// waves), never below 32, the length its carries have room for. Measured
+// on an H200, 2^20 bases over tables (ms, G1 / G2 / H+L alone / all four
+// of a proof at once): 32: 9.6 / 23.7 / 17.3 / 53.9 (with the finish of
+// before); 64: 10.4 / 25.7 / 17.2 / 49.4; 96: 9.8 / 23.8 / 17.1 / 49.0;
+// fitted from 96: 9.5 / 22.9 / 16.6 / 49.1. Longer chunks leave fewer
+// carries; alone, a last wave of a few blocks costs a whole wave.
+// Pippenger's windows (about 128 entries per bucket) take 64.
 constexpr uint32_t ACC_CHUNK_TABLE = 32;
+constexpr uint32_t ACC_CHUNK_TABLE_TARGET = 96;
 constexpr uint32_t ACC_CHUNK_WINDOWS = 64;
 // Carries one thread sums in the first pass of msm_add_carries.
 constexpr uint32_t ACC_GROUP = 32;

@@ -13,9 +13,11 @@
 // 0..windows-1 of 2^(w wbits) times every base, msm_table_step): run_table
 // then sums all windows in one bucket set of 2^(wbits-1) buckets, with
 // wider windows (20 bits at 2^20 points, 13 windows instead of 19) and one
-// sort, accumulation and integration. Dense 2^20 MSMs on an H200 (ms;
-// tests/results/h200-msm-profile-2e20-chunks.txt): G1 13.2 by Pippenger,
-// 9.6 over a table; G2 34.5 and 23.8; sppark's accumulate, one bucket per
+// sort, accumulation and weighted sum (msm_weigh.cuh). Dense 2^20 MSMs on
+// an H200 (ms; tests/results/h200-msm-profile-2e20-chunks.txt,
+// h200-msm-tune-2e20.txt): G1 13.2 by Pippenger, 9.5 over a table; G2 34.5
+// and 22.6; the four of a proof over tables at once 48.4 (53.1 with chunks
+// of 32 and sppark's integrate); sppark's accumulate, one bucket per
 // thread, gave 14.2, 10.9, 35.8 and 27.6. Included by msm.cu.
 #pragma once
 
@@ -29,6 +31,7 @@
 
 #include "msm_accumulate.cuh"
 #include "msm_kernels.cuh"
+#include "msm_weigh.cuh"
 
 namespace cp_cuda {
 namespace msm_detail {
@@ -122,6 +125,14 @@ void launch_coop(cudaStream_t s, void (*f)(P...), dim3 grid, dim3 block, size_t 
             "cooperative launch");
 }
 
+// The sorted digits of a table run and their histogram (on the device),
+// which a table run of another engine over the same scalars and width can
+// use instead of sorting its own (B in G1 and in G2).
+struct sorted_digits {
+    const uint32_t *digits = nullptr;
+    const uint32_t *hist = nullptr;
+};
+
 // Byte offsets of one engine's buffers inside its allocation.
 struct engine_layout {
     uint32_t wbits_max = 10;
@@ -144,6 +155,13 @@ struct engine_layout {
 inline size_t carry_bytes(size_t rows, size_t entries, size_t bucket_bytes, uint32_t chunk) {
     const size_t chunks = rows * acc_chunks(entries, chunk);
     return align256(chunks * bucket_bytes) + chunks * sizeof(uint32_t);
+}
+
+// Bytes of the first level of a weighted sum over m buckets in segments
+// of 2^sbits (msm_weigh.cuh): S a_t and p_t for each segment. They live in
+// `temps`, which the carries no longer need by then.
+inline size_t weigh_bytes(size_t m, uint32_t sbits, size_t bucket_bytes) {
+    return align256(weigh_segments(m, sbits) * bucket_bytes) * 2;
 }
 
 // n_max: most points per MSM; bucket_bytes, affine_bytes: sizes of the
@@ -171,6 +189,10 @@ inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affin
         L.temp_cap = std::max(L.temp_cap, entries);
         L.temp_cap = std::max(L.temp_cap, (carry_bytes(1, entries, bucket_bytes,
                                                        ACC_CHUNK_TABLE * degree) +
+                                           7) / sizeof(uint2));
+        // The first level of the weighted sum (msm_weigh.cuh), at segments
+        // as narrow as 4: two points per segment.
+        L.temp_cap = std::max(L.temp_cap, (weigh_bytes(size_t(1) << (tw - 1), 2, bucket_bytes) +
                                            7) / sizeof(uint2));
     }
     // The carries of a Pippenger batch's windows at the automatic width, for
@@ -233,13 +255,24 @@ public:
     // at the same time need different sids (mod 8).
     msm_engine(void *base, size_t n_max, int sm_count, uint32_t sid, bool table)
         : L_(layout(n_max, sm_count, table)), base_((char *)base), n_max_(n_max), sm_count_(sm_count),
-          sid_(sid) {}
+          sid_(sid) {
+        int blocks = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &blocks, msm_accumulate_chunks<bucket_t, affine_h>, ACC_THREADS, 0) !=
+                cudaSuccess ||
+            blocks < 1) {
+            (void)cudaGetLastError();
+            blocks = 1;
+        }
+        acc_blocks_per_sm_ = (uint32_t)blocks;
+    }
 
     size_t n_max() const { return n_max_; }
 
     // Measurements only (msm_context::profile, window_bits).
     void profile(msm_profile *p) { prof_ = p; }
     void force_window_bits(uint32_t w) { force_wbits_ = w; }
+    void tune(const msm_tuning &t) { tune_ = t; }
     const engine_layout &plan() const { return L_; }
 
     // What the last run leaves on the device: WSUM_SLOTS xyzz points
@@ -248,6 +281,12 @@ public:
     // sum_w 2^(w * wbits) wsum[w] + wsum[ONES_SLOT]; run and run_split
     // return windows | wbits << 16.
     const bucket_h *window_sums() const { return (const bucket_h *)(base_ + L_.wsum); }
+
+    // Where a table run leaves its sorted digits and histogram (valid after
+    // a run_table without `from`, until this engine runs again).
+    sorted_digits sorted() const {
+        return {(const uint32_t *)(base_ + L_.digits), (const uint32_t *)(base_ + L_.hist)};
+    }
 
     // sum scalars[i] * points[i], i < n <= n_max, all on the device, into
     // result(); asynchronous on s.
@@ -323,7 +362,9 @@ public:
         const size_t entries = window_count(wbits) * n;
         return wbits >= 10 && wbits <= 20 && n > 0 && entries < (size_t(1) << 31) &&
                (size_t(1) << (wbits - 1)) <= L_.nbuckets && entries <= L_.digit_cap &&
-               entries <= L_.temp_cap && fits_carries(1, entries, ACC_CHUNK_TABLE);
+               entries <= L_.temp_cap && fits_carries(1, entries, table_chunk(entries)) &&
+               (!weigh() || weigh_bytes(size_t(1) << (wbits - 1), weigh_sbits(),
+                                        sizeof(bucket_h)) <= L_.temp_cap * sizeof(uint2));
     }
 
     // sum scalars[i] * points[i], i < n, where `table` holds the rows w <
@@ -333,9 +374,15 @@ public:
     // digits, one accumulation; the buckets are integrated in rows
     // (table_piece_bits) and finished with their offsets (msm_finish_windows'
     // flat), leaving sums of weight 1 in the window-sum slots. Returns rows |
-    // 0 << 16. Asynchronous on s; fits_table(n, wbits) must hold.
+    // 0 << 16. Asynchronous on s; fits_table(n, wbits) must hold. With
+    // `from`, the digits are another engine's table run over the same
+    // scalars and width (sorted(); s must be past its sort and the other
+    // engine must not run again until this run is done): no breakdown and
+    // sort here, and this engine's sorted() stays as it was. Else `sorted`
+    // (if not null) is recorded on s once the digits are sorted.
     uint32_t run_table(cudaStream_t s, const affine_h *table, const scalar_t *scalars, size_t n,
-                       uint32_t wbits) {
+                       uint32_t wbits, const sorted_digits *from = nullptr,
+                       cudaEvent_t sorted = nullptr) {
         if (!fits_table(n, wbits))
             throw cuda_error{-(int)cudaErrorInvalidValue,
                              std::string("cuda-prover MSM: a table run the engine cannot hold")};
@@ -355,29 +402,50 @@ public:
         bucket_h *ones = (bucket_h *)(base_ + L_.ones);
         // Window w of scalar i at w n + i: the rows of breakdown are one
         // row of the sort.
-        vec2d_t<uint32_t> windows{(uint32_t *)(base_ + L_.digits), (uint32_t)n};
-        vec2d_t<uint32_t> digits{(uint32_t *)(base_ + L_.digits), entries};
-        vec2d_t<uint32_t> hist{(uint32_t *)(base_ + L_.hist), 1u << (wbits - 1)};
-        vec2d_t<uint2> temps{(uint2 *)(base_ + L_.temps), entries};
-        const uint32_t grid = sort_grid();
-        breakdown<<<2 * grid, 1024, sizeof(scalar_t) * 1024, s>>>(windows, scalars, n, nwins,
-                                                                 wbits, true);
-        cuda_ok(cudaGetLastError(), "breakdown");
-        mark(s, msm_phase_breakdown);
-        void (*sort_k)(vec2d_t<uint32_t>, size_t, uint32_t, vec2d_t<uint2>, vec2d_t<uint32_t>,
-                       uint32_t, uint32_t, uint32_t) = sort;
-        launch_coop(s, sort_k, dim3(grid, 1), dim3(SORT_BLOCKDIM), sizeof(uint32_t) << DIGIT_BITS,
-                    digits, (size_t)entries, 0u, temps, hist, wbits - 1, wbits - 1, 0u);
-        mark(s, msm_phase_sort);
+        const sorted_digits own = this->sorted();
+        const uint32_t *d_digits = from ? from->digits : own.digits;
+        const uint32_t *d_hist = from ? from->hist : own.hist;
+        if (!from) {
+            vec2d_t<uint32_t> windows{(uint32_t *)own.digits, (uint32_t)n};
+            vec2d_t<uint32_t> digits{(uint32_t *)own.digits, entries};
+            vec2d_t<uint32_t> hist{(uint32_t *)own.hist, 1u << (wbits - 1)};
+            vec2d_t<uint2> temps{(uint2 *)(base_ + L_.temps), entries};
+            const uint32_t grid = sort_grid();
+            breakdown<<<2 * grid, 1024, sizeof(scalar_t) * 1024, s>>>(windows, scalars, n, nwins,
+                                                                     wbits, true);
+            cuda_ok(cudaGetLastError(), "breakdown");
+            mark(s, msm_phase_breakdown);
+            void (*sort_k)(vec2d_t<uint32_t>, size_t, uint32_t, vec2d_t<uint2>,
+                           vec2d_t<uint32_t>, uint32_t, uint32_t, uint32_t) = sort;
+            launch_coop(s, sort_k, dim3(grid, 1), dim3(SORT_BLOCKDIM),
+                        sizeof(uint32_t) << DIGIT_BITS, digits, (size_t)entries, 0u, temps, hist,
+                        wbits - 1, wbits - 1, 0u);
+            if (sorted)
+                cuda_ok(cudaEventRecord(sorted, s), "cudaEventRecord");
+            mark(s, msm_phase_sort);
+        }
         void (*add_k)(bucket_h *, const affine_h *, size_t, const uint32_t *,
                       const uint32_t &) = batch_addition<bucket_t, affine_h>;
-        add_k<<<sm_count_, BATCH_ADD_BLOCK_SIZE, 0, s>>>(ones, table, entries, &digits[0][0],
-                                                         hist[0][0]);
+        add_k<<<sm_count_, BATCH_ADD_BLOCK_SIZE, 0, s>>>(ones, table, entries, d_digits,
+                                                         d_hist[0]);
         cuda_ok(cudaGetLastError(), "batch addition");
         mark(s, msm_phase_batch_add);
-        accumulate_chunks(s, buckets, hist[0], 1u << (wbits - 1), table, digits[0], entries, 1,
-                          entries, ACC_CHUNK_TABLE);
+        accumulate_chunks(s, buckets, d_hist, 1u << (wbits - 1), table, d_digits, entries, 1,
+                          entries, table_chunk(entries));
         mark(s, msm_phase_accumulate);
+        if (weigh()) {
+            add_ones(s);
+            mark(s, msm_phase_integrate);
+            // The ones' partial sums into wsum[ONES_SLOT] (one block, no
+            // windows), then the bucket set's weighted sum into wsum[0].
+            msm_finish_windows<bucket_t><<<1, FINISH_THREADS, 0, s>>>(
+                buckets, 0, 0, wbits, FR_BITS, (bucket_h *)(base_ + L_.ones_acc), nones(),
+                (bucket_h *)(base_ + L_.wsum), true);
+            cuda_ok(cudaGetLastError(), "finish (ones)");
+            weigh_buckets(s, buckets, size_t(1) << (wbits - 1));
+            mark(s, msm_phase_finish);
+            return 1;
+        }
         integrate<bucket_t><<<rows, MSM_NTHREADS, sizeof(bucket_t) * NT, s>>>(
             buckets, rows, piece, rows * piece);
         cuda_ok(cudaGetLastError(), "integrate");
@@ -399,7 +467,74 @@ private:
     uint32_t sid_;
     msm_profile *prof_ = nullptr;
     uint32_t force_wbits_ = 0;
+    msm_tuning tune_;
     std::chrono::steady_clock::time_point last_;
+
+    // The tuned variants of a table run (msm_tuning), else the defaults.
+    uint32_t acc_blocks_per_sm_ = 1;
+
+    // Entries per lane in a chunk of a table run's accumulation of
+    // `entries` digits: the shortest length, not below ACC_CHUNK_TABLE, that
+    // needs no more waves of blocks than the target length, so the last
+    // wave is (nearly) full; the target itself when tuned so.
+    uint32_t table_chunk(size_t entries) const {
+        const uint32_t target =
+            std::max(tune_.table_chunk ? tune_.table_chunk : ACC_CHUNK_TABLE_TARGET,
+                     ACC_CHUNK_TABLE);
+        if (tune_.fit_waves == 0)
+            return target;
+        const size_t per_wave = (size_t)sm_count_ * acc_blocks_per_sm_ * ACC_THREADS /
+                                bucket_t::degree;
+        const size_t lane_entries = (entries + bucket_t::degree - 1) / bucket_t::degree;
+        const size_t waves = std::max<size_t>(
+            (lane_entries + target * per_wave - 1) / (target * per_wave), 1);
+        const size_t fitted = (lane_entries + waves * per_wave - 1) / (waves * per_wave);
+        return (uint32_t)std::max<size_t>(std::min<size_t>(fitted, target), ACC_CHUNK_TABLE);
+    }
+
+    bool weigh() const { return tune_.weigh != 0; }
+    uint32_t weigh_sbits() const {
+        return tune_.weigh_sbits ? std::min<uint32_t>(std::max<uint32_t>(tune_.weigh_sbits, 2), 6)
+                                 : weigh_top_sbits(bucket_t::degree);
+    }
+
+    // wsum[0] = sum_j (j + 1) buckets[j], j < m (msm_weigh.cuh): the first
+    // level from the buckets into temps, then levels of two between temps
+    // and the buckets (free by then), the last one into wsum[0].
+    void weigh_buckets(cudaStream_t s, bucket_h *buckets, size_t m) {
+        const uint32_t degree = bucket_t::degree;
+        char *temps = base_ + L_.temps;
+        const bucket_h *x = buckets, *u = nullptr;
+        bucket_h *wsum = (bucket_h *)(base_ + L_.wsum);
+        uint32_t sbits = weigh_sbits();
+        bool top = true, into_temps = true;
+        for (;;) {
+            const size_t segs = weigh_segments(m, sbits);
+            bucket_h *a_out, *p_out;
+            if (segs == 1) {
+                a_out = p_out = wsum;
+            } else if (into_temps) {
+                a_out = (bucket_h *)temps;
+                p_out = (bucket_h *)(temps + align256(segs * sizeof(bucket_h)));
+            } else {
+                a_out = buckets;
+                p_out = buckets + segs;
+            }
+            const uint32_t blocks =
+                (uint32_t)((segs * degree + WEIGH_THREADS - 1) / WEIGH_THREADS);
+            msm_weigh_level<bucket_t><<<blocks, WEIGH_THREADS, 0, s>>>(x, u, (uint32_t)m, sbits,
+                                                                      top, a_out, p_out);
+            cuda_ok(cudaGetLastError(), "weighted sum");
+            if (segs == 1)
+                return;
+            x = a_out;
+            u = p_out;
+            m = segs;
+            sbits = WEIGH_SBITS;
+            top = false;
+            into_temps = !into_temps;
+        }
+    }
 
     // Profile marks: begin starts the clock once s is idle; mark adds the
     // time since the last mark to phase ph once s has caught up.
