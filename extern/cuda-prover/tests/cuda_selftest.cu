@@ -488,10 +488,13 @@ static void table_case(const gpu_t &gpu, bool g2, size_t n, int zpct, int opct, 
     else
         std::snprintf(label, sizeof label, "table %s n=%zu wbits %u zeros=%d%% ones=%d%%",
                       g2 ? "G2" : "G1", n, wbits, zpct, opct);
-    if (tune.table_chunk || tune.fit_waves >= 0 || tune.weigh >= 0 || tune.weigh_sbits) {
+    if (tune.table_chunk || tune.fit_waves >= 0 || tune.weigh >= 0 || tune.weigh_sbits ||
+        tune.window_chunk) {
         const size_t len = std::strlen(label);
-        std::snprintf(label + len, sizeof label - len, " [chunk %u, fit %d, weigh %d, sbits %u]",
-                      tune.table_chunk, tune.fit_waves, tune.weigh, tune.weigh_sbits);
+        std::snprintf(label + len, sizeof label - len,
+                      " [chunk %u, fit %d, weigh %d, sbits %u, window chunk %u]",
+                      tune.table_chunk, tune.fit_waves, tune.weigh, tune.weigh_sbits,
+                      tune.window_chunk);
     }
     bool rows_ok = true;
     for (size_t i : {size_t(0), size_t(3), n / 2, n - 1}) {
@@ -594,6 +597,11 @@ static void test_msm_tables(const gpu_t &gpu) {
                                         {64, 1, 1, 2});
     table_case<blst_p2_affine, blst_p2>(gpu, true, 100003, 0, 0, 0, 20, 12, 10,
                                         {48, 1, 0, 0});
+    // Pippenger's windows (the split's rest) in longer chunks, fitted.
+    table_case<blst_p1_affine, blst_p1>(gpu, false, 300001, 45, 45, 0, 21, 0, 0,
+                                        {0, -1, -1, 0, 128});
+    table_case<blst_p2_affine, blst_p2>(gpu, true, 100003, 30, 30, 0, 22, 0, 0,
+                                        {0, -1, -1, 0, 96});
 }
 
 static void *make_table(cudaStream_t s, msm_group g, const void *d, size_t n, uint32_t &wbits);
@@ -1037,11 +1045,6 @@ static void tune_msm(const gpu_t &gpu, uint32_t lg) {
     } variants[] = {
         {"default: weighted sum, chunks fitted from 96", {}},
         {"integrate+finish, chunk 32", {32, 0, 0, 0}},
-        {"integrate+finish, chunks fitted from 96", {0, -1, 0, 0}},
-        {"weighted sum, chunk 32", {32, 0, -1, 0}},
-        {"weighted sum, chunks fitted from 64", {64, -1, -1, 0}},
-        {"weighted sum, chunk 96", {96, 0, -1, 0}},
-        {"weighted sum first segments 8, chunks fitted from 96", {0, -1, -1, 3}},
     };
     for (const auto &v : variants) {
         for (size_t slot = 0; slot < 4; slot++)
@@ -1070,6 +1073,46 @@ static void tune_msm(const gpu_t &gpu, uint32_t lg) {
         ctx.read(2, r2);
         std::memcpy(&got2, &r2, sizeof got2);
         report(ok && eq2(got2, want_b2), "2^" + std::to_string(lg) + " four at once" + tag);
+    }
+    // Pippenger's windows without a table, dense and 0/1-heavy scalars (the
+    // split's rest), in chunks of 64 and of other lengths, fitted to whole
+    // waves or not.
+    {
+        auto bits = scalars_mix(n, 48, 48, 98);
+        void *dbits = upload(bits);
+        struct wvar_t {
+            const char *label;
+            msm_tuning t;
+        } wvars[] = {{"window chunk 64", {}},
+                     {"window chunk fitted from 96", {0, -1, -1, 0, 96}},
+                     {"window chunk fitted from 128", {0, -1, -1, 0, 128}},
+                     {"window chunk 128", {0, 0, -1, 0, 128}}};
+        blst_p1 want_bits1;
+        blst_p2 want_bits2;
+        {
+            for (size_t slot = 0; slot < 4; slot++)
+                ctx.tune(slot, msm_tuning{});
+            msm_profile unused;
+            blst_p1 o1;
+            blst_p2 o2;
+            profiled_run(ctx, msm_job{1, d1, dbits, n}, false, unused, want_bits1, o2);
+            profiled_run(ctx, msm_job{2, d2, dbits, n}, true, unused, o1, want_bits2);
+        }
+        for (const auto &v : wvars) {
+            for (size_t slot = 0; slot < 4; slot++)
+                ctx.tune(slot, v.t);
+            const std::string tag = std::string(" [") + v.label + "]";
+            const std::string lgs = "2^" + std::to_string(lg);
+            timed_check(ctx, msm_job{1, d1, dd, n}, false, want_a, want_b2,
+                        lgs + " G1 dense, Pippenger" + tag, "the default");
+            timed_check(ctx, msm_job{2, d2, dd, n}, true, want_a, want_b2,
+                        lgs + " G2 dense, Pippenger" + tag, "the default");
+            timed_check(ctx, msm_job{1, d1, dbits, n}, false, want_bits1, want_bits2,
+                        lgs + " G1 bits, split" + tag, "the default");
+            timed_check(ctx, msm_job{2, d2, dbits, n}, true, want_bits1, want_bits2,
+                        lgs + " G2 bits, split" + tag, "the default");
+        }
+        cudaFree(dbits);
     }
     // The default again with the scalars of B (same values) in buffers of
     // their own: B in G1 and in G2 sharing one sort (as a proof's pass has

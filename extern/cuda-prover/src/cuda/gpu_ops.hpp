@@ -90,12 +90,14 @@ struct msm_profile {
 };
 
 // Variants of a table run, for measurements only (msm_context::tune); 0
-// or -1 keeps the default (msm_engine.cuh: table_chunk, weigh_sbits).
+// or -1 keeps the default (msm_engine.cuh: table_chunk, window_chunk,
+// weigh_sbits).
 struct msm_tuning {
     uint32_t table_chunk = 0;  // target digits per lane in a chunk of the accumulation
     int fit_waves = -1;        // 0: chunks of the target length, not fitted to whole waves
     int weigh = -1;            // 0: sppark's integrate and our finish, not msm_weigh.cuh
     uint32_t weigh_sbits = 0;  // log2 of the weighted sum's first segments (2..6)
+    uint32_t window_chunk = 0; // target digits per lane in a chunk of Pippenger's windows
 };
 
 struct msm_job {

@@ -100,6 +100,7 @@ void build_table(cudaStream_t s, void *d_table, size_t n, uint32_t wbits) {
 // and width of the run that left them.
 struct pinned_t {
     uint32_t counts[msm_detail::COUNTS];
+    uint32_t recounts[msm_detail::COUNTS];  // a second classify's (the same values)
     uint32_t windows_and_wbits;
     alignas(16) unsigned char wsum[msm_detail::WSUM_SLOTS][sizeof(g2_bucket)];
 };
@@ -147,6 +148,7 @@ struct msm_context::impl {
         msm_profile *profile = nullptr;
         bool wants_table = false;  // the last launch's table_pays
         bool table_run = false;    // the last launch sorted its own digits for a table run
+        bool gathered = false;     // the last classify gathered the split's rest
     };
     int device = 0;
     int sm_count = 0;
@@ -186,6 +188,10 @@ struct msm_context::impl {
     // when this launch also takes a table run.
     void launch(size_t slot, cudaStream_t s, const void *d_points, const void *d_scalars,
                 size_t n, bool split01, uint32_t table_wbits, slot_t *donor);
+    // msm_context::classify; without `gather` the scalars are only counted
+    // (a job with a table: launch gathers them if the table does not pay).
+    void classify(size_t slot, cudaStream_t s, const void *d_points, const void *d_scalars,
+                  size_t n, bool gather);
 
     slot_t &at(size_t i) {
         if (i >= slots.size())
@@ -312,23 +318,30 @@ const char *msm_phase_name(int phase) {
 
 void msm_context::classify(size_t slot, cudaStream_t s, const void *d_points,
                            const void *d_scalars, size_t n) {
-    auto &sl = p_->at(slot);
-    uint32_t *counts = p_->pinned[slot].counts;
+    p_->classify(slot, s, d_points, d_scalars, n, true);
+}
+
+void msm_context::impl::classify(size_t slot, cudaStream_t s, const void *d_points,
+                                 const void *d_scalars, size_t n, bool gather) {
+    auto &sl = at(slot);
+    uint32_t *counts = pinned[slot].counts;
+    sl.gathered = gather;
     if (sl.e2)
         sl.e2->classify(s, (const g2_engine::affine_h *)d_points, (const fr_t *)d_scalars, n,
-                        counts);
+                        counts, gather);
     else
         sl.e1->classify(s, (const g1_engine::affine_h *)d_points, (const fr_t *)d_scalars, n,
-                        counts);
+                        counts, gather);
 }
 
 // One MSM on engine e: over the table when there is one that e holds and
 // it pays (with the digits `from` another slot sorted, if given; else
 // recording `sorted` after its own sort, *table_run set), else with or
-// without the 0/1 split.
+// without the 0/1 split (gathering the split's rest first when the
+// classification only counted: `gathered` false).
 template <class engine_t>
 uint32_t launch_on(engine_t &e, cudaStream_t s, const void *d_points, const fr_t *sc, size_t n,
-                   bool split01, uint32_t table_wbits, const pinned_t &pin,
+                   bool split01, uint32_t table_wbits, pinned_t &pin, bool gathered,
                    const msm_detail::sorted_digits *from, cudaEvent_t sorted, bool *table_run) {
     auto *pts = (const typename engine_t::affine_h *)d_points;
     *table_run = false;
@@ -336,8 +349,11 @@ uint32_t launch_on(engine_t &e, cudaStream_t s, const void *d_points, const fr_t
         *table_run = !from;
         return e.run_table(s, pts, sc, n, table_wbits, from, sorted);
     }
-    return split01 ? e.run_split(s, pts, sc, n, pin.counts[0], pin.counts[1])
-                   : e.run(s, pts, sc, n);
+    if (!split01)
+        return e.run(s, pts, sc, n);
+    if (!gathered)
+        e.classify(s, pts, sc, n, pin.recounts, true);
+    return e.run_split(s, pts, sc, n, pin.counts[0], pin.counts[1]);
 }
 
 void msm_context::launch(size_t slot, cudaStream_t s, const void *d_points,
@@ -365,12 +381,12 @@ void msm_context::impl::launch(size_t slot, cudaStream_t s, const void *d_points
     bool table_run = false;
     if (sl.e2) {
         pin.windows_and_wbits = launch_on(*sl.e2, s, d_points, sc, n, split01, table_wbits, pin,
-                                          fp, sl.sorted, &table_run);
+                                          sl.gathered, fp, sl.sorted, &table_run);
         wsum = sl.e2->window_sums();
         bytes = sizeof(g2_engine::bucket_h);
     } else {
         pin.windows_and_wbits = launch_on(*sl.e1, s, d_points, sc, n, split01, table_wbits, pin,
-                                          fp, sl.sorted, &table_run);
+                                          sl.gathered, fp, sl.sorted, &table_run);
         wsum = sl.e1->window_sums();
         bytes = sizeof(g1_engine::bucket_h);
     }
@@ -419,7 +435,8 @@ void msm_context::start(const msm_job *jobs, size_t njobs, cudaEvent_t ready) {
         if (ready)
             cuda_ok(cudaStreamWaitEvent(sl.stream, ready, 0), "cudaStreamWaitEvent");
         cuda_ok(cudaEventRecord(sl.start, sl.stream), "cudaEventRecord");
-        classify(jobs[i].slot, sl.stream, jobs[i].d_points, jobs[i].d_scalars, jobs[i].n);
+        p_->classify(jobs[i].slot, sl.stream, jobs[i].d_points, jobs[i].d_scalars, jobs[i].n,
+                     jobs[i].table_wbits == 0);
     }
     // A table run over the same scalars, count and width as an earlier
     // job's table run (B in G1 and in G2) takes that job's sorted digits.

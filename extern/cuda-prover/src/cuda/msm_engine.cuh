@@ -305,9 +305,11 @@ public:
     // First half of a run with the 0/1 split: classifies the scalars and
     // gathers the rest; the COUNTS counts (ones, rest, short: msm_classify)
     // are copied to host_counts (pinned) on s. The caller synchronizes s, then calls
-    // run_split with those counts.
+    // run_split with those counts. Without `gather`, the scalars are only
+    // counted (for a table run, which does not split them); run_split then
+    // needs another classify with gather first.
     void classify(cudaStream_t s, const affine_h *points, const scalar_t *scalars, size_t n,
-                  uint32_t *host_counts) {
+                  uint32_t *host_counts, bool gather = true) {
         if (n > n_max_ || n >= (size_t(1) << 31))
             throw cuda_error{-(int)cudaErrorInvalidValue,
                              std::string("cuda-prover MSM: more points than the engine holds")};
@@ -321,7 +323,7 @@ public:
             msm_classify<affine_h, scalar_t><<<blocks, CLASSIFY_THREADS, 0, s>>>(
                 scalars, points, (uint32_t)n, (uint32_t *)(base_ + L_.bitmap), counts,
                 (scalar_t *)(base_ + L_.tail_s), (affine_h *)(base_ + L_.tail_p),
-                (uint32_t)L_.tail_cap);
+                gather ? (uint32_t)L_.tail_cap : 0u);
             cuda_ok(cudaGetLastError(), "classify");
         }
         cuda_ok(cudaMemcpyAsync(host_counts, counts, COUNTS * sizeof(uint32_t),
@@ -473,23 +475,41 @@ private:
     // The tuned variants of a table run (msm_tuning), else the defaults.
     uint32_t acc_blocks_per_sm_ = 1;
 
-    // Entries per lane in a chunk of a table run's accumulation of
-    // `entries` digits: the shortest length, not below ACC_CHUNK_TABLE, that
-    // needs no more waves of blocks than the target length, so the last
-    // wave is (nearly) full; the target itself when tuned so.
-    uint32_t table_chunk(size_t entries) const {
-        const uint32_t target =
-            std::max(tune_.table_chunk ? tune_.table_chunk : ACC_CHUNK_TABLE_TARGET,
-                     ACC_CHUNK_TABLE);
+    // Entries per lane in a chunk of an accumulation over `rows` rows of
+    // `entries` digits each (msm_accumulate_chunks): the shortest length in
+    // [least, target] whose launch needs no more waves of blocks than the
+    // target's, so the last wave is (nearly) full; the target itself when
+    // tuned so (fit_waves 0).
+    uint32_t fitted_chunk(uint32_t rows, size_t entries, uint32_t target, uint32_t least) const {
+        target = std::max(target, least);
         if (tune_.fit_waves == 0)
             return target;
-        const size_t per_wave = (size_t)sm_count_ * acc_blocks_per_sm_ * ACC_THREADS /
-                                bucket_t::degree;
-        const size_t lane_entries = (entries + bucket_t::degree - 1) / bucket_t::degree;
-        const size_t waves = std::max<size_t>(
-            (lane_entries + target * per_wave - 1) / (target * per_wave), 1);
-        const size_t fitted = (lane_entries + waves * per_wave - 1) / (waves * per_wave);
-        return (uint32_t)std::max<size_t>(std::min<size_t>(fitted, target), ACC_CHUNK_TABLE);
+        const uint32_t degree = bucket_t::degree;
+        const size_t per_wave = (size_t)sm_count_ * acc_blocks_per_sm_;
+        auto blocks = [&](uint32_t c) {
+            const size_t chunks = acc_chunks(entries, c * degree);
+            return rows * ((chunks * degree + ACC_THREADS - 1) / ACC_THREADS);
+        };
+        const size_t waves = (blocks(target) + per_wave - 1) / per_wave;
+        uint32_t lo = least, hi = target;  // blocks(hi) fits waves; find the least that does
+        while (lo < hi) {
+            const uint32_t mid = (lo + hi) / 2;
+            if (blocks(mid) <= waves * per_wave)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        return lo;
+    }
+    uint32_t table_chunk(size_t entries) const {
+        return fitted_chunk(1, entries, tune_.table_chunk ? tune_.table_chunk
+                                                          : ACC_CHUNK_TABLE_TARGET,
+                            ACC_CHUNK_TABLE);
+    }
+    uint32_t window_chunk(uint32_t rows, size_t entries) const {
+        return fitted_chunk(rows, entries, tune_.window_chunk ? tune_.window_chunk
+                                                              : ACC_CHUNK_WINDOWS_TARGET,
+                            ACC_CHUNK_WINDOWS);
     }
 
     bool weigh() const { return tune_.weigh != 0; }
@@ -696,7 +716,7 @@ private:
             mark(s, msm_phase_batch_add);
             if (fits_carries(nwins, num, ACC_CHUNK_WINDOWS))
                 accumulate_chunks(s, buckets, hist[0], row, points + off, digits[0], stride,
-                                  nwins, num, ACC_CHUNK_WINDOWS);
+                                  nwins, num, window_chunk(nwins, num));
             else
                 launch_coop(s, acc_k, dim3(sm_count_), dim3(0), 0, buckets, nwins, wbits,
                             const_cast<affine_h *>(points + off),
