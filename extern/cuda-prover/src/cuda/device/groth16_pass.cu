@@ -2,6 +2,8 @@
 #include "device/groth16_pass.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -138,16 +140,27 @@ key_place place(device_state &d, const memory_budget &budget, const srs &key,
         }
     }
     if (kp.dk) {
+        const bool trace = std::getenv("CP_TRACE_PASS") != nullptr;
+        const uint64_t t0 = now_ns();
         const bool tables = kp.dk->has_tables();
         if (tables)
             slots = msm_slots(L, true);
         kp.temp = tables ? temp_bytes(L, sm, true) : full_temp;
         d.drop_msm_unless(slots);
         const size_t msm_need = d.msm_need(slots);
+        const uint64_t t1 = now_ns();
         if (sh)
             d.shape.ensure(*sh, d.cuda_id, budget, msm_need + cache_need, d.stream());
+        const uint64_t t2 = now_ns();
         d.cache.ensure(d.cuda_id, budget, L.total, msm_need);
+        const uint64_t t3 = now_ns();
         d.ensure_msm(slots);
+        if (trace)
+            std::fprintf(stderr,
+                         "cp pass trace: place (resident key): sizes %.2f ms, shape %.2f ms, "
+                         "cache %.2f ms, MSM context %.2f ms\n",
+                         (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6,
+                         (now_ns() - t3) / 1e6);
     } else {
         kp.temp = kp.plan.temp_bytes;
         // The MSM buffers of the plan's chunks, not more.
@@ -193,6 +206,9 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
     // t_start.
     cp_timings key_t{};
     const key_place kp = place(d, budget, key, L, job.sh, key_t);
+    // CP_TRACE_PASS (diagnostics): where the upload phase's time goes.
+    const bool trace = std::getenv("CP_TRACE_PASS") != nullptr;
+    const uint64_t t_placed = now_ns();
     const srs_copy *dk = kp.dk;
     const size_t temp = kp.temp;
     // The pool's high-water mark from here on measures sppark's
@@ -276,11 +292,20 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
     if (job.sh) {
         // Only the witness goes up; a, b, c are evaluated from the
         // resident shape and checked before H.
+        const uint64_t t_pool = now_ns();
         stage(d_aux, job.aux, L.na * sizeof(fr_raw));
         stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
+        const uint64_t t_staged = now_ns();
         cuda_check(cudaEventRecord(d.ev_rest.get(), copy), "cudaEventRecord");
         cuda_check(cudaStreamSynchronize(copy), "upload of the witness");
         const uint64_t t_up = now_ns();
+        if (trace)
+            std::fprintf(stderr,
+                         "cp pass trace: place %.2f ms, pool mark %.2f ms, staging %.2f ms "
+                         "(%zu bytes), copy stream drained %.2f ms later\n",
+                         (t_placed - t_start) / 1e6, (t_pool - t_placed) / 1e6,
+                         (t_staged - t_pool) / 1e6, (L.na + L.ni) * sizeof(fr_raw),
+                         (t_up - t_staged) / 1e6);
         t.upload_ns += t_up - t_start;
         cuda_check(cudaStreamWaitEvent(zs, d.ev_rest.get(), 0), "cudaStreamWaitEvent");
         d_bits_a = d.shape.bits;
@@ -393,14 +418,23 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         // limit and on the card) less the MSM slots' room for table runs:
         // tables stay until the key is freed, and other keys and work need
         // the rest.
-        const uint64_t held = dk->bytes() + d.cache.bytes.load() + d.shape.bytes() + d.msm_bytes();
-        const uint64_t usable = budget.usable(held);
-        const uint64_t half = usable > held ? (usable - held) / 2 : 0;
-        const uint64_t slots_room = temp_bytes(L, d.props.multiProcessorCount, true);
-        uint64_t room = half > slots_room ? half - slots_room : 0;
+        // The card's free memory (cudaMemGetInfo, which can take
+        // milliseconds) is asked only when a table may be built.
+        bool to_build = false;
         for (int k = 0; k < key_arrays; k++)
-            if (d.msm->wants_table((size_t)k))
-                room -= build_key_table(*dk, key_array(k), d.cuda_id, room, d.stream(), t);
+            to_build = to_build ||
+                       (d.msm->wants_table((size_t)k) && may_build_table(*dk, key_array(k)));
+        if (to_build) {
+            const uint64_t held =
+                dk->bytes() + d.cache.bytes.load() + d.shape.bytes() + d.msm_bytes();
+            const uint64_t usable = budget.usable(held);
+            const uint64_t half = usable > held ? (usable - held) / 2 : 0;
+            const uint64_t slots_room = temp_bytes(L, d.props.multiProcessorCount, true);
+            uint64_t room = half > slots_room ? half - slots_room : 0;
+            for (int k = 0; k < key_arrays; k++)
+                if (d.msm->wants_table((size_t)k))
+                    room -= build_key_table(*dk, key_array(k), d.cuda_id, room, d.stream(), t);
+        }
     } else {
         gpu_sync_default(gpu);
         t0 = now_ns();

@@ -84,11 +84,16 @@ const srs_copy &ensure_key(const srs &key, int cuda_id, const memory_budget &bud
     return *c;
 }
 
+bool may_build_table(const srs_copy &copy, key_array k) {
+    const key_table &tab = copy.tables[k];
+    return !tab.tried && !tab.wbits && copy.n[k] >= 1024;
+}
+
 uint64_t build_key_table(const srs_copy &copy, key_array k, int cuda_id, uint64_t room,
                          cudaStream_t stream, cp_timings &t) {
     key_table &tab = copy.tables[k];
     const size_t n = copy.n[k];
-    if (tab.tried || tab.wbits || n < 1024)
+    if (!may_build_table(copy, k))
         return 0;
     tab.tried = true;
     const bool g2 = k == key_b_g2;

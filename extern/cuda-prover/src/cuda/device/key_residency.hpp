@@ -69,6 +69,10 @@ const srs_copy &ensure_key(const srs &key, int cuda_id, const memory_budget &bud
                            size_t extra_needed, cudaStream_t stream, cp_timings &t,
                            std::atomic<uint64_t> &uploads);
 
+// Whether build_key_table may still build array k's table: not tried
+// before and at least 1024 bases.
+bool may_build_table(const srs_copy &copy, key_array k);
+
 // Builds the table of array k of `copy` on `stream` (the thread is bound,
 // the device's mutex held) unless it was tried before, the array has fewer
 // than 1024 bases, or the table needs more than `room` bytes. Synchronous;

@@ -11,7 +11,7 @@ void stager::ensure() {
     copy_.create("cudaStreamCreate(copy)");
     for (int i = 0; i < STAGE_BUFS; i++) {
         if (!bufs_[i])
-            bufs_[i].allocate(STAGE_CHUNK, "staging buffer");
+            bufs_[i].allocate(chunk_, "staging buffer");
         evs_[i].create();
     }
 }
@@ -22,6 +22,12 @@ void stager::release() {
         bufs_[i].reset();
     }
     next_ = 0;
+}
+
+void stager::tune(size_t chunk, size_t piece) {
+    release();
+    chunk_ = chunk ? chunk : STAGE_CHUNK;
+    piece_ = piece ? piece : STAGE_PIECE;
 }
 
 bool stager::holds_anything() const {
@@ -37,17 +43,17 @@ void stager::stage(const gpu_t &gpu, void *dst, const void *src, size_t bytes) {
     const char *s = (const char *)src;
     char *d = (char *)dst;
     while (bytes) {
-        const size_t len = std::min(bytes, STAGE_CHUNK);
+        const size_t len = std::min(bytes, chunk_);
         const unsigned b = next_++ % STAGE_BUFS;
         cuda_check(cudaEventSynchronize(evs_[b].get()), "staging buffer");
         char *h = (char *)bufs_[b].get();
-        if (len <= 2 * STAGE_PIECE) {
+        if (len <= 2 * piece_) {
             std::memcpy(h, s, len);
         } else {
-            const size_t pieces = (len + STAGE_PIECE - 1) / STAGE_PIECE;
+            const size_t pieces = (len + piece_ - 1) / piece_;
             gpu.par_map(pieces, 1, [&](size_t i) {
-                const size_t off = i * STAGE_PIECE;
-                std::memcpy(h + off, s + off, std::min(STAGE_PIECE, len - off));
+                const size_t off = i * piece_;
+                std::memcpy(h + off, s + off, std::min(piece_, len - off));
             });
         }
         cuda_check(cudaMemcpyAsync(d, h, len, cudaMemcpyHostToDevice, copy_.get()), "upload");

@@ -53,12 +53,17 @@ size_t domain_for(uint64_t n) {
 void working_cache::ensure(int cuda_id, const memory_budget &budget, size_t working,
                            size_t temp) {
     const size_t held = bytes.load();
-    const size_t free_b = budget.free_bytes();
     if (held >= working) {
-        if (temp > free_b)
-            budget.oom(working + temp, free_b + held);
+        // Nothing to allocate: the card's free memory (cudaMemGetInfo, which
+        // can take milliseconds) only matters when something else needs it.
+        if (temp) {
+            const size_t free_b = budget.free_bytes();
+            if (temp > free_b)
+                budget.oom(working + temp, free_b + held);
+        }
         return;
     }
+    const size_t free_b = budget.free_bytes();
     if (working + temp > free_b + held)
         budget.oom(working + temp, free_b + held);
     buf.reset();
