@@ -1009,16 +1009,30 @@ static void profile_tables(msm_context &ctx, void *d1, void *d2, size_t n, uint3
         cudaFree(p);
 }
 
-// The variants of a table run (msm_tuning) side by side at 2^lg: for each,
-// a dense G1 and G2 MSM over their tables alone (phases profiled) and the
-// four MSMs of a dense proof at once; every result checked against
-// Pippenger without a table.
+// The bases of the MSMs of a 2^lg proof on the host and the device: 2^(lg+1)
+// in G1 (H + L), 2^lg in G2, tiled from 2^16 and 2^14 distinct points.
+struct proof_bases {
+    std::vector<blst_p1_affine> p1;
+    std::vector<blst_p2_affine> p2;
+    void *d1, *d2;
+    explicit proof_bases(size_t n)
+        : p1(g1_points(1 << 16, 2 * n, 11)), p2(g2_points(1 << 14, n, 12)), d1(upload(p1)),
+          d2(upload(p2)) {}
+    ~proof_bases() {
+        cudaFree(d1);
+        cudaFree(d2);
+    }
+};
+
+// The variants of msm_tuning side by side at 2^lg: over tables, a dense
+// H + L, G1 and G2 MSM alone (phases profiled) and the four MSMs of a dense
+// proof at once; without tables, Pippenger's window chunks on dense and
+// 0/1-heavy scalars; then the four at once with B's sort shared or not.
+// Every result checked against Pippenger without a table or the default.
 static void tune_msm(const gpu_t &gpu, uint32_t lg) {
     const size_t n = size_t(1) << lg;
-    auto p1 = g1_points(1 << 16, 2 * n, 11);
-    auto p2 = g2_points(1 << 14, n, 12);
-    void *d1 = upload(p1);
-    void *d2 = upload(p2);
+    const proof_bases bases(n);
+    void *d1 = bases.d1, *d2 = bases.d2;
     msm_context ctx(gpu, {{msm_group::g1, 2 * n, true},
                           {msm_group::g1, n, true},
                           {msm_group::g2, n, true},
@@ -1131,16 +1145,14 @@ static void tune_msm(const gpu_t &gpu, uint32_t lg) {
         cudaFree(db);
         cudaFree(db2);
     }
-    for (void *p : {dd, dhd, t_hl, t_a, t_b2, d1, d2})
+    for (void *p : {dd, dhd, t_hl, t_a, t_b2})
         cudaFree(p);
 }
 
 static void profile_msm(const gpu_t &gpu, uint32_t lg) {
     const size_t n = size_t(1) << lg;
-    auto p1 = g1_points(1 << 16, 2 * n, 11);
-    auto p2 = g2_points(1 << 14, n, 12);
-    void *d1 = upload(p1);
-    void *d2 = upload(p2);
+    const proof_bases bases(n);
+    void *d1 = bases.d1, *d2 = bases.d2;
     // Slots 0-2 as a proof of 2^lg holds them; 3 and 4 wide enough for the
     // window sweep.
     const size_t wide1 = size_t(1) << 24, wide2 = size_t(1) << 22;
@@ -1223,8 +1235,6 @@ static void profile_msm(const gpu_t &gpu, uint32_t lg) {
         cudaFree(ds);
     }
     profile_tables(ctx, d1, d2, n, lg);
-    cudaFree(d1);
-    cudaFree(d2);
 }
 
 static void timing_h(const gpu_t &gpu, uint32_t lg) {
