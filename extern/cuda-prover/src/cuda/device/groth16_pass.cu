@@ -431,9 +431,24 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
             const uint64_t half = usable > held ? (usable - held) / 2 : 0;
             const uint64_t slots_room = temp_bytes(L, d.props.multiProcessorCount, true);
             uint64_t room = half > slots_room ? half - slots_room : 0;
+            uint64_t built = 0;
             for (int k = 0; k < key_arrays; k++)
-                if (d.msm->wants_table((size_t)k))
-                    room -= build_key_table(*dk, key_array(k), d.cuda_id, room, d.stream(), t);
+                if (d.msm->wants_table((size_t)k)) {
+                    const uint64_t b =
+                        build_key_table(*dk, key_array(k), d.cuda_id, room, d.stream(), t);
+                    room -= b;
+                    built += b;
+                }
+            // The MSM buffers for table runs (counted in slots_room), now,
+            // so the next proof does not pay for them (5-7 ms at C2's size).
+            // This proof is done: if they cannot be made here, the next
+            // pass's place makes them (or fails with its own error).
+            if (built) {
+                try {
+                    d.ensure_msm(msm_slots(L, true));
+                } catch (...) {
+                }
+            }
         }
     } else {
         gpu_sync_default(gpu);
