@@ -373,10 +373,11 @@ public:
     // window_count(wbits) of 2^(w wbits) points[i] (row 0: the points; row
     // stride n). Window w of scalar i is a digit of point w n + i, so all
     // windows share one bucket set: one breakdown, one sort of windows x n
-    // digits, one accumulation; the buckets are integrated in rows
-    // (table_piece_bits) and finished with their offsets (msm_finish_windows'
-    // flat), leaving sums of weight 1 in the window-sum slots. Returns rows |
-    // 0 << 16. Asynchronous on s; fits_table(n, wbits) must hold. With
+    // digits, one accumulation; the buckets are then weighed in levels
+    // (msm_weigh.cuh) into one window-sum slot, or (tuned so) integrated in
+    // rows (table_piece_bits) and finished with their offsets
+    // (msm_finish_windows' flat), leaving sums of weight 1 in the window-sum
+    // slots. Returns the slots used | 0 << 16. Asynchronous on s; fits_table(n, wbits) must hold. With
     // `from`, the digits are another engine's table run over the same
     // scalars and width (sorted(); s must be past its sort and the other
     // engine must not run again until this run is done): no breakdown and
@@ -472,7 +473,8 @@ private:
     msm_tuning tune_;
     std::chrono::steady_clock::time_point last_;
 
-    // The tuned variants of a table run (msm_tuning), else the defaults.
+    // Blocks of msm_accumulate_chunks one SM holds at once (a wave is
+    // sm_count_ times this).
     uint32_t acc_blocks_per_sm_ = 1;
 
     // Entries per lane in a chunk of an accumulation over `rows` rows of

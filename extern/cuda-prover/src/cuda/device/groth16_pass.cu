@@ -418,8 +418,8 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         // limit and on the card) less the MSM slots' room for table runs:
         // tables stay until the key is freed, and other keys and work need
         // the rest.
-        // The card's free memory (cudaMemGetInfo, which can take
-        // milliseconds) is asked only when a table may be built.
+        // The card's free memory (a driver call, cudaMemGetInfo) is asked
+        // only when a table may be built.
         bool to_build = false;
         for (int k = 0; k < key_arrays; k++)
             to_build = to_build ||

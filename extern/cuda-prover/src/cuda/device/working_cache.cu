@@ -54,8 +54,8 @@ void working_cache::ensure(int cuda_id, const memory_budget &budget, size_t work
                            size_t temp) {
     const size_t held = bytes.load();
     if (held >= working) {
-        // Nothing to allocate: the card's free memory (cudaMemGetInfo, which
-        // can take milliseconds) only matters when something else needs it.
+        // Nothing to allocate: the card's free memory (a driver call,
+        // cudaMemGetInfo) only matters when something else needs room.
         if (temp) {
             const size_t free_b = budget.free_bytes();
             if (temp > free_b)
