@@ -490,12 +490,13 @@ static void table_case(const gpu_t &gpu, bool g2, size_t n, int zpct, int opct, 
         std::snprintf(label, sizeof label, "table %s n=%zu wbits %u zeros=%d%% ones=%d%%",
                       g2 ? "G2" : "G1", n, wbits, zpct, opct);
     if (tune.table_chunk || tune.fit_waves >= 0 || tune.weigh >= 0 || tune.weigh_sbits ||
-        tune.window_chunk) {
+        tune.window_chunk || tune.acc_block || tune.small_runs >= 0) {
         const size_t len = std::strlen(label);
         std::snprintf(label + len, sizeof label - len,
-                      " [chunk %u, fit %d, weigh %d, sbits %u, window chunk %u]",
+                      " [chunk %u, fit %d, weigh %d, sbits %u, window chunk %u, block %u,"
+                      " small runs %d]",
                       tune.table_chunk, tune.fit_waves, tune.weigh, tune.weigh_sbits,
-                      tune.window_chunk);
+                      tune.window_chunk, tune.acc_block, tune.small_runs);
     }
     bool rows_ok = true;
     for (size_t i : {size_t(0), size_t(3), n / 2, n - 1}) {
@@ -603,6 +604,16 @@ static void test_msm_tables(const gpu_t &gpu) {
                                         {0, -1, -1, 0, 128});
     table_case<blst_p2_affine, blst_p2>(gpu, true, 100003, 30, 30, 0, 22, 0, 0,
                                         {0, -1, -1, 0, 96});
+    // The accumulation's other block sizes and what small runs do, over a
+    // table and in Pippenger's windows (the split's rest).
+    for (int v = 0; v < 6; v++) {
+        const msm_tuning t = v < 3 ? msm_tuning{0, -1, -1, 0, 0, 64u << v}
+                                   : msm_tuning{0, -1, -1, 0, 0, 0, v - 2};
+        table_case<blst_p1_affine, blst_p1>(gpu, false, 70001, 10, 5, 0, 23, 0, 0, t);
+        table_case<blst_p2_affine, blst_p2>(gpu, true, 16385, 10, 5, 0, 24, 0, 0, t);
+        table_case<blst_p1_affine, blst_p1>(gpu, false, 300001, 45, 45, 0, 25, 0, 0, t);
+        table_case<blst_p2_affine, blst_p2>(gpu, true, 100003, 30, 30, 0, 26, 0, 0, t);
+    }
 }
 
 static void *make_table(cudaStream_t s, msm_group g, const void *d, size_t n, uint32_t &wbits);
@@ -1098,11 +1109,18 @@ static void tune_msm(const gpu_t &gpu, uint32_t lg) {
         struct wvar_t {
             const char *label;
             msm_tuning t;
-        } wvars[] = {{"window chunk 64", {}},
-                     {"window chunk fitted from 96", {0, -1, -1, 0, 96}},
-                     {"window chunk fitted from 128", {0, -1, -1, 0, 128}},
-                     {"window chunk 128", {0, 0, -1, 0, 128}}};
-        blst_p1 want_bits1;
+        } wvars[] = {{"default", {}},
+                     {"small runs as before", {0, -1, -1, 0, 0, 0, 0}},
+                     {"small runs in blocks of 128", {0, -1, -1, 0, 0, 0, 1}},
+                     {"small runs in shorter chunks", {0, -1, -1, 0, 0, 0, 2}},
+                     {"small runs in blocks of 128 and shorter chunks", {0, -1, -1, 0, 0, 0, 3}},
+                     {"all runs in blocks of 128", {0, -1, -1, 0, 0, 128, 0}}};
+        // The bits circuit's four at once over tables (H dense, L, A and B
+        // 0/1-heavy), checked against Pippenger.
+        auto hl_bits = scalars_mix(2 * n, 48, 48, 96);
+        std::copy(dense.begin(), dense.end(), hl_bits.begin());
+        void *dhb = upload(hl_bits);
+        blst_p1 want_bits1, want_hlb;
         blst_p2 want_bits2;
         {
             for (size_t slot = 0; slot < 4; slot++)
@@ -1112,6 +1130,7 @@ static void tune_msm(const gpu_t &gpu, uint32_t lg) {
             blst_p2 o2;
             profiled_run(ctx, msm_job{1, d1, dbits, n}, false, unused, want_bits1, o2);
             profiled_run(ctx, msm_job{2, d2, dbits, n}, true, unused, o1, want_bits2);
+            profiled_run(ctx, msm_job{0, d1, dhb, 2 * n}, false, unused, want_hlb, o2);
         }
         for (const auto &v : wvars) {
             for (size_t slot = 0; slot < 4; slot++)
@@ -1126,8 +1145,25 @@ static void tune_msm(const gpu_t &gpu, uint32_t lg) {
                         lgs + " G1 bits, split" + tag, "the default");
             timed_check(ctx, msm_job{2, d2, dbits, n}, true, want_bits1, want_bits2,
                         lgs + " G2 bits, split" + tag, "the default");
+            const msm_job jobs[4] = {{0, t_hl, dhb, 2 * n, w_hl}, {1, t_a, dbits, n, w_a},
+                                     {3, t_a, dbits, n, w_a}, {2, t_b2, dbits, n, w_b2}};
+            time_four(ctx, jobs, lg, "bits circuit with tables" + tag);
+            g1_proj_raw r1;
+            g2_proj_raw r2;
+            blst_p1 got1;
+            blst_p2 got2;
+            bool ok = true;
+            for (size_t slot : {0, 1, 3}) {
+                ctx.read(slot, r1);
+                std::memcpy(&got1, &r1, sizeof got1);
+                ok = ok && eq1(got1, slot ? want_bits1 : want_hlb);
+            }
+            ctx.read(2, r2);
+            std::memcpy(&got2, &r2, sizeof got2);
+            report(ok && eq2(got2, want_bits2), lgs + " bits circuit, four at once" + tag);
         }
         cudaFree(dbits);
+        cudaFree(dhb);
     }
     // The default again with the scalars of B (same values) in buffers of
     // their own: B in G1 and in G2 sharing one sort (as a proof's pass has

@@ -98,6 +98,11 @@ struct msm_tuning {
     int weigh = -1;            // 0: sppark's integrate and our finish, not msm_weigh.cuh
     uint32_t weigh_sbits = 0;  // log2 of the weighted sum's first segments (2..6)
     uint32_t window_chunk = 0; // target digits per lane in a chunk of Pippenger's windows
+    uint32_t acc_block = 0;    // threads per block of the accumulation (64, 128, 256; 0: 384)
+    // An accumulation that fills less than one wave of blocks: bit 0, in
+    // blocks of 128 threads; bit 1, in shorter chunks (msm_engine.cuh);
+    // -1: the default (shorter chunks).
+    int small_runs = -1;
 };
 
 struct msm_job {

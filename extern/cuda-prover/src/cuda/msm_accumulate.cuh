@@ -48,6 +48,10 @@ constexpr uint32_t ACC_CHUNK_TABLE = 32;
 constexpr uint32_t ACC_CHUNK_TABLE_TARGET = 96;
 constexpr uint32_t ACC_CHUNK_WINDOWS = 64;
 constexpr uint32_t ACC_CHUNK_WINDOWS_TARGET = 96;
+// The shortest chunk of a run too small to fill one wave of blocks (the
+// split's rest of 0/1-heavy scalars; msm_engine::fitted_chunk), where its
+// carries fit.
+constexpr uint32_t ACC_CHUNK_SHORT = 16;
 // Carries one thread sums in the first pass of msm_add_carries.
 constexpr uint32_t ACC_GROUP = 32;
 // The tag of a chunk without a carry.
@@ -73,9 +77,11 @@ template<class bucket_h> struct acc_rows {
 // the others, to histogram[nbuckets - 1]; chunk t starts at that start + t
 // * chunk. nchunks may exceed the chunks there are (the host does not know
 // the counts); the extra ones only clear their tag.
-template<class bucket_t, class affine_h, class bucket_h = typename bucket_t::mem_t,
-         class affine_t = typename bucket_t::affine_t>
-__launch_bounds__(ACC_THREADS) __global__
+// THREADS and MIN_BLOCKS pick the block size and the register budget
+// (msm_engine::acc_launch).
+template<class bucket_t, class affine_h, uint32_t THREADS = ACC_THREADS, uint32_t MIN_BLOCKS = 1,
+         class bucket_h = typename bucket_t::mem_t, class affine_t = typename bucket_t::affine_t>
+__launch_bounds__(THREADS, MIN_BLOCKS) __global__
 void msm_accumulate_chunks(acc_rows<bucket_h> r, const affine_h points[]) {
     const uint32_t degree = bucket_t::degree;
     const uint32_t t = (blockIdx.x * blockDim.x + threadIdx.x) / degree;

@@ -256,15 +256,16 @@ public:
     msm_engine(void *base, size_t n_max, int sm_count, uint32_t sid, bool table)
         : L_(layout(n_max, sm_count, table)), base_((char *)base), n_max_(n_max), sm_count_(sm_count),
           sid_(sid) {
-        int blocks = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &blocks, msm_accumulate_chunks<bucket_t, affine_h>, ACC_THREADS, 0) !=
-                cudaSuccess ||
-            blocks < 1) {
-            (void)cudaGetLastError();
-            blocks = 1;
+        for (auto &v : acc_launches_) {
+            int blocks = 0;
+            if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, v.kernel, (int)v.threads,
+                                                              0) != cudaSuccess ||
+                blocks < 1) {
+                (void)cudaGetLastError();
+                blocks = 1;
+            }
+            v.blocks_per_sm = (uint32_t)blocks;
         }
-        acc_blocks_per_sm_ = (uint32_t)blocks;
     }
 
     size_t n_max() const { return n_max_; }
@@ -473,24 +474,68 @@ private:
     msm_tuning tune_;
     std::chrono::steady_clock::time_point last_;
 
-    // Blocks of msm_accumulate_chunks one SM holds at once (a wave is
-    // sm_count_ times this).
-    uint32_t acc_blocks_per_sm_ = 1;
+    // The block sizes msm_accumulate_chunks is built for, each with the
+    // register budget that lets an SM hold the given number of blocks, and
+    // the blocks an SM holds at once (a wave is sm_count_ times that).
+    struct acc_launch_t {
+        void (*kernel)(acc_rows<bucket_h>, const affine_h *);
+        uint32_t threads;
+        uint32_t blocks_per_sm;
+    };
+    acc_launch_t acc_launches_[4] = {
+        {msm_accumulate_chunks<bucket_t, affine_h, ACC_THREADS, 1>, ACC_THREADS, 1},
+        {msm_accumulate_chunks<bucket_t, affine_h, 64, 7>, 64, 1},
+        {msm_accumulate_chunks<bucket_t, affine_h, 128, 4>, 128, 1},
+        {msm_accumulate_chunks<bucket_t, affine_h, 256, 2>, 256, 1},
+    };
+    // The launch of the accumulation (tune_.acc_block picks one by its
+    // block size; the first by default).
+    const acc_launch_t &acc_launch() const {
+        for (const auto &v : acc_launches_)
+            if (v.threads == tune_.acc_block)
+                return v;
+        return acc_launches_[0];
+    }
+    // What a run too small for one wave does (msm_tuning::small_runs). By
+    // default its chunks are shortened until it fills one. Measured on an
+    // H200 at 2^20 (ms, the split's rest of 0/1-heavy scalars in G1 / G2
+    // alone / the bits circuit's four at once over tables;
+    // h200-msm-tune-2e20-blocks.txt): as before 3.36 / 6.82 / 19.5-19.7;
+    // shorter chunks 3.21 / 5.69 / 18.96; blocks of 128 3.00 / 5.75 / 20.03;
+    // both 3.19 / 5.70 / 19.09. Dense runs fill their waves and do not
+    // change; all runs in blocks of 128 (128 registers, spilling) slow them:
+    // dense G2 32.4 -> 36.2, the four of a dense proof over tables 47.9 ->
+    // 52.1 (256 threads, 2 per SM: 50.0; 64, 7 per SM: 52.3).
+    static constexpr int SMALL_BLOCKS = 1, SMALL_CHUNKS = 2, SMALL_DEFAULT = SMALL_CHUNKS;
+    int small_runs() const { return tune_.small_runs < 0 ? SMALL_DEFAULT : tune_.small_runs; }
+    // The launch for `rows` rows of nchunks chunks: acc_launch(), or blocks
+    // of 128 where its blocks would not fill one wave (SMALL_BLOCKS), so the
+    // run spreads over about three times the SMs.
+    const acc_launch_t &acc_launch(uint32_t rows, size_t nchunks) const {
+        const acc_launch_t &d = acc_launch();
+        if (!(small_runs() & SMALL_BLOCKS) || &d != &acc_launches_[0])
+            return d;
+        const size_t blocks =
+            rows * ((nchunks * bucket_t::degree + d.threads - 1) / d.threads);
+        return blocks < (size_t)sm_count_ * d.blocks_per_sm ? acc_launches_[2] : d;
+    }
 
     // Entries per lane in a chunk of an accumulation over `rows` rows of
     // `entries` digits each (msm_accumulate_chunks): the shortest length in
     // [least, target] whose launch needs no more waves of blocks than the
     // target's, so the last wave is (nearly) full; the target itself when
-    // tuned so (fit_waves 0).
+    // tuned so (fit_waves 0). A run that would not fill one wave even so
+    // takes shorter chunks, down to ACC_CHUNK_SHORT (SMALL_CHUNKS).
     uint32_t fitted_chunk(uint32_t rows, size_t entries, uint32_t target, uint32_t least) const {
         target = std::max(target, least);
         if (tune_.fit_waves == 0)
             return target;
         const uint32_t degree = bucket_t::degree;
-        const size_t per_wave = (size_t)sm_count_ * acc_blocks_per_sm_;
+        const acc_launch_t &launch = acc_launch();
+        const size_t per_wave = (size_t)sm_count_ * launch.blocks_per_sm;
         auto blocks = [&](uint32_t c) {
             const size_t chunks = acc_chunks(entries, c * degree);
-            return rows * ((chunks * degree + ACC_THREADS - 1) / ACC_THREADS);
+            return rows * ((chunks * degree + launch.threads - 1) / launch.threads);
         };
         const size_t waves = (blocks(target) + per_wave - 1) / per_wave;
         uint32_t lo = least, hi = target;  // blocks(hi) fits waves; find the least that does
@@ -500,6 +545,20 @@ private:
                 hi = mid;
             else
                 lo = mid + 1;
+        }
+        if ((small_runs() & SMALL_CHUNKS) && blocks(lo) < per_wave) {
+            // Too few chunks for one wave: the longest chunk, down to
+            // ACC_CHUNK_SHORT, whose launch fills one, if its carries fit.
+            uint32_t a = std::min(ACC_CHUNK_SHORT, lo), b = lo;
+            while (a < b) {
+                const uint32_t mid = (a + b + 1) / 2;
+                if (blocks(mid) >= per_wave)
+                    a = mid;
+                else
+                    b = mid - 1;
+            }
+            if (fits_carries(rows, entries, a))
+                lo = a;
         }
         return lo;
     }
@@ -609,9 +668,12 @@ private:
         r.digit_stride = digit_stride;
         cuda_ok(cudaMemsetAsync(buckets, 0, (size_t)rows * nbuckets * sizeof(bucket_h), s),
                 "cudaMemsetAsync");
-        const dim3 grid((uint32_t)((nchunks * degree + ACC_THREADS - 1) / ACC_THREADS), rows);
-        msm_accumulate_chunks<bucket_t, affine_h><<<grid, ACC_THREADS, 0, s>>>(r, points);
+        const acc_launch_t &launch = acc_launch(rows, nchunks);
+        const dim3 acc_grid((uint32_t)((nchunks * degree + launch.threads - 1) / launch.threads),
+                            rows);
+        launch.kernel<<<acc_grid, launch.threads, 0, s>>>(r, points);
         cuda_ok(cudaGetLastError(), "accumulate");
+        const dim3 grid((uint32_t)((nchunks * degree + ACC_THREADS - 1) / ACC_THREADS), rows);
         for (uint32_t pass = 0; pass < 2; pass++) {
             msm_add_carries<bucket_t><<<grid, ACC_THREADS, 0, s>>>(r, pass);
             cuda_ok(cudaGetLastError(), "accumulate (carries)");
