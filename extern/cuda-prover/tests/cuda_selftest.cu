@@ -1109,8 +1109,7 @@ static void tune_msm(const gpu_t &gpu, uint32_t lg) {
         struct wvar_t {
             const char *label;
             msm_tuning t;
-        } wvars[] = {{"default", {}},
-                     {"small runs as before", {0, -1, -1, 0, 0, 0, 0}},
+        } wvars[] = {{"default (small runs as before)", {}},
                      {"small runs in blocks of 128", {0, -1, -1, 0, 0, 0, 1}},
                      {"small runs in shorter chunks", {0, -1, -1, 0, 0, 0, 2}},
                      {"small runs in blocks of 128 and shorter chunks", {0, -1, -1, 0, 0, 0, 3}},

@@ -101,7 +101,7 @@ struct msm_tuning {
     uint32_t acc_block = 0;    // threads per block of the accumulation (64, 128, 256; 0: 384)
     // An accumulation that fills less than one wave of blocks: bit 0, in
     // blocks of 128 threads; bit 1, in shorter chunks (msm_engine.cuh);
-    // -1: the default (shorter chunks).
+    // -1: the default (neither; msm_engine.cuh says why).
     int small_runs = -1;
 };
 

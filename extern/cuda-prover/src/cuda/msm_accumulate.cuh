@@ -50,7 +50,7 @@ constexpr uint32_t ACC_CHUNK_WINDOWS = 64;
 constexpr uint32_t ACC_CHUNK_WINDOWS_TARGET = 96;
 // The shortest chunk of a run too small to fill one wave of blocks (the
 // split's rest of 0/1-heavy scalars; msm_engine::fitted_chunk), where its
-// carries fit.
+// carries fit, when tuned so (msm_tuning::small_runs).
 constexpr uint32_t ACC_CHUNK_SHORT = 16;
 // Carries one thread sums in the first pass of msm_add_carries.
 constexpr uint32_t ACC_GROUP = 32;

@@ -496,17 +496,21 @@ private:
                 return v;
         return acc_launches_[0];
     }
-    // What a run too small for one wave does (msm_tuning::small_runs). By
-    // default its chunks are shortened until it fills one. Measured on an
-    // H200 at 2^20 (ms, the split's rest of 0/1-heavy scalars in G1 / G2
-    // alone / the bits circuit's four at once over tables;
-    // h200-msm-tune-2e20-blocks.txt): as before 3.36 / 6.82 / 19.5-19.7;
-    // shorter chunks 3.21 / 5.69 / 18.96; blocks of 128 3.00 / 5.75 / 20.03;
-    // both 3.19 / 5.70 / 19.09. Dense runs fill their waves and do not
-    // change; all runs in blocks of 128 (128 registers, spilling) slow them:
+    // What a run too small for one wave does (msm_tuning::small_runs): by
+    // default, as any other run (chunks of at least the least length).
+    // Measured on an H200 at 2^20 (ms, the split's rest of 0/1-heavy
+    // scalars in G1 / G2 alone / the bits circuit's four at once over
+    // tables; h200-msm-tune-2e20-blocks.txt): as before 3.36 / 6.82 /
+    // 19.5-19.7; shorter chunks 3.21 / 5.69 / 18.96; blocks of 128 3.00 /
+    // 5.75 / 20.03; both 3.19 / 5.70 / 19.09. In a proof, though, these
+    // runs are A's and B's, next to H's NTTs on the critical path: spread
+    // over all SMs they slow the NTTs (C2 2 KiB on one host: NTTs 14.3-14.9
+    // -> 15.1 ms, device part 57.8-58.2 -> 58.2-58.7 ms on the witness path,
+    // 58.8-59.2 -> 58.7-60.8 on the full path), so they stay as they were.
+    // All runs in blocks of 128 (128 registers, spilling) slow dense ones:
     // dense G2 32.4 -> 36.2, the four of a dense proof over tables 47.9 ->
     // 52.1 (256 threads, 2 per SM: 50.0; 64, 7 per SM: 52.3).
-    static constexpr int SMALL_BLOCKS = 1, SMALL_CHUNKS = 2, SMALL_DEFAULT = SMALL_CHUNKS;
+    static constexpr int SMALL_BLOCKS = 1, SMALL_CHUNKS = 2, SMALL_DEFAULT = 0;
     int small_runs() const { return tune_.small_runs < 0 ? SMALL_DEFAULT : tune_.small_runs; }
     // The launch for `rows` rows of nchunks chunks: acc_launch(), or blocks
     // of 128 where its blocks would not fill one wave (SMALL_BLOCKS), so the
@@ -524,8 +528,9 @@ private:
     // `entries` digits each (msm_accumulate_chunks): the shortest length in
     // [least, target] whose launch needs no more waves of blocks than the
     // target's, so the last wave is (nearly) full; the target itself when
-    // tuned so (fit_waves 0). A run that would not fill one wave even so
-    // takes shorter chunks, down to ACC_CHUNK_SHORT (SMALL_CHUNKS).
+    // tuned so (fit_waves 0). Tuned so (SMALL_CHUNKS), a run that would
+    // not fill one wave even so takes shorter chunks, down to
+    // ACC_CHUNK_SHORT.
     uint32_t fitted_chunk(uint32_t rows, size_t entries, uint32_t target, uint32_t least) const {
         target = std::max(target, least);
         if (tune_.fit_waves == 0)
