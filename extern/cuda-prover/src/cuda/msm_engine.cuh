@@ -507,6 +507,8 @@ private:
     // over all SMs they slow the NTTs (C2 2 KiB on one host: NTTs 14.3-14.9
     // -> 15.1 ms, device part 57.8-58.2 -> 58.2-58.7 ms on the witness path,
     // 58.8-59.2 -> 58.7-60.8 on the full path), so they stay as they were.
+    // At 2^22 shorter chunks lose even alone (5.29 -> 6.38 in G1, 11.62 ->
+    // 14.95 in G2; h200-msm-tune-2e22.txt).
     // All runs in blocks of 128 (128 registers, spilling) slow dense ones:
     // dense G2 32.4 -> 36.2, the four of a dense proof over tables 47.9 ->
     // 52.1 (256 threads, 2 per SM: 50.0; 64, 7 per SM: 52.3).
