@@ -1035,6 +1035,26 @@ struct proof_bases {
     }
 };
 
+// Whether the four slots of a proof's MSMs (tune_msm's context) hold
+// their expected sums: H + L in slot 0, A and B in G1 in slots 1 and 3,
+// B in G2 in slot 2.
+static bool four_equal(msm_context &ctx, const blst_p1 &want_hl, const blst_p1 &want_g1,
+                       const blst_p2 &want_g2) {
+    g1_proj_raw r1;
+    g2_proj_raw r2;
+    blst_p1 got1;
+    blst_p2 got2;
+    bool ok = true;
+    for (size_t slot : {0, 1, 3}) {
+        ctx.read(slot, r1);
+        std::memcpy(&got1, &r1, sizeof got1);
+        ok = ok && eq1(got1, slot ? want_g1 : want_hl);
+    }
+    ctx.read(2, r2);
+    std::memcpy(&got2, &r2, sizeof got2);
+    return ok && eq2(got2, want_g2);
+}
+
 // The variants of msm_tuning side by side at 2^lg: over tables, a dense
 // H + L, G1 and G2 MSM alone (phases profiled) and the four MSMs of a dense
 // proof at once; without tables, Pippenger's window chunks on dense and
@@ -1086,19 +1106,8 @@ static void tune_msm(const gpu_t &gpu, uint32_t lg) {
                                  {3, t_a, dd, n, w_a}, {2, t_b2, dd, n, w_b2}};
         time_four(ctx, jobs, lg, "dense with tables" + tag);
         // B in G1 (slot 3) and in G2 took A's sorted digits (same scalars).
-        g1_proj_raw r1;
-        g2_proj_raw r2;
-        blst_p1 got1;
-        blst_p2 got2;
-        bool ok = true;
-        for (size_t slot : {0, 1, 3}) {
-            ctx.read(slot, r1);
-            std::memcpy(&got1, &r1, sizeof got1);
-            ok = ok && eq1(got1, slot ? want_a : want_hl);
-        }
-        ctx.read(2, r2);
-        std::memcpy(&got2, &r2, sizeof got2);
-        report(ok && eq2(got2, want_b2), "2^" + std::to_string(lg) + " four at once" + tag);
+        report(four_equal(ctx, want_hl, want_a, want_b2),
+               "2^" + std::to_string(lg) + " four at once" + tag);
     }
     // Pippenger's windows without a table, dense and 0/1-heavy scalars (the
     // split's rest), in chunks of 64 and of other lengths, fitted to whole
@@ -1147,19 +1156,8 @@ static void tune_msm(const gpu_t &gpu, uint32_t lg) {
             const msm_job jobs[4] = {{0, t_hl, dhb, 2 * n, w_hl}, {1, t_a, dbits, n, w_a},
                                      {3, t_a, dbits, n, w_a}, {2, t_b2, dbits, n, w_b2}};
             time_four(ctx, jobs, lg, "bits circuit with tables" + tag);
-            g1_proj_raw r1;
-            g2_proj_raw r2;
-            blst_p1 got1;
-            blst_p2 got2;
-            bool ok = true;
-            for (size_t slot : {0, 1, 3}) {
-                ctx.read(slot, r1);
-                std::memcpy(&got1, &r1, sizeof got1);
-                ok = ok && eq1(got1, slot ? want_bits1 : want_hlb);
-            }
-            ctx.read(2, r2);
-            std::memcpy(&got2, &r2, sizeof got2);
-            report(ok && eq2(got2, want_bits2), lgs + " bits circuit, four at once" + tag);
+            report(four_equal(ctx, want_hlb, want_bits1, want_bits2),
+                   lgs + " bits circuit, four at once" + tag);
         }
         cudaFree(dbits);
         cudaFree(dhb);
