@@ -481,6 +481,10 @@ private:
         void (*kernel)(acc_rows<bucket_h>, const affine_h *);
         uint32_t threads;
         uint32_t blocks_per_sm;
+        // Blocks per row for nchunks chunks (degree lanes each).
+        size_t row_blocks(size_t nchunks) const {
+            return (nchunks * bucket_t::degree + threads - 1) / threads;
+        }
     };
     acc_launch_t acc_launches_[4] = {
         {msm_accumulate_chunks<bucket_t, affine_h, ACC_THREADS, 1>, ACC_THREADS, 1},
@@ -521,9 +525,9 @@ private:
         const acc_launch_t &d = acc_launch();
         if (!(small_runs() & SMALL_BLOCKS) || &d != &acc_launches_[0])
             return d;
-        const size_t blocks =
-            rows * ((nchunks * bucket_t::degree + d.threads - 1) / d.threads);
-        return blocks < (size_t)sm_count_ * d.blocks_per_sm ? acc_launches_[2] : d;
+        return rows * d.row_blocks(nchunks) < (size_t)sm_count_ * d.blocks_per_sm
+                   ? acc_launches_[2]
+                   : d;
     }
 
     // Entries per lane in a chunk of an accumulation over `rows` rows of
@@ -542,7 +546,7 @@ private:
         const size_t per_wave = (size_t)sm_count_ * launch.blocks_per_sm;
         auto blocks = [&](uint32_t c) {
             const size_t chunks = acc_chunks(entries, c * degree);
-            return rows * ((chunks * degree + launch.threads - 1) / launch.threads);
+            return rows * launch.row_blocks(chunks);
         };
         const size_t waves = (blocks(target) + per_wave - 1) / per_wave;
         uint32_t lo = least, hi = target;  // blocks(hi) fits waves; find the least that does
@@ -676,8 +680,7 @@ private:
         cuda_ok(cudaMemsetAsync(buckets, 0, (size_t)rows * nbuckets * sizeof(bucket_h), s),
                 "cudaMemsetAsync");
         const acc_launch_t &launch = acc_launch(rows, nchunks);
-        const dim3 acc_grid((uint32_t)((nchunks * degree + launch.threads - 1) / launch.threads),
-                            rows);
+        const dim3 acc_grid((uint32_t)launch.row_blocks(nchunks), rows);
         launch.kernel<<<acc_grid, launch.threads, 0, s>>>(r, points);
         cuda_ok(cudaGetLastError(), "accumulate");
         const dim3 grid((uint32_t)((nchunks * degree + ACC_THREADS - 1) / ACC_THREADS), rows);
