@@ -490,13 +490,13 @@ static void table_case(const gpu_t &gpu, bool g2, size_t n, int zpct, int opct, 
         std::snprintf(label, sizeof label, "table %s n=%zu wbits %u zeros=%d%% ones=%d%%",
                       g2 ? "G2" : "G1", n, wbits, zpct, opct);
     if (tune.table_chunk || tune.fit_waves >= 0 || tune.weigh >= 0 || tune.weigh_sbits ||
-        tune.window_chunk || tune.acc_block || tune.small_runs >= 0) {
+        tune.window_chunk || tune.acc_block || tune.small_runs >= 0 || tune.dot_add >= 0) {
         const size_t len = std::strlen(label);
         std::snprintf(label + len, sizeof label - len,
                       " [chunk %u, fit %d, weigh %d, sbits %u, window chunk %u, block %u,"
-                      " small runs %d]",
+                      " small runs %d, dot add %d]",
                       tune.table_chunk, tune.fit_waves, tune.weigh, tune.weigh_sbits,
-                      tune.window_chunk, tune.acc_block, tune.small_runs);
+                      tune.window_chunk, tune.acc_block, tune.small_runs, tune.dot_add);
     }
     bool rows_ok = true;
     for (size_t i : {size_t(0), size_t(3), n / 2, n - 1}) {
@@ -604,11 +604,13 @@ static void test_msm_tables(const gpu_t &gpu) {
                                         {0, -1, -1, 0, 128});
     table_case<blst_p2_affine, blst_p2>(gpu, true, 100003, 30, 30, 0, 22, 0, 0,
                                         {0, -1, -1, 0, 96});
-    // The accumulation's other block sizes and what small runs do, over a
-    // table and in Pippenger's windows (the split's rest).
-    for (int v = 0; v < 6; v++) {
-        const msm_tuning t = v < 3 ? msm_tuning{0, -1, -1, 0, 0, 64u << v}
-                                   : msm_tuning{0, -1, -1, 0, 0, 0, v - 2};
+    // The accumulation's other block sizes, what small runs do and either
+    // addition in both groups, over a table and in Pippenger's windows (the
+    // split's rest).
+    for (int v = 0; v < 8; v++) {
+        const msm_tuning t = v < 3   ? msm_tuning{0, -1, -1, 0, 0, 64u << v}
+                             : v < 6 ? msm_tuning{0, -1, -1, 0, 0, 0, v - 2}
+                                     : msm_tuning{0, -1, -1, 0, 0, 0, -1, v - 6};
         table_case<blst_p1_affine, blst_p1>(gpu, false, 70001, 10, 5, 0, 23, 0, 0, t);
         table_case<blst_p2_affine, blst_p2>(gpu, true, 16385, 10, 5, 0, 24, 0, 0, t);
         table_case<blst_p1_affine, blst_p1>(gpu, false, 300001, 45, 45, 0, 25, 0, 0, t);
@@ -1091,6 +1093,8 @@ static void tune_msm(const gpu_t &gpu, uint32_t lg) {
     } variants[] = {
         {"default: weighted sum, chunks fitted from 96", {}},
         {"integrate+finish, chunk 32", {32, 0, 0, 0}},
+        {"sppark's addition", {0, -1, -1, 0, 0, 0, -1, 0}},
+        {"madd_dot in G1 and G2", {0, -1, -1, 0, 0, 0, -1, 1}},
     };
     for (const auto &v : variants) {
         for (size_t slot = 0; slot < 4; slot++)
@@ -1122,7 +1126,8 @@ static void tune_msm(const gpu_t &gpu, uint32_t lg) {
                      {"small runs in blocks of 128", {0, -1, -1, 0, 0, 0, 1}},
                      {"small runs in shorter chunks", {0, -1, -1, 0, 0, 0, 2}},
                      {"small runs in blocks of 128 and shorter chunks", {0, -1, -1, 0, 0, 0, 3}},
-                     {"all runs in blocks of 128", {0, -1, -1, 0, 0, 128, 0}}};
+                     {"all runs in blocks of 128", {0, -1, -1, 0, 0, 128, 0}},
+                     {"sppark's addition", {0, -1, -1, 0, 0, 0, -1, 0}}};
         // The bits circuit's four at once over tables (H dense, L, A and B
         // 0/1-heavy), checked against Pippenger.
         auto hl_bits = scalars_mix(2 * n, 48, 48, 96);

@@ -103,6 +103,10 @@ struct msm_tuning {
     // blocks of 128 threads; bit 1, in shorter chunks (msm_engine.cuh);
     // -1: the default (neither; msm_engine.cuh says why).
     int small_runs = -1;
+    // The accumulation's addition: 0, sppark's xyzz_t::add; 1, madd_dot
+    // (msm_madd.cuh: one reduction less per addition); -1, the default
+    // (madd_dot in G1, sppark's in G2: msm_engine.cuh says why).
+    int dot_add = -1;
 };
 
 struct msm_job {
@@ -113,6 +117,11 @@ struct msm_job {
     // Nonzero: d_points is a table of multiples built with this width
     // (msm_build_table), for a slot with room for table runs.
     uint32_t table_wbits = 0;
+    // Not null: a table run's batch addition and accumulation wait for this
+    // event (the Groth16 pass gives A and B the end of H's NTTs: dense table
+    // runs would otherwise hold every SM and starve the NTTs, leaving H + L
+    // to run alone at the end). Its breakdown and sort do not wait.
+    cudaEvent_t gate = nullptr;
 };
 
 class msm_context {

@@ -187,7 +187,8 @@ struct msm_context::impl {
     // (a slot of an earlier job of the same start over the same scalars)
     // when this launch also takes a table run.
     void launch(size_t slot, cudaStream_t s, const void *d_points, const void *d_scalars,
-                size_t n, bool split01, uint32_t table_wbits, slot_t *donor);
+                size_t n, bool split01, uint32_t table_wbits, slot_t *donor,
+                cudaEvent_t gate);
     // msm_context::classify; without `gather` the scalars are only counted
     // (a job with a table: launch gathers them if the table does not pay).
     void classify(size_t slot, cudaStream_t s, const void *d_points, const void *d_scalars,
@@ -342,12 +343,13 @@ void msm_context::impl::classify(size_t slot, cudaStream_t s, const void *d_poin
 template <class engine_t>
 uint32_t launch_on(engine_t &e, cudaStream_t s, const void *d_points, const fr_t *sc, size_t n,
                    bool split01, uint32_t table_wbits, pinned_t &pin, bool gathered,
-                   const msm_detail::sorted_digits *from, cudaEvent_t sorted, bool *table_run) {
+                   const msm_detail::sorted_digits *from, cudaEvent_t sorted, cudaEvent_t gate,
+                   bool *table_run) {
     auto *pts = (const typename engine_t::affine_h *)d_points;
     *table_run = false;
     if (table_wbits && e.fits_table(n, table_wbits) && table_pays(split01, n, pin.counts)) {
         *table_run = !from;
-        return e.run_table(s, pts, sc, n, table_wbits, from, sorted);
+        return e.run_table(s, pts, sc, n, table_wbits, from, sorted, gate);
     }
     if (!split01)
         return e.run(s, pts, sc, n);
@@ -358,12 +360,12 @@ uint32_t launch_on(engine_t &e, cudaStream_t s, const void *d_points, const fr_t
 
 void msm_context::launch(size_t slot, cudaStream_t s, const void *d_points,
                          const void *d_scalars, size_t n, bool split01, uint32_t table_wbits) {
-    p_->launch(slot, s, d_points, d_scalars, n, split01, table_wbits, nullptr);
+    p_->launch(slot, s, d_points, d_scalars, n, split01, table_wbits, nullptr, nullptr);
 }
 
 void msm_context::impl::launch(size_t slot, cudaStream_t s, const void *d_points,
                                const void *d_scalars, size_t n, bool split01,
-                               uint32_t table_wbits, slot_t *donor) {
+                               uint32_t table_wbits, slot_t *donor, cudaEvent_t gate) {
     auto &sl = at(slot);
     pinned_t &pin = pinned[slot];
     const fr_t *sc = (const fr_t *)d_scalars;
@@ -381,12 +383,12 @@ void msm_context::impl::launch(size_t slot, cudaStream_t s, const void *d_points
     bool table_run = false;
     if (sl.e2) {
         pin.windows_and_wbits = launch_on(*sl.e2, s, d_points, sc, n, split01, table_wbits, pin,
-                                          sl.gathered, fp, sl.sorted, &table_run);
+                                          sl.gathered, fp, sl.sorted, gate, &table_run);
         wsum = sl.e2->window_sums();
         bytes = sizeof(g2_engine::bucket_h);
     } else {
         pin.windows_and_wbits = launch_on(*sl.e1, s, d_points, sc, n, split01, table_wbits, pin,
-                                          sl.gathered, fp, sl.sorted, &table_run);
+                                          sl.gathered, fp, sl.sorted, gate, &table_run);
         wsum = sl.e1->window_sums();
         bytes = sizeof(g1_engine::bucket_h);
     }
@@ -452,7 +454,7 @@ void msm_context::start(const msm_job *jobs, size_t njobs, cudaEvent_t ready) {
                 donor = &dk;
         }
         p_->launch(jobs[i].slot, sl.stream, jobs[i].d_points, jobs[i].d_scalars, jobs[i].n,
-                   true, jobs[i].table_wbits, donor);
+                   true, jobs[i].table_wbits, donor, jobs[i].gate);
         cuda_ok(cudaEventRecord(sl.stop, sl.stream), "cudaEventRecord");
     }
 }

@@ -27,6 +27,8 @@
 
 #include <cuda_runtime.h>
 
+#include "msm_madd.cuh"
+
 namespace cp_cuda {
 namespace msm_detail {
 
@@ -78,11 +80,16 @@ template<class bucket_h> struct acc_rows {
 // * chunk. nchunks may exceed the chunks there are (the host does not know
 // the counts); the extra ones only clear their tag.
 // THREADS and MIN_BLOCKS pick the block size and the register budget
-// (msm_engine::acc_launch).
+// (msm_engine::acc_launch); DOT, the addition: madd_dot (msm_madd.cuh), or
+// sppark's xyzz_t::add.
 template<class bucket_t, class affine_h, uint32_t THREADS = ACC_THREADS, uint32_t MIN_BLOCKS = 1,
-         class bucket_h = typename bucket_t::mem_t, class affine_t = typename bucket_t::affine_t>
+         bool DOT = false, class bucket_h = typename bucket_t::mem_t,
+         class affine_t = typename bucket_t::affine_t>
 __launch_bounds__(THREADS, MIN_BLOCKS) __global__
 void msm_accumulate_chunks(acc_rows<bucket_h> r, const affine_h points[]) {
+    using field_t = typename xyzz_field<bucket_t>::type;
+    using point_h = affine_mem_coords<typename field_t::mem_t>;
+    static_assert(sizeof(point_h) == sizeof(affine_h), "affine layout");
     const uint32_t degree = bucket_t::degree;
     const uint32_t t = (blockIdx.x * blockDim.x + threadIdx.x) / degree;
     if (t >= r.nchunks)
@@ -118,13 +125,25 @@ void msm_accumulate_chunks(acc_rows<bucket_h> r, const affine_h points[]) {
     #pragma unroll 1
     for (uint32_t i = pos; i < stop; i++) {
         const uint32_t digit = digits[i];
-        const affine_t p = points[digit & 0x7fffffff];
-        if (fresh) {
-            acc = p;
-            acc.cneg(digit >> 31);
-            fresh = false;
+        if constexpr (DOT) {
+            const point_h &pm = reinterpret_cast<const point_h &>(points[digit & 0x7fffffff]);
+            const field_t x2 = pm.X, y2 = pm.Y;
+            if (fresh) {
+                acc = affine_t(x2, y2);
+                acc.cneg(digit >> 31);
+                fresh = false;
+            } else {
+                madd_dot(acc, x2, y2, digit >> 31);
+            }
         } else {
-            acc.add(p, digit >> 31);
+            const affine_t p = points[digit & 0x7fffffff];
+            if (fresh) {
+                acc = p;
+                acc.cneg(digit >> 31);
+                fresh = false;
+            } else {
+                acc.add(p, digit >> 31);
+            }
         }
         if (i + 1 == bucket_end || i + 1 == stop) {
             if (owner) {

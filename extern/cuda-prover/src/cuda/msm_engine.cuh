@@ -383,10 +383,11 @@ public:
     // scalars and width (sorted(); s must be past its sort and the other
     // engine must not run again until this run is done): no breakdown and
     // sort here, and this engine's sorted() stays as it was. Else `sorted`
-    // (if not null) is recorded on s once the digits are sorted.
+    // (if not null) is recorded on s once the digits are sorted. With
+    // `gate`, s waits for it after the sort, before the additions.
     uint32_t run_table(cudaStream_t s, const affine_h *table, const scalar_t *scalars, size_t n,
                        uint32_t wbits, const sorted_digits *from = nullptr,
-                       cudaEvent_t sorted = nullptr) {
+                       cudaEvent_t sorted = nullptr, cudaEvent_t gate = nullptr) {
         if (!fits_table(n, wbits))
             throw cuda_error{-(int)cudaErrorInvalidValue,
                              std::string("cuda-prover MSM: a table run the engine cannot hold")};
@@ -428,6 +429,8 @@ public:
                 cuda_ok(cudaEventRecord(sorted, s), "cudaEventRecord");
             mark(s, msm_phase_sort);
         }
+        if (gate)
+            cuda_ok(cudaStreamWaitEvent(s, gate, 0), "cudaStreamWaitEvent (gate)");
         void (*add_k)(bucket_h *, const affine_h *, size_t, const uint32_t *,
                       const uint32_t &) = batch_addition<bucket_t, affine_h>;
         add_k<<<sm_count_, BATCH_ADD_BLOCK_SIZE, 0, s>>>(ones, table, entries, d_digits,
@@ -486,18 +489,33 @@ private:
             return (nchunks * bucket_t::degree + threads - 1) / threads;
         }
     };
-    acc_launch_t acc_launches_[4] = {
-        {msm_accumulate_chunks<bucket_t, affine_h, ACC_THREADS, 1>, ACC_THREADS, 1},
-        {msm_accumulate_chunks<bucket_t, affine_h, 64, 7>, 64, 1},
-        {msm_accumulate_chunks<bucket_t, affine_h, 128, 4>, 128, 1},
-        {msm_accumulate_chunks<bucket_t, affine_h, 256, 2>, 256, 1},
+    // By default the accumulation adds with madd_dot in G1 and with
+    // sppark's xyzz_t::add in G2 (msm_madd.cuh; tune_.dot_add 0: sppark's in
+    // both, 1: madd_dot in both). Measured on an H200, 2^20 dense over
+    // tables (accumulation alone, ms; h200-msm-tune-2e20-dot.txt): G1 5.85
+    // -> 5.55, H + L 11.50 -> 11.00, G2 16.83 -> 16.98 (its four-product
+    // dot product spills: 76 bytes against none), the four of a proof at
+    // once 47.77 -> 46.88 with madd_dot in both.
+    static constexpr bool DOT_DEFAULT = bucket_t::degree == 1;
+    static constexpr size_t SPPARK_ADD = 4, DOT_ADD = 5;
+    acc_launch_t acc_launches_[6] = {
+        {msm_accumulate_chunks<bucket_t, affine_h, ACC_THREADS, 1, DOT_DEFAULT>, ACC_THREADS, 1},
+        {msm_accumulate_chunks<bucket_t, affine_h, 64, 7, DOT_DEFAULT>, 64, 1},
+        {msm_accumulate_chunks<bucket_t, affine_h, 128, 4, DOT_DEFAULT>, 128, 1},
+        {msm_accumulate_chunks<bucket_t, affine_h, 256, 2, DOT_DEFAULT>, 256, 1},
+        {msm_accumulate_chunks<bucket_t, affine_h, ACC_THREADS, 1, false>, ACC_THREADS, 1},
+        {msm_accumulate_chunks<bucket_t, affine_h, ACC_THREADS, 1, true>, ACC_THREADS, 1},
     };
     // The launch of the accumulation (tune_.acc_block picks one by its
-    // block size; the first by default).
+    // block size, tune_.dot_add the addition; the first by default).
     const acc_launch_t &acc_launch() const {
-        for (const auto &v : acc_launches_)
-            if (v.threads == tune_.acc_block)
-                return v;
+        if (tune_.dot_add == 0)
+            return acc_launches_[SPPARK_ADD];
+        if (tune_.dot_add == 1)
+            return acc_launches_[DOT_ADD];
+        for (size_t k = 0; k < SPPARK_ADD; k++)
+            if (acc_launches_[k].threads == tune_.acc_block)
+                return acc_launches_[k];
         return acc_launches_[0];
     }
     // What a run too small for one wave does (msm_tuning::small_runs): by

@@ -33,7 +33,7 @@ struct device_state {
     shape_copy shape;     // the resident shape
     stager staging;       // the copy stream and the pinned ring
     key_stream streamer;  // chunk buffers of a streamed key
-    cuda_event ev_abc, ev_rest, ev_ab, ev_h;
+    cuda_event ev_abc, ev_rest, ev_ab, ev_ntt, ev_h;
     // The MSM engines, streams and result buffers of the pass (msm_context):
     // the four slots of a resident key, or one G1 and one G2 chunk slot of
     // a streamed key. Kept until trim or until other slots are needed.
@@ -56,7 +56,7 @@ struct device_state {
     // Whether this device allocated or created anything on its GPU.
     bool holds_anything() const {
         return gpu_ || cache.buf || shape.buf || staging.holds_anything() || ev_abc || ev_rest ||
-               ev_ab || ev_h || streamer.held() || msm;
+               ev_ab || ev_ntt || ev_h || streamer.held() || msm;
     }
 
     size_t msm_bytes() const { return msm ? msm->bytes() : 0; }
@@ -95,6 +95,7 @@ struct device_state {
         ev_abc.create();
         ev_rest.create();
         ev_ab.create();
+        ev_ntt.create();
         ev_h.create();
     }
 
