@@ -197,7 +197,8 @@ void msm_g2_device(const gpu_t &gpu, g2_proj_raw &out, const void *d_points,
 // d_a, d_b, d_c: evaluations over the domain of size 2^lg (device). On return
 // d_a holds the coefficients of H = (a*b - c)/Z on the coset g*<omega>, g = 7,
 // brought back to the standard basis; d_b and d_c are clobbered.
-// Asynchronous on the gpu's default stream; call gpu_sync_default after.
+// Asynchronous on the gpu's default stream (a, b and c transformed on its
+// three other streams in between); call gpu_sync_default after.
 void compute_h_async(const gpu_t &gpu, void *d_a, void *d_b, void *d_c, uint32_t lg,
                      const fr_raw &z_inv);
 void gpu_sync_default(const gpu_t &gpu);
