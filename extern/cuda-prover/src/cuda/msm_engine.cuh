@@ -492,10 +492,12 @@ private:
     // By default the accumulation adds with madd_dot in G1 and with
     // sppark's xyzz_t::add in G2 (msm_madd.cuh; tune_.dot_add 0: sppark's in
     // both, 1: madd_dot in both). Measured on an H200, 2^20 dense over
-    // tables (accumulation alone, ms; h200-msm-tune-2e20-dot.txt): G1 5.85
-    // -> 5.55, H + L 11.50 -> 11.00, G2 16.83 -> 16.98 (its four-product
-    // dot product spills: 76 bytes against none), the four of a proof at
-    // once 47.77 -> 46.88 with madd_dot in both.
+    // tables (ms, two runs; h200-msm-tune-2e20-dot.txt), sppark's against
+    // madd_dot: accumulation alone G1 5.85-5.86 -> 5.54-5.55, H + L
+    // 11.50-11.51 -> 10.94-11.00, G2 16.83-16.95 -> 16.94-16.98 (its
+    // four-product dot product spills: 76 bytes against none); the four of
+    // a proof at once 47.62-47.77, madd_dot in both 46.73-46.88, in G1
+    // only 46.50.
     static constexpr bool DOT_DEFAULT = bucket_t::degree == 1;
     static constexpr size_t SPPARK_ADD = 4, DOT_ADD = 5;
     acc_launch_t acc_launches_[6] = {

@@ -38,9 +38,9 @@ void compute_h_async(const gpu_t &gpu, void *d_a, void *d_b, void *d_c, uint32_t
     fr_t *polys[3] = {(fr_t *)d_a, (fr_t *)d_b, (fr_t *)d_c};
     // a, b and c are independent until the pointwise step: each on one of
     // the gpu's three other streams, after what s has queued, and s waits
-    // for all three. One after another on s, a 2^20 domain's six NTTs took
-    // about 3 ms on an H200 (its kernels are small and short, and each
-    // waits for the one before). The events are released once they fire.
+    // for all three. Measured on an H200 in chain 2^20's device part (the
+    // NTTs next to A's and B's sorts): the NTT phase 3.3 -> 2.7 ms. The
+    // events are released once they fire.
     event_t inputs(s);
     for (size_t k = 0; k < 3; k++) {
         stream_t &sk = gpu[k];
