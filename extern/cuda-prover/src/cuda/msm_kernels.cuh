@@ -1,8 +1,9 @@
 // The kernels of our Pippenger driver that sppark does not have: finishing
 // the window sums on the device (after sppark's integrate), the split of
 // scalars into 0, 1 and the rest, and the rows of a key's table of
-// multiples (msm_table_step). Included by msm.cu only (sppark's field and curve types must be
-// defined before this header).
+// multiples (msm_table_step). Included by msm_engine.cuh and msm_madd.cuh,
+// for msm.cu only (sppark's field and curve types must be defined before
+// this header).
 #pragma once
 
 #include <cstdint>
