@@ -1007,7 +1007,7 @@ static void profile_tables(msm_context &ctx, void *d1, void *d2, size_t n, uint3
         blst_p1 want1;
         blst_p2 want2;
         profiled_run(ctx, plain_job, g, unused, want1, want2);
-        for (uint32_t w : {15u, 16u, 17u, 20u}) {
+        for (uint32_t w : {15u, 16u, 17u, 18u, 19u, 20u}) {
             const msm_group grp = g ? msm_group::g2 : msm_group::g1;
             void *t = make_table(ctx.stream(slot), grp, g ? d2 : d1, n, w);
             msm_job job{slot, t, dd, n, w};

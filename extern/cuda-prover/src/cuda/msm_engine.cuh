@@ -75,7 +75,12 @@ inline uint32_t window_count(uint32_t wbits) { return (FR_BITS - 1) / wbits + 1;
 // need 14 windows to 20's 13). Measured on an H200, dense scalars, 2^20
 // bases, chunked accumulation (ms): G1 width 15: 18.7, 16: 14.8, 17: 11.7,
 // 20: 9.7 (Pippenger without a table: 13.2); G2 15: 33.3, 16: 28.6, 17:
-// 25.2, 20: 23.8 (without: 34.5).
+// 25.2, 20: 23.8 (without: 34.5). Narrower than 20 at 2^20 bases, with
+// the weighted-sum finish and madd_dot, still loses: the finish does not
+// shrink with the buckets (G1 1.91 ms at 19 bits as at 20), the sort and
+// the accumulation grow (H + L 2^21: sort 2.69 -> 4.68, accumulation 10.94
+// -> 12.62 ms), and the four MSMs of a proof at once take 50.5 ms at 19
+// bits, 54.2 at 18, against 46.9 at 20 (h200-msm-tune-2e20-narrower.txt).
 inline uint32_t table_window_bits(size_t n) {
     const uint32_t lg = lg2_floor(n + n / 2);
     if (lg >= 20)
