@@ -16,6 +16,7 @@
 
 #include "blst.h"
 #include "cuda_prover.h"
+#include "witness_pool.hpp"
 
 namespace cp {
 
@@ -103,6 +104,27 @@ struct circuit_job {
     size_t b_input_count = 0;    // set bits in b_input_density
     size_t b_aux_count = 0;      // set bits in b_aux_density
     int64_t tag = -1;
+    // inputs and aux lie in a buffer this job's device lent
+    // (device::lend_witness): the device part may upload them directly.
+    bool lent = false;
+    // What the lease started of the upload before the device's mutex
+    // (witness_lease::filled); backend-specific, nullptr when nothing.
+    const void *early_upload = nullptr;
+};
+
+// A buffer a device lends for one witness (device::lend_witness): room for
+// num_inputs inputs and num_aux aux values, filled by the orchestration
+// outside the device's mutex. It must end after the job's device part and
+// before its device.
+class witness_lease {
+public:
+    virtual ~witness_lease() = default;
+    virtual blst_fr *inputs() const = 0;
+    virtual blst_fr *aux() const = 0;
+    // The buffer holds the job's witness and job.inputs / job.aux point into
+    // it: start what of the upload can start before the device's mutex,
+    // and say so in job.early_upload. Called with the thread bound.
+    virtual void filled(circuit_job &job) { (void)job; }
 };
 
 // One device of a context. The orchestration serializes device_part calls
@@ -132,6 +154,11 @@ public:
     virtual void device_part(const srs &key, const circuit_job &job,
                              device_partials &out, cp_timings &t) = 0;
 
+    // A buffer for one witness (witness_pool.hpp), which the orchestration
+    // fills before it takes the device's mutex; nullptr when the device
+    // has none to lend (then the device part reads the caller's memory).
+    // Called with the thread bound, without the device's mutex.
+    virtual std::unique_ptr<witness_lease> lend_witness(size_t num_inputs, size_t num_aux) = 0;
     // Readies the device for proofs of `num_constraints` constraints with
     // `key`: places the key's per-device copy (when the backend keeps one)
     // and allocates the working cache, as the first such proof would; with

@@ -18,8 +18,10 @@ uint64_t ns_between(clock_type::time_point a, clock_type::time_point b) {
 
 // One item on device `ordinal`, the thread already bound.
 void run_item(cp_context &ctx, size_t k, const dispatch_item &item, int ordinal, cp_mutex *caller_mu,
-              const std::function<void(size_t, int, device &)> &work, item_times &t) {
+              const std::function<void(size_t, int, device &)> &work,
+              const std::function<void(size_t, int, device &)> &before, item_times &t) {
     device_slot &s = ctx.slot(ordinal);
+    if (before) before(k, ordinal, *s.dev);
     const auto t0 = clock_type::now();
     std::unique_lock<std::mutex> outer;
     if (caller_mu) outer = std::unique_lock<std::mutex>(caller_mu->m);
@@ -111,14 +113,15 @@ route resolve_route(const cp_context &ctx, int32_t gpu_index, size_t n, const cp
 
 void dispatch(cp_context &ctx, const route &r, const std::vector<dispatch_item> &items,
               cp_mutex *mutex, const std::function<void(size_t, int, device &)> &work,
-              std::vector<item_times> &times) {
+              std::vector<item_times> &times,
+              const std::function<void(size_t, int, device &)> &before) {
     const size_t n = items.size();
     times.assign(n, item_times{});
     const int n_gpus = static_cast<int>(r.ordinals.size());
     if (n_gpus == 1) {
         const int ord = r.ordinals[0];
         bind_scope scope(ctx, ord);
-        for (size_t k = 0; k < n; k++) run_item(ctx, k, items[k], ord, mutex, work, times[k]);
+        for (size_t k = 0; k < n; k++) run_item(ctx, k, items[k], ord, mutex, work, before, times[k]);
         return;
     }
     std::mutex err_mu;
@@ -139,7 +142,7 @@ void dispatch(cp_context &ctx, const route &r, const std::vector<dispatch_item> 
         try {
             ctx.slot(ord).dev->bind_thread();
             set_bound_device(ctx.id, ord);
-            for (; k < hi && !abort.load(); k++) run_item(ctx, k, items[k], ord, mutex, work, times[k]);
+            for (; k < hi && !abort.load(); k++) run_item(ctx, k, items[k], ord, mutex, work, before, times[k]);
         } catch (...) {
             record(k);
         }

@@ -59,9 +59,13 @@ struct dispatch_item {
 // contiguous ranges (earlier ranges take the extra item) on one thread each,
 // and a failure stops the others at their next item. The error of the
 // lowest failing item is rethrown, its message prefixed with the item's
-// name and device. times[k] receives item k's times.
+// name and device. times[k] receives item k's times. `before`, when set,
+// runs for item k on the same thread just before it waits for the mutexes
+// (work that needs the device's thread binding but not its mutex, such as
+// copying a witness into a buffer the device lent).
 void dispatch(cp_context &ctx, const route &r, const std::vector<dispatch_item> &items,
               cp_mutex *mutex, const std::function<void(size_t, int, device &)> &work,
-              std::vector<item_times> &times);
+              std::vector<item_times> &times,
+              const std::function<void(size_t, int, device &)> &before = nullptr);
 
 }  // namespace cp

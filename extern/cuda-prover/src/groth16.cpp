@@ -11,6 +11,7 @@
 #include "core.hpp"
 #include "dispatch.hpp"
 #include "field.hpp"
+#include "parallel.hpp"
 #include "r1cs.hpp"
 #include "status.hpp"
 
@@ -161,13 +162,37 @@ cp_pending *run_jobs(cp_context &ctx, const srs &key, const std::vector<circuit_
         std::memcpy(&e.s, bl[k].s, sizeof e.s);
     }
     std::vector<item_times> times;
+    // A witness-only job's witness goes into a buffer its device lends,
+    // before the device's mutex is taken (witness_pool.hpp); the lease
+    // ends with the item's device part.
+    std::vector<circuit_job> run(jobs);
+    std::vector<std::unique_ptr<witness_lease>> leases(jobs.size());
     dispatch(ctx, rt, items, mutex,
              [&](size_t k, int ordinal, device &dev) {
                  cp_pending::entry &e = p->entries[k];
                  e.device = ordinal;
-                 dev.device_part(key, jobs[k], e.parts, e.timings);
+                 dev.device_part(key, run[k], e.parts, e.timings);
+                 leases[k].reset();
              },
-             times);
+             times,
+             [&](size_t k, int, device &dev) {
+                 circuit_job &j = run[k];
+                 if (!j.sh) return;
+                 leases[k] = dev.lend_witness(j.num_inputs, j.num_aux);
+                 if (!leases[k]) return;
+                 std::memcpy(leases[k]->inputs(), j.inputs, j.num_inputs * sizeof(blst_fr));
+                 // In a few pieces: one thread copies about 10 GB/s.
+                 blst_fr *to = leases[k]->aux();
+                 const blst_fr *from = j.aux;
+                 parallel_for(j.num_aux, std::min(ctx.threads, 4), size_t(1) << 18,
+                              [&](size_t b, size_t e, size_t) {
+                                  std::memcpy(to + b, from + b, (e - b) * sizeof(blst_fr));
+                              });
+                 j.inputs = leases[k]->inputs();
+                 j.aux = leases[k]->aux();
+                 j.lent = true;
+                 leases[k]->filled(j);
+             });
     for (size_t k = 0; k < jobs.size(); k++) {
         p->entries[k].timings.wait_ns = times[k].wait_ns;
         p->entries[k].timings.device_ns = times[k].device_ns;

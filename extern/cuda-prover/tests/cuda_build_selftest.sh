@@ -31,8 +31,10 @@ flags=(-O3 -std=c++17 -Xcompiler -fPIC --expt-relaxed-constexpr -cudart=static
 
 objs=()
 pids=()
-for f in "$core"/src/cuda/*.cu "$core"/src/cuda/device/*.cu "$core/tests/cuda_selftest.cu"; do
-    o="$work/$(basename "${f%.cu}").o"
+# witness_pool.cpp: host code the CUDA device lends its pinned buffers with.
+for f in "$core"/src/cuda/*.cu "$core"/src/cuda/device/*.cu "$core/src/witness_pool.cpp" \
+    "$core/tests/cuda_selftest.cu"; do
+    o="$work/$(basename "${f%.*}").o"
     objs+=("$o")
     nvcc "${flags[@]}" -c "$f" -o "$o" &
     pids+=($!)

@@ -4,7 +4,8 @@
 // (key_residency.*), the resident shape (shape_residency.*), the working
 // cache (working_cache.*), the staging ring (staging.*), streamed keys
 // (key_streaming.*), the warm-up's
-// synthetic witness (warm_up.*) and the Groth16 pass (groth16_pass.*). Each
+// synthetic witness (warm_up.*), the witness buffers it lends and their
+// early uploads (witness_lender.*) and the Groth16 pass (groth16_pass.*). Each
 // device keeps the proving keys it has seen in device memory (srs::copies,
 // by CUDA ordinal) and a working cache reused between proofs. A device is
 // one CUDA ordinal of the process's device set (registry.hpp); it does
@@ -23,6 +24,7 @@
 #include "device/key_residency.hpp"
 #include "device/scope.hpp"
 #include "device/state.hpp"
+#include "device/witness_lender.hpp"
 #include "device/warm_up.hpp"
 #include "gpu_ops.hpp"
 #include "registry.hpp"
@@ -39,6 +41,13 @@ public:
 
     ~cuda_device() override {
         gkr_.reset();  // frees its buffers on its own device
+        if (witnesses_.holds_anything()) {
+            try {
+                bound_scope scope(d_.cuda_id);
+                witnesses_.trim();
+            } catch (...) {
+            }
+        }
         if (!d_.holds_anything())
             return;  // never used: its GPU is left alone
         // The members release their CUDA objects; the scope puts the
@@ -75,6 +84,10 @@ public:
         return inf;
     }
 
+    std::unique_ptr<witness_lease> lend_witness(size_t num_inputs, size_t num_aux) override {
+        return witnesses_.lend(num_inputs, num_aux, memory_limit() == UINT64_MAX);
+    }
+
     void prepare(const srs &key, uint64_t num_constraints, const shape *sh) override {
         bind_thread();
         try {
@@ -104,6 +117,12 @@ public:
 
     uint64_t trim() override {
         uint64_t freed = 0;
+        // Idle lent witness buffers (host memory) and the early uploads'
+        // cached memory (outside the working cache): freed, not counted.
+        if (witnesses_.holds_anything()) {
+            bound_scope scope(d_.cuda_id);
+            witnesses_.trim();
+        }
         try {
             freed += gkr_->trim();
         } catch (const cuda_error &e) {
@@ -160,6 +179,7 @@ public:
 private:
     device_state d_;
     std::unique_ptr<gkr::kernels> gkr_;  // its buffers are part of the working cache
+    witness_lender witnesses_{d_.cuda_id};
 
     memory_budget budget() const { return memory_budget{d_.ordinal, memory_limit()}; }
 

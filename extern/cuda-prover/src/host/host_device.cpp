@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,27 @@ std::string mib(uint64_t b) {
            " MiB";
 }
 
+void *host_witness_alloc(size_t bytes) {
+    return ::operator new(bytes, std::align_val_t(256), std::nothrow);
+}
+void host_witness_free(void *p) { ::operator delete(p, std::align_val_t(256)); }
+
+// Lent witness buffers: plain host memory (the host backend reads the
+// witness where it is either way; lending keeps the orchestration's path
+// the same on both backends). At most this many bytes.
+constexpr uint64_t HOST_WITNESS_POOL_BYTES = uint64_t(1) << 30;
+
+// A lent witness buffer; nothing to start early.
+class host_witness_lease final : public witness_lease {
+public:
+    explicit host_witness_lease(std::unique_ptr<witness_buffer> b) : b_(std::move(b)) {}
+    blst_fr *inputs() const override { return b_->inputs(); }
+    blst_fr *aux() const override { return b_->aux(); }
+
+private:
+    std::unique_ptr<witness_buffer> b_;
+};
+
 class host_device final : public device {
 public:
     host_device(int ordinal, int threads)
@@ -141,6 +163,12 @@ public:
             d.total_bytes = static_cast<uint64_t>(si.totalram) * si.mem_unit;
         }
         return d;
+    }
+
+    std::unique_ptr<witness_lease> lend_witness(size_t num_inputs, size_t num_aux) override {
+        auto b = witnesses_.lend(num_inputs, num_aux);
+        if (!b) return nullptr;
+        return std::unique_ptr<witness_lease>(new host_witness_lease(std::move(b)));
     }
 
     void prepare(const srs &key, uint64_t num_constraints, const shape *) override {
@@ -246,6 +274,7 @@ public:
         stream_.release();
         sa_ = std::vector<blst_fr>();
         sb_ = std::vector<blst_fr>();
+        witnesses_.release_idle();  // host memory outside the cache: not counted
         return cache_.release() + streaming + gkr_->trim();
     }
     uint64_t cache_bytes() const override { return cache_.bytes + gkr_->bytes(); }
@@ -268,6 +297,7 @@ private:
     stream_buffers stream_;        // the chunk buffers of streamed proofs
     std::vector<blst_fr> sa_, sb_;  // scalars of A and B, gathered by density
     std::unique_ptr<gkr::kernels> gkr_;
+    witness_pool witnesses_{host_witness_alloc, host_witness_free, HOST_WITNESS_POOL_BYTES};
     std::atomic<bool> touched_{false};
 
     // Whether a proof streams the key's bases (the plan in `plan`) or keeps

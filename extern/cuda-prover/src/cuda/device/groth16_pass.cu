@@ -9,6 +9,7 @@
 
 #include "device/key_residency.hpp"
 #include "device/key_streaming.hpp"
+#include "device/witness_lender.hpp"
 #include "stream_plan.hpp"
 
 namespace cp {
@@ -308,8 +309,28 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         // Only the witness goes up; a, b, c are evaluated from the
         // resident shape and checked before H.
         const uint64_t t_pool = now_ns();
-        stage(d_aux, job.aux, L.na * sizeof(fr_raw));
-        stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
+        if (job.early_upload) {
+            // Already on the device (witness_lender.hpp): copied into place.
+            const early_upload &up = *static_cast<const early_upload *>(job.early_upload);
+            cuda_check(cudaStreamWaitEvent(copy, up.done, 0), "cudaStreamWaitEvent");
+            cuda_check(cudaMemcpyAsync(d_aux, up.d_aux, L.na * sizeof(fr_raw),
+                                       cudaMemcpyDeviceToDevice, copy),
+                       "copy of the witness");
+            cuda_check(cudaMemcpyAsync(d_in, up.d_inputs, L.ni * sizeof(fr_raw),
+                                       cudaMemcpyDeviceToDevice, copy),
+                       "copy of the witness");
+        } else if (job.lent) {
+            // Pinned (device::lend_witness): one DMA per array.
+            cuda_check(cudaMemcpyAsync(d_aux, job.aux, L.na * sizeof(fr_raw),
+                                       cudaMemcpyHostToDevice, copy),
+                       "upload of the witness");
+            cuda_check(cudaMemcpyAsync(d_in, job.inputs, L.ni * sizeof(fr_raw),
+                                       cudaMemcpyHostToDevice, copy),
+                       "upload of the witness");
+        } else {
+            stage(d_aux, job.aux, L.na * sizeof(fr_raw));
+            stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
+        }
         const uint64_t t_staged = now_ns();
         cuda_check(cudaEventRecord(d.ev_rest.get(), copy), "cudaEventRecord");
         cuda_check(cudaStreamSynchronize(copy), "upload of the witness");

@@ -1,0 +1,141 @@
+// Lent witness buffers and early uploads (witness_lender.hpp).
+#include "device/witness_lender.hpp"
+
+#include "device/errors.hpp"
+
+namespace cp {
+namespace cuda_dev {
+
+namespace {
+
+// Portable pinned memory: any device may read it. nullptr when the runtime
+// cannot pin more.
+void *pinned_alloc(size_t bytes) {
+    void *p = nullptr;
+    if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return nullptr;
+    }
+    return p;
+}
+void pinned_free(void *p) { (void)cudaFreeHost(p); }
+
+}  // namespace
+
+class cuda_witness_lease final : public witness_lease {
+public:
+    cuda_witness_lease(witness_lender &lender, std::unique_ptr<witness_buffer> b, size_t bytes,
+                       bool early)
+        : lender_(lender), b_(std::move(b)), bytes_(bytes), early_(early) {}
+
+    ~cuda_witness_lease() override {
+        if (d_) {
+            // Stream-ordered after its own copy; the pass that read it has
+            // ended (the lease outlives the device part).
+            (void)cudaEventSynchronize(ev_.get());
+            (void)cudaFreeAsync(d_, lender_.stream_.get());
+            lender_.unreserve(bytes_);
+        }
+        (void)cudaGetLastError();
+    }
+
+    blst_fr *inputs() const override { return b_->inputs(); }
+    blst_fr *aux() const override { return b_->aux(); }
+
+    void filled(circuit_job &job) override {
+        if (!early_ || !lender_.ensure_early() || !lender_.reserve(bytes_))
+            return;
+        const cudaStream_t s = lender_.stream_.get();
+        if (cudaMallocFromPoolAsync(&d_, bytes_, lender_.pool_, s) != cudaSuccess) {
+            (void)cudaGetLastError();
+            d_ = nullptr;
+            lender_.unreserve(bytes_);
+            return;  // no room: the pass uploads from the pinned buffer
+        }
+        ev_.create();
+        cuda_check(cudaMemcpyAsync(d_, b_->inputs(), bytes_, cudaMemcpyHostToDevice, s),
+                   "early upload of the witness");
+        cuda_check(cudaEventRecord(ev_.get(), s), "cudaEventRecord");
+        up_.d_inputs = d_;
+        up_.d_aux = (const char *)d_ + ((const char *)b_->aux() - (const char *)b_->inputs());
+        up_.done = ev_.get();
+        job.early_upload = &up_;
+    }
+
+private:
+    witness_lender &lender_;
+    std::unique_ptr<witness_buffer> b_;
+    size_t bytes_;
+    bool early_;
+    void *d_ = nullptr;
+    cuda_event ev_;
+    early_upload up_;
+};
+
+witness_lender::witness_lender(int cuda_id)
+    : cuda_id_(cuda_id), pinned_(pinned_alloc, pinned_free, PINNED_WITNESS_POOL_BYTES) {}
+
+witness_lender::~witness_lender() {
+    // The device's destructor binds the thread first when holds_anything().
+    pinned_.release_idle();
+    stream_.reset();
+    if (pool_)
+        (void)cudaMemPoolDestroy(pool_);
+}
+
+std::unique_ptr<witness_lease> witness_lender::lend(size_t num_inputs, size_t num_aux,
+                                                    bool early) {
+    auto b = pinned_.lend(num_inputs, num_aux);
+    if (!b)
+        return nullptr;
+    const size_t bytes = witness_pool::bytes_for(num_inputs, num_aux);
+    return std::unique_ptr<witness_lease>(new cuda_witness_lease(*this, std::move(b), bytes, early));
+}
+
+bool witness_lender::ensure_early() {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (pool_)
+        return true;
+    if (early_failed_)
+        return false;
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = cuda_id_;
+    if (cudaMemPoolCreate(&pool_, &props) != cudaSuccess) {
+        (void)cudaGetLastError();
+        pool_ = nullptr;
+        early_failed_ = true;
+        return false;
+    }
+    // Keep freed memory for the next proofs (trim gives it back).
+    uint64_t keep = UINT64_MAX;
+    (void)cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep);
+    stream_.create("cudaStreamCreate(early upload)");
+    return true;
+}
+
+bool witness_lender::reserve(uint64_t bytes) {
+    uint64_t now = early_bytes_.load();
+    do {
+        if (now + bytes > EARLY_UPLOAD_BYTES)
+            return false;
+    } while (!early_bytes_.compare_exchange_weak(now, now + bytes));
+    return true;
+}
+
+void witness_lender::trim() {
+    pinned_.release_idle();
+    std::lock_guard<std::mutex> lk(mu_);
+    if (pool_) {
+        if (stream_)
+            (void)cudaStreamSynchronize(stream_.get());
+        (void)cudaMemPoolTrimTo(pool_, 0);
+    }
+    (void)cudaGetLastError();
+}
+
+bool witness_lender::holds_anything() const { return pinned_.held() != 0 || pool_ != nullptr; }
+
+}  // namespace cuda_dev
+}  // namespace cp

@@ -1,0 +1,80 @@
+// The witness buffers a CUDA device lends (device::lend_witness): pinned
+// host memory from a witness_pool, and, where room allows, the upload
+// itself started before the device's mutex. Once the orchestration has
+// filled a buffer, its lease copies the whole witness (one DMA) into device
+// memory of its own, on a stream of its own, while another proof holds the
+// device; the Groth16 pass then only copies it on the device into the
+// working cache (32 MiB in about 0.03 ms, where the upload took 0.6 ms from
+// pinned memory and 1.6-2.4 ms through the staging ring at chain 2^20).
+// The early copies come from a memory pool of their own (not the device's
+// default pool, whose high-water mark measures a pass), at most
+// EARLY_UPLOAD_BYTES per device, and only without a memory limit (a limit
+// bounds what the context may use; these would come on top of it).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include <cuda_runtime.h>
+
+#include "backend.hpp"
+#include "device/raii.hpp"
+#include "witness_pool.hpp"
+
+namespace cp {
+namespace cuda_dev {
+
+// Pinned memory a device lends at most (lent and idle); a larger witness
+// goes up through the staging ring.
+constexpr uint64_t PINNED_WITNESS_POOL_BYTES = uint64_t(4) << 30;
+// Device memory the early uploads of one device hold at most at once.
+constexpr uint64_t EARLY_UPLOAD_BYTES = uint64_t(1) << 30;
+
+// What a lease started (circuit_job::early_upload): the witness in device
+// memory, laid out as the lent buffer (inputs, then aux at
+// witness_pool::bytes_for(num_inputs, 0)), complete once `done` fires.
+struct early_upload {
+    const void *d_inputs = nullptr;
+    const void *d_aux = nullptr;
+    cudaEvent_t done = nullptr;
+};
+
+class witness_lender {
+public:
+    explicit witness_lender(int cuda_id);
+    ~witness_lender();
+    witness_lender(const witness_lender &) = delete;
+    witness_lender &operator=(const witness_lender &) = delete;
+
+    // A lease for one witness, or nullptr (the pinned pool is full or cannot
+    // pin more). `early`: whether its upload may start before the mutex
+    // (the device has no memory limit). The thread is bound to the device.
+    std::unique_ptr<witness_lease> lend(size_t num_inputs, size_t num_aux, bool early);
+    // Frees idle pinned buffers and the early pool's cached memory; the
+    // thread is bound. Returns nothing: host memory, and device memory
+    // outside the working cache.
+    void trim();
+    // Whether it holds anything that needs the device to free.
+    bool holds_anything() const;
+
+private:
+    friend class cuda_witness_lease;
+    // The stream and pool of early uploads, made on first use.
+    bool ensure_early();
+    bool reserve(uint64_t bytes);
+    void unreserve(uint64_t bytes) { early_bytes_ -= bytes; }
+
+    int cuda_id_;
+    witness_pool pinned_;
+    std::mutex mu_;
+    cuda_stream stream_;
+    cudaMemPool_t pool_ = nullptr;
+    bool early_failed_ = false;
+    std::atomic<uint64_t> early_bytes_{0};
+};
+
+}  // namespace cuda_dev
+}  // namespace cp
