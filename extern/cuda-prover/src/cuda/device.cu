@@ -34,6 +34,11 @@ namespace {
 
 using namespace cuda_dev;
 
+// Witness buffers a prepare with a shape readies (witness_lender::warm):
+// enough for four proofs in flight on the device (engine workers per
+// device); more make the pool grow on demand.
+constexpr unsigned WARM_WITNESSES = 4;
+
 class cuda_device final : public device {
 public:
     cuda_device(int cuda_id, const cudaDeviceProp &props)
@@ -94,6 +99,9 @@ public:
             const size_t m = domain_for(num_constraints);
             prepare_pass(d_, budget(), key, m, sh);
             warm_up(key, m, sh);
+            if (sh)
+                witnesses_.warm(sh->num_inputs, sh->num_aux, WARM_WITNESSES,
+                                memory_limit() == UINT64_MAX);
         } catch (const cuda_error &e) {
             rethrow_sppark(e, d_.cuda_id);
         }

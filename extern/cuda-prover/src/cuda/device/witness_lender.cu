@@ -3,6 +3,8 @@
 
 #include "device/errors.hpp"
 
+#include <vector>
+
 namespace cp {
 namespace cuda_dev {
 
@@ -90,6 +92,35 @@ std::unique_ptr<witness_lease> witness_lender::lend(size_t num_inputs, size_t nu
         return nullptr;
     const size_t bytes = witness_pool::bytes_for(num_inputs, num_aux);
     return std::unique_ptr<witness_lease>(new cuda_witness_lease(*this, std::move(b), bytes, early));
+}
+
+void witness_lender::warm(size_t num_inputs, size_t num_aux, unsigned count, bool early) {
+    std::vector<std::unique_ptr<witness_buffer>> held;
+    for (unsigned i = 0; i < count; i++) {
+        auto b = pinned_.lend(num_inputs, num_aux);
+        if (!b)
+            break;
+        held.push_back(std::move(b));
+    }
+    if (!early || held.empty() || !ensure_early())
+        return;
+    // The pool keeps what is freed (release threshold): allocate and free
+    // what these proofs' early uploads take.
+    const size_t bytes = witness_pool::bytes_for(num_inputs, num_aux);
+    const cudaStream_t s = stream_.get();
+    std::vector<void *> ptrs;
+    for (size_t i = 0; i < held.size() && (ptrs.size() + 1) * bytes <= EARLY_UPLOAD_BYTES; i++) {
+        void *p = nullptr;
+        if (cudaMallocFromPoolAsync(&p, bytes, pool_, s) != cudaSuccess) {
+            (void)cudaGetLastError();
+            break;
+        }
+        ptrs.push_back(p);
+    }
+    for (void *p : ptrs)
+        (void)cudaFreeAsync(p, s);
+    (void)cudaStreamSynchronize(s);
+    (void)cudaGetLastError();
 }
 
 bool witness_lender::ensure_early() {
