@@ -2,9 +2,11 @@
 // epilogue) and a backend that runs the device part of a proof on one device.
 //
 // The orchestration owns: gpu_index routing, the per-device mutex, shape and
-// satisfaction checks, fault injection, statistics and the epilogue. A
-// backend owns: binding a thread to its device, the H polynomial (NTTs), the
-// five MSMs, its per-device working cache and its per-device SRS copies.
+// satisfaction checks, fault injection, statistics, the epilogue, and
+// copying a witness into the buffer a device lends before taking its mutex.
+// A backend owns: binding a thread to its device, the H polynomial (NTTs),
+// the five MSMs, its per-device working cache, its per-device SRS copies
+// and the witness buffers it lends (with what their upload starts early).
 #pragma once
 
 #include <atomic>
