@@ -162,9 +162,11 @@ cp_pending *run_jobs(cp_context &ctx, const srs &key, const std::vector<circuit_
         std::memcpy(&e.s, bl[k].s, sizeof e.s);
     }
     std::vector<item_times> times;
-    // A witness-only job's witness goes into a buffer its device lends,
-    // before the device's mutex is taken (witness_pool.hpp); the lease
-    // ends with the item's device part.
+    // A witness-only job's witness goes into a buffer its device lends
+    // (device::lend_witness) before the device's mutex is taken, and the
+    // lease starts what it can of the upload; it ends with the item's
+    // device part. Without a lease the device part reads the caller's
+    // memory.
     std::vector<circuit_job> run(jobs);
     std::vector<std::unique_ptr<witness_lease>> leases(jobs.size());
     dispatch(ctx, rt, items, mutex,
