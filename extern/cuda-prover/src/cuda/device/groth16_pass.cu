@@ -309,23 +309,21 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         // Only the witness goes up; a, b, c are evaluated from the
         // resident shape and checked before H.
         const uint64_t t_pool = now_ns();
-        if (job.early_upload) {
-            // Already on the device (witness_lender.hpp): copied into place.
-            const early_upload &up = *static_cast<const early_upload *>(job.early_upload);
-            cuda_check(cudaStreamWaitEvent(copy, up.done, 0), "cudaStreamWaitEvent");
-            cuda_check(cudaMemcpyAsync(d_aux, up.d_aux, L.na * sizeof(fr_raw),
-                                       cudaMemcpyDeviceToDevice, copy),
-                       "copy of the witness");
-            cuda_check(cudaMemcpyAsync(d_in, up.d_inputs, L.ni * sizeof(fr_raw),
-                                       cudaMemcpyDeviceToDevice, copy),
-                       "copy of the witness");
-        } else if (job.lent) {
-            // Pinned (device::lend_witness): one DMA per array.
-            cuda_check(cudaMemcpyAsync(d_aux, job.aux, L.na * sizeof(fr_raw),
-                                       cudaMemcpyHostToDevice, copy),
+        if (job.early_upload || job.lent) {
+            // Already on the device (witness_lender.hpp): copied into place;
+            // else pinned (device::lend_witness): one DMA per array.
+            const void *aux = job.aux, *inputs = job.inputs;
+            cudaMemcpyKind kind = cudaMemcpyHostToDevice;
+            if (job.early_upload) {
+                const early_upload &up = *static_cast<const early_upload *>(job.early_upload);
+                cuda_check(cudaStreamWaitEvent(copy, up.done, 0), "cudaStreamWaitEvent");
+                aux = up.d_aux;
+                inputs = up.d_inputs;
+                kind = cudaMemcpyDeviceToDevice;
+            }
+            cuda_check(cudaMemcpyAsync(d_aux, aux, L.na * sizeof(fr_raw), kind, copy),
                        "upload of the witness");
-            cuda_check(cudaMemcpyAsync(d_in, job.inputs, L.ni * sizeof(fr_raw),
-                                       cudaMemcpyHostToDevice, copy),
+            cuda_check(cudaMemcpyAsync(d_in, inputs, L.ni * sizeof(fr_raw), kind, copy),
                        "upload of the witness");
         } else {
             stage(d_aux, job.aux, L.na * sizeof(fr_raw));
