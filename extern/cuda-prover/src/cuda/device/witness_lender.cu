@@ -32,8 +32,11 @@ public:
 
     ~cuda_witness_lease() override {
         if (d_) {
-            // Stream-ordered after its own copy; the pass that read it has
-            // ended (the lease outlives the device part).
+            // The early copy reads the pinned buffer, which goes back to
+            // the pool (for another witness) once this lease ends: wait for
+            // it, in case the device part failed before it waited itself.
+            // The free is stream-ordered after that copy; the pass that read
+            // the device copy has ended (the lease outlives the device part).
             (void)cudaEventSynchronize(ev_.get());
             (void)cudaFreeAsync(d_, lender_.stream_.get());
             lender_.unreserve(bytes_);
