@@ -38,8 +38,10 @@ std::unique_ptr<witness_buffer> witness_pool::lend(size_t num_inputs, size_t num
                 best = i;
         if (best < idle_.size()) {
             const buffer b = idle_[best];
+            // The wrapper first: if it cannot be made, the buffer stays idle.
+            std::unique_ptr<witness_buffer> w(new witness_buffer(*this, b.p, b.bytes, num_inputs));
             idle_.erase(idle_.begin() + static_cast<long>(best));
-            return std::unique_ptr<witness_buffer>(new witness_buffer(*this, b.p, b.bytes, num_inputs));
+            return w;
         }
         // Room for a new one: idle buffers (all too small) go first.
         while (held_ + need > cap_ && !idle_.empty()) {
@@ -59,7 +61,15 @@ std::unique_ptr<witness_buffer> witness_pool::lend(size_t num_inputs, size_t num
         held_ -= need;
         return nullptr;
     }
-    return std::unique_ptr<witness_buffer>(new witness_buffer(*this, p, need, num_inputs));
+    try {
+        return std::unique_ptr<witness_buffer>(new witness_buffer(*this, p, need, num_inputs));
+    } catch (...) {
+        // No wrapper (out of host memory): the buffer and its reservation go.
+        free_(p);
+        std::lock_guard<std::mutex> lk(mu_);
+        held_ -= need;
+        throw;
+    }
 }
 
 void witness_pool::give_back(void *p, size_t bytes) {
