@@ -18,6 +18,12 @@
 //! finds every device holding the key, the shape, the MSM buffers and any
 //! tables of multiples (as a proving service between jobs); the untimed
 //! job's time is printed too.
+//!
+//! `--policies` picks the policies and their order (default
+//! `round-robin,least-loaded`): each policy runs every set, in the order
+//! given, in this one process, so a later run finds what the earlier ones
+//! left (host memory, freed contexts); swap the order to tell a policy's
+//! effect from its place in the run.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -44,6 +50,7 @@ fn main() {
     let mut params_dir = PathBuf::from("params-cache");
     let mut synthesis = SynthesisMode::Full;
     let mut warm = false;
+    let mut policies = vec![Policy::RoundRobin, Policy::LeastLoaded];
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
         let mut v = || it.next().unwrap_or_else(|| panic!("{k} needs a value"));
@@ -59,6 +66,12 @@ fn main() {
             "--params-dir" => params_dir = PathBuf::from(v()),
             "--synthesis" => synthesis = v().parse().unwrap_or_else(|e| panic!("--synthesis: {e}")),
             "--warm" => warm = true,
+            "--policies" => {
+                policies = v()
+                    .split(',')
+                    .map(|p| p.trim().parse().unwrap_or_else(|e| panic!("--policies: {e}")))
+                    .collect();
+            }
             "--bench" => {}
             other => panic!("unknown argument {other}"),
         }
@@ -80,7 +93,7 @@ fn main() {
         if warm { ", devices warmed by one untimed job" } else { "" }
     );
     let mut rows = Vec::new();
-    for policy in [Policy::RoundRobin, Policy::LeastLoaded] {
+    for &policy in &policies {
         let mut base: Option<(f64, usize)> = None;
         for set in &sets {
             let ctx = match backend.as_str() {
