@@ -69,7 +69,11 @@ fn main() {
             "--policies" => {
                 policies = v()
                     .split(',')
-                    .map(|p| p.trim().parse().unwrap_or_else(|e| panic!("--policies: {e}")))
+                    .map(|p| {
+                        p.trim()
+                            .parse()
+                            .unwrap_or_else(|e| panic!("--policies: {e}"))
+                    })
                     .collect();
             }
             "--bench" => {}
