@@ -17,9 +17,12 @@
 // over 2^19 / S threads; the later levels are small and shallow (S = 2:
 // three additions and a doubling per level), so their time is latency
 // (about 17 us per dependent addition in G1) that other streams' work
-// fills. Alone, a 2^20 MSM's integration and finish took 1.6 ms in G1 and
-// 3.8 in G2, the weighted sum 2.0 and 3.9; the four MSMs of a proof at
-// once took 2-3 ms less (H200, tests/results/h200-msm-tune-2e20.txt).
+// fills (Nsight Compute at 2^19 G1 buckets: the first level 0.74 ms with
+// the FMA-heavy pipe 69% busy, each later level 120-130 us with it under
+// 24%; tests/results/h200-ncu-weigh-2e20.txt). Alone, a 2^20 MSM's
+// integration and finish took 1.6 ms in G1 and 3.8 in G2, the weighted
+// sum 2.0 and 3.9; the four MSMs of a proof at once took 2-3 ms less
+// (H200, tests/results/h200-msm-tune-2e20.txt).
 // Included by msm_engine.cuh after msm_kernels.cuh (dbl_inplace).
 #pragma once
 
