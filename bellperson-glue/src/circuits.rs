@@ -127,28 +127,29 @@ fn synthesize_chain<CS: ConstraintSystem<Scalar>>(
     steps: usize,
     x0: Scalar,
 ) -> Result<(), SynthesisError> {
+    // One pass: each value is allocated as it is computed and constrained
+    // against the one before, so no copy of the chain is kept (witness-only
+    // synthesis is then the squarings and the assignment's own writes).
+    // Variables and constraints come in the same order as allocating all
+    // values first and enforcing afterwards: aux x_0..x_{steps-1}, input y,
+    // constraint i between x_i and x_{i+1}.
     let seven = Scalar::from(7u64);
-    let mut values = Vec::with_capacity(steps + 1);
-    values.push(x0);
+    let mut value = x0;
+    let mut x = cs.alloc(|| "x", || Ok(value))?;
     for i in 0..steps {
-        let x = values[i];
-        values.push(x.square() + seven);
-    }
-    let mut vars = Vec::with_capacity(steps + 1);
-    for v in &values[..steps] {
-        let v = *v;
-        vars.push(cs.alloc(|| "x", || Ok(v))?);
-    }
-    let y = values[steps];
-    vars.push(cs.alloc_input(|| "y", || Ok(y))?);
-    for i in 0..steps {
-        let (x, next) = (vars[i], vars[i + 1]);
+        value = value.square() + seven;
+        let next = if i + 1 == steps {
+            cs.alloc_input(|| "y", || Ok(value))?
+        } else {
+            cs.alloc(|| "x", || Ok(value))?
+        };
         cs.enforce(
             || "x^2 + 7",
             |lc| lc + x,
             |lc| lc + x,
             |lc| lc + next - (seven, CS::one()),
         );
+        x = next;
     }
     Ok(())
 }

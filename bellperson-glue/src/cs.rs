@@ -10,6 +10,7 @@ use blstrs::Scalar;
 use ff::Field;
 
 use crate::convert::limbs;
+use crate::huge_pages::vec_with_capacity;
 use crate::shape::{ShapeData, ShapeRecorder};
 
 /// A bitmap with one bit per variable: bit i of word i / 64.
@@ -90,11 +91,11 @@ impl Synthesized {
     /// An empty assignment with room for `hint`.
     pub fn with_capacity(hint: SizeHint) -> Self {
         Self {
-            a: Vec::with_capacity(hint.constraints),
-            b: Vec::with_capacity(hint.constraints),
-            c: Vec::with_capacity(hint.constraints),
-            inputs: Vec::with_capacity(hint.inputs),
-            aux: Vec::with_capacity(hint.aux),
+            a: vec_with_capacity(hint.constraints),
+            b: vec_with_capacity(hint.constraints),
+            c: vec_with_capacity(hint.constraints),
+            inputs: vec_with_capacity(hint.inputs),
+            aux: vec_with_capacity(hint.aux),
             a_aux_density: Density::with_capacity(hint.aux),
             b_input_density: Density::with_capacity(hint.inputs),
             b_aux_density: Density::with_capacity(hint.aux),

@@ -13,6 +13,7 @@ mod convert;
 mod cs;
 mod error;
 mod gpu;
+mod huge_pages;
 mod key;
 mod prove;
 mod shape;

@@ -10,6 +10,7 @@ use blstrs::Scalar;
 use ff::Field;
 
 use crate::cs::SizeHint;
+use crate::huge_pages::vec_with_capacity;
 
 /// One proof's assignment, as bellperson orders it: `inputs[0]` is ONE.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -22,8 +23,8 @@ impl Witness {
     /// An empty assignment with room for `hint`.
     pub fn with_capacity(hint: SizeHint) -> Self {
         Self {
-            inputs: Vec::with_capacity(hint.inputs),
-            aux: Vec::with_capacity(hint.aux),
+            inputs: vec_with_capacity(hint.inputs),
+            aux: vec_with_capacity(hint.aux),
         }
     }
 
