@@ -3,11 +3,13 @@
 //!
 //! A synthesis writes its assignment once, front to back, into vectors
 //! reserved from the size hint. With 4 KiB pages every 4 KiB of that first
-//! write is a page fault: for chain 2^20's 32 MiB of aux, 8192 faults took
-//! more time than the writes (witness synthesis 62-68 ms with the advice
-//! against 82-83 ms without on a 2-core host whose squarings alone take
-//! 53-58 ms; `bellperson-glue/examples/witness_timing.rs`). A 2 MiB page
-//! takes one fault.
+//! write is a page fault; a 2 MiB page takes one. Chain 2^20 (32 MiB of
+//! aux; a, b and c as much again on the full path), ms per synthesis:
+//! - a 2-core host, whose squarings alone take 52-58 ms: witness 55-58
+//!   with the advice against 82-83 without, full 270-350 against 400-520;
+//! - an H200 host (16 cores): witness 56-62 against 62-73, full 241-309
+//!   against 256-344, and no slower first run in a process
+//!   (`tests/benches/results/h200-synthesis-huge-pages-2026-12-01.txt`).
 
 /// Allocations below this stay on ordinary pages.
 const MIN_BYTES: usize = 4 << 20;

@@ -482,7 +482,7 @@ static void table_case(const gpu_t &gpu, bool g2, size_t n, int zpct, int opct, 
     ck(cudaMemcpy(dt, pts.data(), n * sizeof(Aff), cudaMemcpyHostToDevice), "HtoD");
     msm_build_table(ctx.stream(0), group, dt, n, wbits);
     ck(cudaStreamSynchronize(ctx.stream(0)), "table");
-    char label[160];
+    char label[200];
     if (short_bits)
         std::snprintf(label, sizeof label, "table %s n=%zu wbits %u %d%% long, %d-bit short",
                       g2 ? "G2" : "G1", n, wbits, long_pct, short_bits);
@@ -490,13 +490,15 @@ static void table_case(const gpu_t &gpu, bool g2, size_t n, int zpct, int opct, 
         std::snprintf(label, sizeof label, "table %s n=%zu wbits %u zeros=%d%% ones=%d%%",
                       g2 ? "G2" : "G1", n, wbits, zpct, opct);
     if (tune.table_chunk || tune.fit_waves >= 0 || tune.weigh >= 0 || tune.weigh_sbits ||
-        tune.window_chunk || tune.acc_block || tune.small_runs >= 0 || tune.dot_add >= 0) {
+        tune.window_chunk || tune.acc_block || tune.small_runs >= 0 || tune.dot_add >= 0 ||
+        tune.weigh_tail >= 0) {
         const size_t len = std::strlen(label);
         std::snprintf(label + len, sizeof label - len,
                       " [chunk %u, fit %d, weigh %d, sbits %u, window chunk %u, block %u,"
-                      " small runs %d, dot add %d]",
+                      " small runs %d, dot add %d, tail %d]",
                       tune.table_chunk, tune.fit_waves, tune.weigh, tune.weigh_sbits,
-                      tune.window_chunk, tune.acc_block, tune.small_runs, tune.dot_add);
+                      tune.window_chunk, tune.acc_block, tune.small_runs, tune.dot_add,
+                      tune.weigh_tail);
     }
     bool rows_ok = true;
     for (size_t i : {size_t(0), size_t(3), n / 2, n - 1}) {
@@ -599,6 +601,15 @@ static void test_msm_tables(const gpu_t &gpu) {
                                         {64, 1, 1, 2});
     table_case<blst_p2_affine, blst_p2>(gpu, true, 100003, 0, 0, 0, 20, 12, 10,
                                         {48, 1, 0, 0});
+    // The weighted sum's tail in levels of 2 (before the tail by bits), on
+    // a dense run and on one of mostly 0s and 1s, in both groups.
+    {
+        msm_tuning levels{};
+        levels.weigh_tail = 0;
+        table_case<blst_p1_affine, blst_p1>(gpu, false, 300001, 0, 0, 20, 27, 0, 0, levels);
+        table_case<blst_p1_affine, blst_p1>(gpu, false, 70001, 45, 45, 0, 28, 0, 0, levels);
+        table_case<blst_p2_affine, blst_p2>(gpu, true, 100003, 0, 0, 0, 29, 0, 0, levels);
+    }
     // Pippenger's windows (the split's rest) in longer chunks, fitted.
     table_case<blst_p1_affine, blst_p1>(gpu, false, 300001, 45, 45, 0, 21, 0, 0,
                                         {0, -1, -1, 0, 128});
@@ -1091,7 +1102,8 @@ static void tune_msm(const gpu_t &gpu, uint32_t lg) {
         const char *label;
         msm_tuning t;
     } variants[] = {
-        {"default: weighted sum, chunks fitted from 96", {}},
+        {"default: weighted sum, tail by bits, chunks fitted from 96", {}},
+        {"weighted sum's tail in levels of 2", {0, -1, -1, 0, 0, 0, -1, -1, 0}},
         {"integrate+finish, chunk 32", {32, 0, 0, 0}},
         {"sppark's addition", {0, -1, -1, 0, 0, 0, -1, 0}},
         {"madd_dot in G1 and G2", {0, -1, -1, 0, 0, 0, -1, 1}},

@@ -107,6 +107,10 @@ struct msm_tuning {
     // (msm_madd.cuh: one reduction less per addition); -1, the default
     // (madd_dot in G1, sppark's in G2: msm_engine.cuh says why).
     int dot_add = -1;
+    // The weighted sum's levels after the first: 0, in levels of 2
+    // (msm_weigh_level); -1, the default, by the bits of the weights
+    // (msm_weigh_bits).
+    int weigh_tail = -1;
 };
 
 struct msm_job {

@@ -540,7 +540,10 @@ private:
     // 14.95 in G2; h200-msm-tune-2e22.txt).
     // All runs in blocks of 128 (128 registers, spilling) slow dense ones:
     // dense G2 32.4 -> 36.2, the four of a dense proof over tables 47.9 ->
-    // 52.1 (256 threads, 2 per SM: 50.0; 64, 7 per SM: 52.3).
+    // 52.1 (256 threads, 2 per SM: 50.0; 64, 7 per SM: 52.3). One block of
+    // more than 384 threads per SM loses too, from the registers it takes
+    // away: the four at once 46.56 ms at 384 threads (168 registers), 53.69
+    // at 416 (152), 51.30 at 448 (144; h200-msm-tune-2e20-tail.txt).
     static constexpr int SMALL_BLOCKS = 1, SMALL_CHUNKS = 2, SMALL_DEFAULT = 0;
     int small_runs() const { return tune_.small_runs < 0 ? SMALL_DEFAULT : tune_.small_runs; }
     // The launch for `rows` rows of nchunks chunks: acc_launch(), or blocks
@@ -644,12 +647,75 @@ private:
             cuda_ok(cudaGetLastError(), "weighted sum");
             if (segs == 1)
                 return;
+            // After the top level, its outputs are in temps and the buckets
+            // are free: the tail by bits there, unless tuned to levels.
+            if (top && weigh_tail() && weigh_tail_fits(segs)) {
+                weigh_tail_bits(s, a_out, p_out, (uint32_t)segs, buckets, wsum);
+                return;
+            }
             x = a_out;
             u = p_out;
             m = segs;
             sbits = WEIGH_SBITS;
             top = false;
             into_temps = !into_temps;
+        }
+    }
+
+    bool weigh_tail() const { return tune_.weigh_tail != 0; }
+
+    // Entries of the tail's scratch for m points: the first sums and the
+    // trees' first level, side by side.
+    static size_t weigh_tail_entries(size_t m) {
+        uint32_t bits = 0;
+        while ((size_t(1) << bits) < m)
+            bits++;
+        const size_t chunks = (m + (size_t(1) << WEIGH_TAIL_CBITS) - 1) >> WEIGH_TAIL_CBITS;
+        const size_t first = (bits + 1) * chunks;
+        return first + ((first + (1u << WEIGH_TAIL_FBITS) - 1) >> WEIGH_TAIL_FBITS) + bits + 1;
+    }
+    bool weigh_tail_fits(size_t m) const { return weigh_tail_entries(m) <= L_.nbuckets; }
+
+    // wsum[0] = sum_t t x[t] + sum_t u[t], t < m (m >= 2), by the bits of t
+    // (msm_weigh_bits, then msm_weigh_sum's trees and msm_weigh_scale), in
+    // scratch (weigh_tail_entries(m) buckets).
+    void weigh_tail_bits(cudaStream_t s, const bucket_h *x, const bucket_h *u, uint32_t m,
+                         bucket_h *scratch, bucket_h *wsum) {
+        const uint32_t degree = bucket_t::degree;
+        auto blocks = [&](size_t threads) {
+            return (uint32_t)((threads * degree + WEIGH_THREADS - 1) / WEIGH_THREADS);
+        };
+        uint32_t bits = 0;
+        while ((1u << bits) < m)
+            bits++;
+        const uint32_t rows = bits + 1;
+        uint32_t n = (m + (1u << WEIGH_TAIL_CBITS) - 1) >> WEIGH_TAIL_CBITS;
+        bucket_h *a = scratch, *b = scratch + (size_t)rows * n;
+        msm_weigh_bits<bucket_t><<<blocks((size_t)rows * n), WEIGH_THREADS, 0, s>>>(
+            x, u, m, bits, WEIGH_TAIL_CBITS, a);
+        cuda_ok(cudaGetLastError(), "weighted sum (bits)");
+        // Each row to one entry; a row of the result then sits at a[r].
+        while (n > 1) {
+            const uint32_t n_out = (n + (1u << WEIGH_TAIL_FBITS) - 1) >> WEIGH_TAIL_FBITS;
+            msm_weigh_sum<bucket_t><<<blocks((size_t)rows * n_out), WEIGH_THREADS, 0, s>>>(
+                a, n, rows, WEIGH_TAIL_FBITS, b);
+            cuda_ok(cudaGetLastError(), "weighted sum (trees)");
+            std::swap(a, b);
+            n = n_out;
+        }
+        msm_weigh_scale<bucket_t><<<blocks(bits), WEIGH_THREADS, 0, s>>>(a, bits);
+        cuda_ok(cudaGetLastError(), "weighted sum (doublings)");
+        // The rows' sums as one row of `rows` entries, the last level into
+        // wsum[0].
+        n = rows;
+        while (n > 1) {
+            const uint32_t n_out = (n + (1u << WEIGH_TAIL_FBITS) - 1) >> WEIGH_TAIL_FBITS;
+            bucket_h *dst = n_out == 1 ? wsum : b;
+            msm_weigh_sum<bucket_t><<<blocks(n_out), WEIGH_THREADS, 0, s>>>(
+                a, n, 1, WEIGH_TAIL_FBITS, dst);
+            cuda_ok(cudaGetLastError(), "weighted sum (trees)");
+            std::swap(a, b);
+            n = n_out;
         }
     }
 

@@ -22,7 +22,13 @@
 // 24%; tests/results/h200-ncu-weigh-2e20.txt). Alone, a 2^20 MSM's
 // integration and finish took 1.6 ms in G1 and 3.8 in G2, the weighted
 // sum 2.0 and 3.9; the four MSMs of a proof at once took 2-3 ms less
-// (H200, tests/results/h200-msm-tune-2e20.txt).
+// (H200, tests/results/h200-msm-tune-2e20.txt). After the top level the
+// engine now weighs the rest by the bits of the weights instead
+// (msm_weigh_bits below; the levels remain as msm_tuning::weigh_tail 0):
+// alone 0.2 ms less per 2^20 MSM (G1 9.16 -> 8.93 ms, H + L 15.95 ->
+// 15.74, G2 22.42 -> 22.19), the four of a proof at once unchanged (46.58
+// and 46.68 ms): there the other streams' work already filled the levels'
+// latency (h200-msm-tune-2e20-tail.txt).
 // Included by msm_engine.cuh after msm_kernels.cuh (dbl_inplace).
 #pragma once
 
@@ -86,6 +92,85 @@ void msm_weigh_level(const bucket_h x[], const bucket_h u[], uint32_t m, uint32_
     for (uint32_t b = 0; b < sbits; b++)
         dbl_inplace(run);
     a_out[t] = run;
+}
+
+// The tail after the top level, by the bits of the weights. With m points
+// X and U (the top level's S a and p) and B bits for t < m,
+//   sum_t t X_t + sum_t U_t = sum_{c<B} 2^c Y_c + Z,
+// Y_c = sum of the X_t whose t has bit c, Z = sum_t U_t: B + 1 sums that
+// are independent of one another, each a tree, then c doublings of Y_c and
+// one more tree. The levels of 2 above take about 6 dependent additions per
+// bit of m (15 at 2^15 points), this about 3 (a chunk of 2^WEIGH_TAIL_CBITS,
+// the trees by 4, at most B - 1 doublings).
+constexpr uint32_t WEIGH_TAIL_CBITS = 3;  // points per thread in the first sums
+constexpr uint32_t WEIGH_TAIL_FBITS = 2;  // entries per thread in the trees
+
+// Row c < bits of out, entry k (out[c chunks + k]): the X_t with bit c of t
+// among t in [k C, (k + 1) C); row bits: the U_t there (chunks = m / C
+// rounded up, C = 2^cbits).
+template<class bucket_t, class bucket_h = typename bucket_t::mem_t>
+__launch_bounds__(WEIGH_THREADS) __global__
+void msm_weigh_bits(const bucket_h x[], const bucket_h u[], uint32_t m, uint32_t bits,
+                    uint32_t cbits, bucket_h out[]) {
+    const uint32_t degree = bucket_t::degree;
+    const uint32_t idx = (blockIdx.x * blockDim.x + threadIdx.x) / degree;
+    const uint32_t chunks = (m + (1u << cbits) - 1) >> cbits;
+    if (idx >= (bits + 1) * chunks)
+        return;
+    const uint32_t c = idx / chunks;
+    const uint32_t lo = (idx % chunks) << cbits;
+    const uint32_t hi = min(lo + (1u << cbits), m);
+    bucket_t acc;
+    acc.inf();
+    #pragma unroll 1
+    for (uint32_t i = lo; i < hi; i++) {
+        if (c == bits) {
+            bucket_t ui = u[i];
+            acc.add(ui);
+        } else if ((i >> c) & 1) {
+            bucket_t xi = x[i];
+            acc.add(xi);
+        }
+    }
+    out[idx] = acc;
+}
+
+// out[r n_out + j] = sum of in[r n + j F + k], k < F (F = 2^fbits, within
+// the row's n entries), for rows r < rows; n_out = n / F rounded up.
+template<class bucket_t, class bucket_h = typename bucket_t::mem_t>
+__launch_bounds__(WEIGH_THREADS) __global__
+void msm_weigh_sum(const bucket_h in[], uint32_t n, uint32_t rows, uint32_t fbits,
+                   bucket_h out[]) {
+    const uint32_t degree = bucket_t::degree;
+    const uint32_t idx = (blockIdx.x * blockDim.x + threadIdx.x) / degree;
+    const uint32_t n_out = (n + (1u << fbits) - 1) >> fbits;
+    if (idx >= rows * n_out)
+        return;
+    const uint32_t r = idx / n_out;
+    const uint32_t lo = (idx % n_out) << fbits;
+    const uint32_t hi = min(lo + (1u << fbits), n);
+    bucket_t acc = in[r * n + lo];
+    #pragma unroll 1
+    for (uint32_t i = lo + 1; i < hi; i++) {
+        bucket_t e = in[r * n + i];
+        acc.add(e);
+    }
+    out[idx] = acc;
+}
+
+// y[c] = 2^c y[c] for c < bits (y[bits], Z, keeps weight 1).
+template<class bucket_t, class bucket_h = typename bucket_t::mem_t>
+__launch_bounds__(WEIGH_THREADS) __global__
+void msm_weigh_scale(bucket_h y[], uint32_t bits) {
+    const uint32_t degree = bucket_t::degree;
+    const uint32_t c = (blockIdx.x * blockDim.x + threadIdx.x) / degree;
+    if (c >= bits)
+        return;
+    bucket_t p = y[c];
+    #pragma unroll 1
+    for (uint32_t b = 0; b < c; b++)
+        dbl_inplace(p);
+    y[c] = p;
 }
 
 }  // namespace msm_detail
