@@ -196,3 +196,68 @@ fn synthesize_bits<CS: ConstraintSystem<Scalar>>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{synthesize_recording, SizeHint};
+
+    /// The chain as first written: every value, then every variable, then
+    /// the constraints. Keys and shape files made from it must keep working.
+    struct TwoPass {
+        steps: usize,
+        x0: Scalar,
+    }
+
+    impl Circuit<Scalar> for TwoPass {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> Result<(), SynthesisError> {
+            let seven = Scalar::from(7u64);
+            let mut values = vec![self.x0];
+            for i in 0..self.steps {
+                values.push(values[i].square() + seven);
+            }
+            let mut vars = Vec::new();
+            for v in &values[..self.steps] {
+                let v = *v;
+                vars.push(cs.alloc(|| "x", || Ok(v))?);
+            }
+            let y = values[self.steps];
+            vars.push(cs.alloc_input(|| "y", || Ok(y))?);
+            for i in 0..self.steps {
+                let (x, next) = (vars[i], vars[i + 1]);
+                cs.enforce(
+                    || "x^2 + 7",
+                    |lc| lc + x,
+                    |lc| lc + x,
+                    |lc| lc + next - (seven, CS::one()),
+                );
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn chain_in_one_pass_keeps_the_shape_and_assignment_of_two_passes() {
+        for (log, seed) in [(MIN_LOG, 3u64), (10, 5)] {
+            let circuit = BuiltIn::new(Kind::Chain, log, seed).unwrap();
+            let x0 = Scalar::random(&mut ChaCha8Rng::seed_from_u64(seed));
+            let (one, one_shape) = synthesize_recording(circuit, SizeHint::default()).unwrap();
+            let (two, two_shape) = synthesize_recording(
+                TwoPass {
+                    steps: circuit.chain_steps(),
+                    x0,
+                },
+                SizeHint::default(),
+            )
+            .unwrap();
+            assert_eq!(one_shape, two_shape, "2^{log}: constraints differ");
+            assert_eq!(one_shape.num_constraints(), 1 << log);
+            assert_eq!((&one.inputs, &one.aux), (&two.inputs, &two.aux));
+            assert_eq!((&one.a, &one.b, &one.c), (&two.a, &two.b, &two.c));
+            assert_eq!(one.public_inputs(), [circuit.public_input()]);
+        }
+    }
+}
