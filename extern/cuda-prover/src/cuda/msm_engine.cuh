@@ -44,6 +44,13 @@ inline uint32_t lg2_floor(size_t n) {
         r++;
     return r;
 }
+// The least b with 2^b >= n.
+inline uint32_t lg2_ceil(size_t n) {
+    uint32_t r = 0;
+    while ((size_t(1) << r) < n)
+        r++;
+    return r;
+}
 inline size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 inline size_t align256(size_t x) { return round_up(x, 256); }
 
@@ -667,9 +674,7 @@ private:
     // Entries of the tail's scratch for m points: the first sums and the
     // trees' first level, side by side.
     static size_t weigh_tail_entries(size_t m) {
-        uint32_t bits = 0;
-        while ((size_t(1) << bits) < m)
-            bits++;
+        const uint32_t bits = lg2_ceil(m);
         const size_t chunks = (m + (size_t(1) << WEIGH_TAIL_CBITS) - 1) >> WEIGH_TAIL_CBITS;
         const size_t first = (bits + 1) * chunks;
         return first + ((first + (1u << WEIGH_TAIL_FBITS) - 1) >> WEIGH_TAIL_FBITS) + bits + 1;
@@ -685,9 +690,7 @@ private:
         auto blocks = [&](size_t threads) {
             return (uint32_t)((threads * degree + WEIGH_THREADS - 1) / WEIGH_THREADS);
         };
-        uint32_t bits = 0;
-        while ((1u << bits) < m)
-            bits++;
+        const uint32_t bits = lg2_ceil(m);
         const uint32_t rows = bits + 1;
         uint32_t n = (m + (1u << WEIGH_TAIL_CBITS) - 1) >> WEIGH_TAIL_CBITS;
         bucket_h *a = scratch, *b = scratch + (size_t)rows * n;
