@@ -675,9 +675,8 @@ private:
     // trees' first level, side by side.
     static size_t weigh_tail_entries(size_t m) {
         const uint32_t bits = lg2_ceil(m);
-        const size_t chunks = (m + (size_t(1) << WEIGH_TAIL_CBITS) - 1) >> WEIGH_TAIL_CBITS;
-        const size_t first = (bits + 1) * chunks;
-        return first + ((first + (1u << WEIGH_TAIL_FBITS) - 1) >> WEIGH_TAIL_FBITS) + bits + 1;
+        const size_t first = (bits + 1) * weigh_segments(m, WEIGH_TAIL_CBITS);
+        return first + weigh_segments(first, WEIGH_TAIL_FBITS) + bits + 1;
     }
     bool weigh_tail_fits(size_t m) const { return weigh_tail_entries(m) <= L_.nbuckets; }
 
@@ -692,14 +691,14 @@ private:
         };
         const uint32_t bits = lg2_ceil(m);
         const uint32_t rows = bits + 1;
-        uint32_t n = (m + (1u << WEIGH_TAIL_CBITS) - 1) >> WEIGH_TAIL_CBITS;
+        uint32_t n = (uint32_t)weigh_segments(m, WEIGH_TAIL_CBITS);
         bucket_h *a = scratch, *b = scratch + (size_t)rows * n;
         msm_weigh_bits<bucket_t><<<blocks((size_t)rows * n), WEIGH_THREADS, 0, s>>>(
             x, u, m, bits, WEIGH_TAIL_CBITS, a);
         cuda_ok(cudaGetLastError(), "weighted sum (bits)");
         // Each row to one entry; a row of the result then sits at a[r].
         while (n > 1) {
-            const uint32_t n_out = (n + (1u << WEIGH_TAIL_FBITS) - 1) >> WEIGH_TAIL_FBITS;
+            const uint32_t n_out = (uint32_t)weigh_segments(n, WEIGH_TAIL_FBITS);
             msm_weigh_sum<bucket_t><<<blocks((size_t)rows * n_out), WEIGH_THREADS, 0, s>>>(
                 a, n, rows, WEIGH_TAIL_FBITS, b);
             cuda_ok(cudaGetLastError(), "weighted sum (trees)");
@@ -712,7 +711,7 @@ private:
         // wsum[0].
         n = rows;
         while (n > 1) {
-            const uint32_t n_out = (n + (1u << WEIGH_TAIL_FBITS) - 1) >> WEIGH_TAIL_FBITS;
+            const uint32_t n_out = (uint32_t)weigh_segments(n, WEIGH_TAIL_FBITS);
             bucket_h *dst = n_out == 1 ? wsum : b;
             msm_weigh_sum<bucket_t><<<blocks(n_out), WEIGH_THREADS, 0, s>>>(
                 a, n, 1, WEIGH_TAIL_FBITS, dst);
