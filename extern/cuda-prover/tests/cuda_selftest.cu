@@ -491,14 +491,14 @@ static void table_case(const gpu_t &gpu, bool g2, size_t n, int zpct, int opct, 
                       g2 ? "G2" : "G1", n, wbits, zpct, opct);
     if (tune.table_chunk || tune.fit_waves >= 0 || tune.weigh >= 0 || tune.weigh_sbits ||
         tune.window_chunk || tune.acc_block || tune.small_runs >= 0 || tune.dot_add >= 0 ||
-        tune.weigh_tail >= 0) {
+        tune.weigh_tail >= 0 || tune.affine >= 0 || tune.affine_pairs) {
         const size_t len = std::strlen(label);
         std::snprintf(label + len, sizeof label - len,
                       " [chunk %u, fit %d, weigh %d, sbits %u, window chunk %u, block %u,"
-                      " small runs %d, dot add %d, tail %d]",
+                      " small runs %d, dot add %d, tail %d, affine %d, pairs %u-%u]",
                       tune.table_chunk, tune.fit_waves, tune.weigh, tune.weigh_sbits,
                       tune.window_chunk, tune.acc_block, tune.small_runs, tune.dot_add,
-                      tune.weigh_tail);
+                      tune.weigh_tail, tune.affine, tune.affine_pairs_min, tune.affine_pairs);
     }
     bool rows_ok = true;
     for (size_t i : {size_t(0), size_t(3), n / 2, n - 1}) {
@@ -591,16 +591,42 @@ static void test_msm_tables(const gpu_t &gpu) {
     table_case<blst_p2_affine, blst_p2>(gpu, true, 65536, 0, 0, 17, 16, 2, 0);
     // The variants of a table run (msm_tuning): sppark's integrate with our
     // finish instead of the weighted sum in levels, other segment widths,
-    // other chunk lengths (fitted to whole waves or not).
-    const msm_tuning variants[] = {{32, 0, 0, 0}, {0, 1, 1, 2}, {64, 0, 1, 6}, {128, 1, 0, 3}};
-    for (const auto &v : variants) {
+    // other chunk lengths (fitted to whole waves or not), the chunks being
+    // the table run's accumulation (affine 0).
+    msm_tuning variants[] = {{32, 0, 0, 0}, {0, 1, 1, 2}, {64, 0, 1, 6}, {128, 1, 0, 3}};
+    for (auto &v : variants) {
+        v.affine = 0;
         table_case<blst_p1_affine, blst_p1>(gpu, false, 70001, 10, 5, 0, 17, 0, 0, v);
         table_case<blst_p2_affine, blst_p2>(gpu, true, 16385, 10, 5, 0, 18, 0, 0, v);
     }
-    table_case<blst_p1_affine, blst_p1>(gpu, false, 300001, 0, 0, 20, 19, 3, 0,
-                                        {64, 1, 1, 2});
-    table_case<blst_p2_affine, blst_p2>(gpu, true, 100003, 0, 0, 0, 20, 12, 10,
-                                        {48, 1, 0, 0});
+    {
+        msm_tuning piles{64, 1, 1, 2}, shorts{48, 1, 0, 0};
+        piles.affine = shorts.affine = 0;
+        table_case<blst_p1_affine, blst_p1>(gpu, false, 300001, 0, 0, 20, 19, 3, 0, piles);
+        table_case<blst_p2_affine, blst_p2>(gpu, true, 100003, 0, 0, 0, 20, 12, 10, shorts);
+    }
+    // The affine accumulation (G2's default) in G1 too, on small runs; with
+    // other most pairs per thread and round: one pair (an inversion per
+    // addition), 5, 64; on
+    // dense runs, 0/1-heavy ones and pile-ups (3-bit and 2-bit scalars:
+    // buckets of tens of thousands of entries, rounds far past the span's
+    // cap), in both groups. The tiled bases put equal points in one bucket
+    // (doublings, sums of zero), every 97th base is infinity.
+    for (size_t n : {size_t(1), size_t(100), size_t(5000)}) {
+        msm_tuning t{};
+        t.affine = 1;
+        table_case<blst_p1_affine, blst_p1>(gpu, false, n, 0, 0, 0, n + 34, 0, 0, t);
+        table_case<blst_p1_affine, blst_p1>(gpu, false, n, 45, 45, 0, n + 35, 0, 0, t);
+    }
+    for (uint32_t pairs : {1u, 5u, 64u}) {
+        msm_tuning t{};
+        t.affine = 1;
+        t.affine_pairs = pairs;
+        table_case<blst_p1_affine, blst_p1>(gpu, false, 70001, 10, 5, 0, 30, 0, 0, t);
+        table_case<blst_p2_affine, blst_p2>(gpu, true, 16385, 10, 5, 0, 31, 0, 0, t);
+        table_case<blst_p1_affine, blst_p1>(gpu, false, 300001, 0, 0, 20, 32, 3, 0, t);
+        table_case<blst_p2_affine, blst_p2>(gpu, true, 65536, 0, 0, 17, 33, 2, 0, t);
+    }
     // The weighted sum's tail in levels of 2 (before the tail by bits), on
     // a dense run and on one of mostly 0s and 1s, in both groups.
     {
@@ -619,9 +645,10 @@ static void test_msm_tables(const gpu_t &gpu) {
     // addition in both groups, over a table and in Pippenger's windows (the
     // split's rest).
     for (int v = 0; v < 8; v++) {
-        const msm_tuning t = v < 3   ? msm_tuning{0, -1, -1, 0, 0, 64u << v}
-                             : v < 6 ? msm_tuning{0, -1, -1, 0, 0, 0, v - 2}
-                                     : msm_tuning{0, -1, -1, 0, 0, 0, -1, v - 6};
+        msm_tuning t = v < 3   ? msm_tuning{0, -1, -1, 0, 0, 64u << v}
+                       : v < 6 ? msm_tuning{0, -1, -1, 0, 0, 0, v - 2}
+                               : msm_tuning{0, -1, -1, 0, 0, 0, -1, v - 6};
+        t.affine = 0;
         table_case<blst_p1_affine, blst_p1>(gpu, false, 70001, 10, 5, 0, 23, 0, 0, t);
         table_case<blst_p2_affine, blst_p2>(gpu, true, 16385, 10, 5, 0, 24, 0, 0, t);
         table_case<blst_p1_affine, blst_p1>(gpu, false, 300001, 45, 45, 0, 25, 0, 0, t);
@@ -1102,11 +1129,19 @@ static void tune_msm(const gpu_t &gpu, uint32_t lg) {
         const char *label;
         msm_tuning t;
     } variants[] = {
-        {"default: weighted sum, tail by bits, chunks fitted from 96", {}},
+        {"default: affine rounds (16 to 64 pairs per thread), weighted sum, tail by bits", {}},
+        {"affine rounds, 16 to 32 pairs", {0, -1, -1, 0, 0, 0, -1, -1, -1, 1, 32}},
+        {"affine rounds, 16 to 128 pairs", {0, -1, -1, 0, 0, 0, -1, -1, -1, 1, 128}},
+        {"affine rounds, 32 to 64 pairs", {0, -1, -1, 0, 0, 0, -1, -1, -1, 1, 64, 32}},
+        {"affine rounds, 64 pairs", {0, -1, -1, 0, 0, 0, -1, -1, -1, 1, 64, 64}},
+        {"affine rounds, 32 to 128 pairs", {0, -1, -1, 0, 0, 0, -1, -1, -1, 1, 128, 32}},
+        {"affine rounds, 128 pairs", {0, -1, -1, 0, 0, 0, -1, -1, -1, 1, 128, 128}},
+        {"affine rounds in G2, chunks in G1", {0, -1, -1, 0, 0, 0, -1, -1, -1, -2}},
+        {"chunks of xyzz additions in G1 and G2", {0, -1, -1, 0, 0, 0, -1, -1, -1, 0}},
         {"weighted sum's tail in levels of 2", {0, -1, -1, 0, 0, 0, -1, -1, 0}},
-        {"integrate+finish, chunk 32", {32, 0, 0, 0}},
-        {"sppark's addition", {0, -1, -1, 0, 0, 0, -1, 0}},
-        {"madd_dot in G1 and G2", {0, -1, -1, 0, 0, 0, -1, 1}},
+        {"integrate+finish, chunk 32", {32, 0, 0, 0, 0, 0, -1, -1, -1, 0}},
+        {"chunks, sppark's addition", {0, -1, -1, 0, 0, 0, -1, 0, -1, 0}},
+        {"chunks, madd_dot in G1 and G2", {0, -1, -1, 0, 0, 0, -1, 1, -1, 0}},
     };
     for (const auto &v : variants) {
         for (size_t slot = 0; slot < 4; slot++)

@@ -111,6 +111,13 @@ struct msm_tuning {
     // (msm_weigh_level); -1, the default, by the bits of the weights
     // (msm_weigh_bits).
     int weigh_tail = -1;
+    // A table run's accumulation: 1, in affine rounds of pairs (one
+    // inversion per thread and round: msm_affine.cuh); 0, in chunks of
+    // mixed xyzz additions (msm_accumulate.cuh); -2, affine in G2 only;
+    // -1, the default (msm_engine.cuh says which and why).
+    int affine = -1;
+    uint32_t affine_pairs = 0;      // most pairs per thread in an affine round (0: the default)
+    uint32_t affine_pairs_min = 0;  // least pairs per thread in an affine round (0: the default)
 };
 
 struct msm_job {

@@ -30,6 +30,7 @@
 #include <cuda_runtime.h>
 
 #include "msm_accumulate.cuh"
+#include "msm_affine.cuh"
 #include "msm_kernels.cuh"
 #include "msm_weigh.cuh"
 
@@ -155,8 +156,9 @@ struct engine_layout {
     size_t pair_stride = 0;  // entries per window row of `pairs`
     size_t digit_cap = 0;    // entries of `digits`
     size_t temp_cap = 0;     // uint2 entries of `temps`
+    size_t affine_cap = 0;   // digit positions of the affine accumulation's scratch row
     size_t buckets, ones, ones_acc, pairs, wsum, hist, temps, digits, counts, bitmap,
-        tail_s, tail_p;
+        tail_s, tail_p, affine, affine_max;
     size_t total = 0;
 };
 
@@ -199,6 +201,7 @@ inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affin
         L.nbuckets = std::max(L.nbuckets, size_t(1) << (tw - 1));
         L.digit_cap = std::max(L.digit_cap, entries);
         L.temp_cap = std::max(L.temp_cap, entries);
+        L.affine_cap = entries;
         L.temp_cap = std::max(L.temp_cap, (carry_bytes(1, entries, bucket_bytes,
                                                        ACC_CHUNK_TABLE * degree) +
                                            7) / sizeof(uint2));
@@ -245,6 +248,8 @@ inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affin
     L.bitmap = take(round_up(n_max, 1024) / 32 * sizeof(uint32_t));
     L.tail_s = take(L.tail_cap * scalar_bytes);
     L.tail_p = take(L.tail_cap * affine_bytes);
+    L.affine = take(L.affine_cap * affine_bytes);
+    L.affine_max = take(sizeof(uint32_t));
     L.total = off;
     return L;
 }
@@ -449,8 +454,11 @@ public:
                                                          d_hist[0]);
         cuda_ok(cudaGetLastError(), "batch addition");
         mark(s, msm_phase_batch_add);
-        accumulate_chunks(s, buckets, d_hist, 1u << (wbits - 1), table, d_digits, entries, 1,
-                          entries, table_chunk(entries));
+        if (affine() && entries <= L_.affine_cap)
+            accumulate_affine(s, buckets, d_hist, 1u << (wbits - 1), table, d_digits, entries);
+        else
+            accumulate_chunks(s, buckets, d_hist, 1u << (wbits - 1), table, d_digits, entries, 1,
+                              entries, table_chunk(entries));
         mark(s, msm_phase_accumulate);
         if (weigh()) {
             add_ones(s);
@@ -781,6 +789,62 @@ private:
             msm_add_carries<bucket_t><<<grid, ACC_THREADS, 0, s>>>(r, pass);
             cuda_ok(cudaGetLastError(), "accumulate (carries)");
         }
+    }
+
+    // By default a table run accumulates in affine rounds (msm_affine.cuh).
+    static constexpr bool AFFINE_DEFAULT = true;
+    bool affine() const {
+        if (tune_.affine == -2)
+            return bucket_t::degree == 2;
+        return tune_.affine < 0 ? AFFINE_DEFAULT : tune_.affine != 0;
+    }
+
+    // The buckets of a table run's one bucket set (row 0 of its sorted
+    // digits, `entries` of them at most) in affine rounds of pairs
+    // (msm_affine.cuh), in the scratch row; entries <= L_.affine_cap.
+    void accumulate_affine(cudaStream_t s, bucket_h *buckets, const uint32_t *hist,
+                           uint32_t nbuckets, const affine_h *table, const uint32_t *digits,
+                           size_t entries) {
+        const uint32_t degree = bucket_t::degree;
+        uint32_t *max_count = (uint32_t *)(base_ + L_.affine_max);
+        void *scratch = base_ + L_.affine;
+        cuda_ok(cudaMemsetAsync(buckets, 0, (size_t)nbuckets * sizeof(bucket_h), s),
+                "cudaMemsetAsync");
+        cuda_ok(cudaMemsetAsync(max_count, 0, sizeof(uint32_t), s), "cudaMemsetAsync");
+        msm_affine_max<<<(uint32_t)std::max<size_t>(1, std::min<size_t>(
+                             (nbuckets + 255) / 256, (size_t)sm_count_ * 4)),
+                         256, 0, s>>>(hist, nbuckets, max_count);
+        cuda_ok(cudaGetLastError(), "accumulate (largest bucket)");
+        const uint32_t most = tune_.affine_pairs
+                                  ? std::min<uint32_t>(std::max<uint32_t>(tune_.affine_pairs, 1),
+                                                       AFF_PAIRS_MAX)
+                                  : AFF_PAIRS;
+        const uint32_t least =
+            std::min(most, tune_.affine_pairs_min ? tune_.affine_pairs_min : AFF_PAIRS_MIN);
+        // About two waves of threads in a round (at four blocks per SM).
+        const size_t target = (size_t)sm_count_ * AFF_THREADS * 8 / degree;
+        for (size_t h = 1;; h *= 2) {
+            const size_t pairs = entries / (2 * h) + 1;
+            const size_t per =
+                std::min<size_t>(std::max<size_t>(pairs / target, least), most);
+            const size_t span = std::max<size_t>(1, std::min<size_t>(per * 2 * h, AFF_SPAN_MAX));
+            const size_t threads = (entries + span - 1) / span;
+            const uint32_t blocks = (uint32_t)((threads * degree + AFF_THREADS - 1) / AFF_THREADS);
+            if (h == 1)
+                msm_affine_round<bucket_t, affine_h, true><<<blocks, AFF_THREADS, 0, s>>>(
+                    hist, nbuckets, digits, table, scratch, (uint32_t)h, (uint32_t)span,
+                    max_count);
+            else
+                msm_affine_round<bucket_t, affine_h, false><<<blocks, AFF_THREADS, 0, s>>>(
+                    hist, nbuckets, digits, table, scratch, (uint32_t)h, (uint32_t)span,
+                    max_count);
+            cuda_ok(cudaGetLastError(), "accumulate (affine round)");
+            if (2 * h >= entries)
+                break;  // no bucket holds more than 2h entries
+        }
+        msm_affine_buckets<bucket_t><<<(uint32_t)(((size_t)nbuckets * degree + 255) / 256), 256, 0,
+                                       s>>>(hist, nbuckets, scratch, buckets);
+        cuda_ok(cudaGetLastError(), "accumulate (affine buckets)");
     }
 
     uint32_t nones() const {
