@@ -1129,12 +1129,11 @@ static void tune_msm(const gpu_t &gpu, uint32_t lg) {
         const char *label;
         msm_tuning t;
     } variants[] = {
-        {"default: affine rounds (16 to 64 pairs per thread), weighted sum, tail by bits", {}},
-        {"affine rounds, 16 to 32 pairs", {0, -1, -1, 0, 0, 0, -1, -1, -1, 1, 32}},
-        {"affine rounds, 16 to 128 pairs", {0, -1, -1, 0, 0, 0, -1, -1, -1, 1, 128}},
-        {"affine rounds, 32 to 64 pairs", {0, -1, -1, 0, 0, 0, -1, -1, -1, 1, 64, 32}},
+        {"default: affine rounds in G2, in G1 beside two more table runs", {}},
+        {"affine rounds in G1 and G2 (32 to 128 pairs per thread)", {0, -1, -1, 0, 0, 0, -1, -1, -1, 1}},
+        {"affine rounds, 16 to 32 pairs", {0, -1, -1, 0, 0, 0, -1, -1, -1, 1, 32, 16}},
+        {"affine rounds, 16 to 128 pairs", {0, -1, -1, 0, 0, 0, -1, -1, -1, 1, 128, 16}},
         {"affine rounds, 64 pairs", {0, -1, -1, 0, 0, 0, -1, -1, -1, 1, 64, 64}},
-        {"affine rounds, 32 to 128 pairs", {0, -1, -1, 0, 0, 0, -1, -1, -1, 1, 128, 32}},
         {"affine rounds, 128 pairs", {0, -1, -1, 0, 0, 0, -1, -1, -1, 1, 128, 128}},
         {"affine rounds in G2, chunks in G1", {0, -1, -1, 0, 0, 0, -1, -1, -1, -2}},
         {"chunks of xyzz additions in G1 and G2", {0, -1, -1, 0, 0, 0, -1, -1, -1, 0}},

@@ -114,7 +114,8 @@ struct msm_tuning {
     // A table run's accumulation: 1, in affine rounds of pairs (one
     // inversion per thread and round: msm_affine.cuh); 0, in chunks of
     // mixed xyzz additions (msm_accumulate.cuh); -2, affine in G2 only;
-    // -1, the default (msm_engine.cuh says which and why).
+    // -1, the default (affine in G2, and in G1 beside two more table runs:
+    // msm_engine.cuh says why).
     int affine = -1;
     uint32_t affine_pairs = 0;      // most pairs per thread in an affine round (0: the default)
     uint32_t affine_pairs_min = 0;  // least pairs per thread in an affine round (0: the default)

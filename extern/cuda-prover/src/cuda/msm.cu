@@ -149,6 +149,7 @@ struct msm_context::impl {
         bool wants_table = false;  // the last launch's table_pays
         bool table_run = false;    // the last launch sorted its own digits for a table run
         bool gathered = false;     // the last classify gathered the split's rest
+        bool in_crowd = false;     // started as a table run, not finished yet
     };
     int device = 0;
     int sm_count = 0;
@@ -156,6 +157,9 @@ struct msm_context::impl {
     size_t bytes = 0;
     pinned_t *pinned = nullptr;  // one per slot
     std::vector<slot_t> slots;
+    // Table runs started and not yet finished (the crowd a run starts in:
+    // msm_engine::affine).
+    uint32_t tables_in_flight = 0;
 
     ~impl() {
         int prev = -1;
@@ -360,6 +364,11 @@ uint32_t launch_on(engine_t &e, cudaStream_t s, const void *d_points, const fr_t
 
 void msm_context::launch(size_t slot, cudaStream_t s, const void *d_points,
                          const void *d_scalars, size_t n, bool split01, uint32_t table_wbits) {
+    auto &sl = p_->at(slot);
+    if (sl.e2)
+        sl.e2->crowd(1);
+    else
+        sl.e1->crowd(1);
     p_->launch(slot, s, d_points, d_scalars, n, split01, table_wbits, nullptr, nullptr);
 }
 
@@ -440,11 +449,29 @@ void msm_context::start(const msm_job *jobs, size_t njobs, cudaEvent_t ready) {
         p_->classify(jobs[i].slot, sl.stream, jobs[i].d_points, jobs[i].d_scalars, jobs[i].n,
                      jobs[i].table_wbits == 0);
     }
+    // The table runs among the jobs join those still in flight (a proof's
+    // pass starts A and B, then H + L beside them): an engine chooses its
+    // accumulation by the crowd it runs in (msm_engine::affine).
+    for (size_t i = 0; i < njobs; i++) {
+        auto &sl = p_->at(jobs[i].slot);
+        cuda_ok(cudaStreamSynchronize(sl.stream), "MSM classification");
+        if (jobs[i].table_wbits && !sl.in_crowd &&
+            table_pays(true, jobs[i].n, p_->pinned[jobs[i].slot].counts)) {
+            sl.in_crowd = true;
+            p_->tables_in_flight++;
+        }
+    }
+    for (size_t i = 0; i < njobs; i++) {
+        auto &sl = p_->at(jobs[i].slot);
+        if (sl.e2)
+            sl.e2->crowd(p_->tables_in_flight);
+        else
+            sl.e1->crowd(p_->tables_in_flight);
+    }
     // A table run over the same scalars, count and width as an earlier
     // job's table run (B in G1 and in G2) takes that job's sorted digits.
     for (size_t i = 0; i < njobs; i++) {
         auto &sl = p_->at(jobs[i].slot);
-        cuda_ok(cudaStreamSynchronize(sl.stream), "MSM classification");
         impl::slot_t *donor = nullptr;
         for (size_t k = 0; k < i && jobs[i].table_wbits && !donor; k++) {
             auto &dk = p_->at(jobs[k].slot);
@@ -463,6 +490,10 @@ void msm_context::finish(const msm_job *jobs, size_t njobs, uint64_t *gpu_ns) {
     using msm_detail::cuda_ok;
     for (size_t i = 0; i < njobs; i++) {
         auto &sl = p_->at(jobs[i].slot);
+        if (sl.in_crowd) {
+            sl.in_crowd = false;
+            p_->tables_in_flight--;
+        }
         cuda_ok(cudaStreamSynchronize(sl.stream), "MSM");
         if (gpu_ns) {
             float ms = 0;
@@ -473,8 +504,11 @@ void msm_context::finish(const msm_job *jobs, size_t njobs, uint64_t *gpu_ns) {
 }
 
 void msm_context::drain() noexcept {
-    for (auto &sl : p_->slots)
+    for (auto &sl : p_->slots) {
         (void)cudaStreamSynchronize(sl.stream);
+        sl.in_crowd = false;
+    }
+    p_->tables_in_flight = 0;
     (void)cudaGetLastError();
 }
 

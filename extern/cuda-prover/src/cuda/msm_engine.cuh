@@ -13,7 +13,8 @@
 // 0..windows-1 of 2^(w wbits) times every base, msm_table_step): run_table
 // then sums all windows in one bucket set of 2^(wbits-1) buckets, with
 // wider windows (20 bits at 2^20 points, 13 windows instead of 19) and one
-// sort, accumulation and weighted sum (msm_weigh.cuh). Dense 2^20 MSMs on
+// sort, accumulation (in affine rounds of pairs where that pays,
+// msm_affine.cuh) and weighted sum (msm_weigh.cuh). Dense 2^20 MSMs on
 // an H200 (ms; tests/results/h200-msm-profile-2e20-chunks.txt,
 // h200-msm-tune-2e20.txt): G1 13.2 by Pippenger, 9.5 over a table; G2 34.5
 // and 22.6; the four of a proof over tables at once 48.4 (53.1 with chunks
@@ -291,6 +292,8 @@ public:
     void profile(msm_profile *p) { prof_ = p; }
     void force_window_bits(uint32_t w) { force_wbits_ = w; }
     void tune(const msm_tuning &t) { tune_ = t; }
+    // How many table runs the next run starts beside (itself included).
+    void crowd(uint32_t table_runs) { crowd_ = table_runs; }
     const engine_layout &plan() const { return L_; }
 
     // What the last run leaves on the device: WSUM_SLOTS xyzz points
@@ -494,6 +497,7 @@ private:
     uint32_t sid_;
     msm_profile *prof_ = nullptr;
     uint32_t force_wbits_ = 0;
+    uint32_t crowd_ = 1;
     msm_tuning tune_;
     std::chrono::steady_clock::time_point last_;
 
@@ -791,12 +795,25 @@ private:
         }
     }
 
-    // By default a table run accumulates in affine rounds (msm_affine.cuh).
-    static constexpr bool AFFINE_DEFAULT = true;
+    // Whether a table run accumulates in affine rounds (msm_affine.cuh) or
+    // in chunks (msm_accumulate.cuh). By default: in G2 always; in G1 when
+    // at least AFFINE_CROWD table runs were started together (crowd(): the
+    // four of a dense proof). Measured on an H200, 2^20 dense over tables
+    // (ms; h200-msm-tune-2e20-affine.txt): the four of a proof at once,
+    // chunks 46.7, affine in both 43.7 (32 to 128 pairs per thread; 16 to
+    // 128: 44.1, 16 to 32: 44.7, 128 fixed: 46.0), affine in G2 only 44.6;
+    // alone, G2 22.1 -> 20.5-21.5 but G1 8.9 -> 10.5-11.4 and H + L 15.7 ->
+    // 17.3-18.1: G1's late rounds have few pairs and few threads, latency
+    // that only other streams' work fills. The `bits` circuit's H + L
+    // runs nearly alone (A and B split off their 0/1 scalars): with affine
+    // rounds there its device part took 19.2 ms against 17.2.
+    static constexpr uint32_t AFFINE_CROWD = 3;
     bool affine() const {
         if (tune_.affine == -2)
             return bucket_t::degree == 2;
-        return tune_.affine < 0 ? AFFINE_DEFAULT : tune_.affine != 0;
+        if (tune_.affine >= 0)
+            return tune_.affine != 0;
+        return bucket_t::degree == 2 || crowd_ >= AFFINE_CROWD;
     }
 
     // The buckets of a table run's one bucket set (row 0 of its sorted
