@@ -110,16 +110,7 @@ void msm_accumulate_chunks(acc_rows<bucket_h> r, const affine_h points[]) {
         return;
     }
     const uint32_t stop = min(pos + r.chunk, end);
-    // The bucket of entry pos: the first b >= first with histogram[b] > pos.
-    uint32_t lo = first, hi = r.nbuckets - 1;
-    while (lo < hi) {
-        const uint32_t mid = (lo + hi) / 2;
-        if (histogram[mid] > pos)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    uint32_t b = lo;
+    uint32_t b = bucket_of(histogram, first, r.nbuckets - 1, pos);
     uint32_t bucket_end = histogram[b];
     bool owner = (b ? histogram[b - 1] : 0) == pos;
     uint32_t tag = NO_BUCKET;

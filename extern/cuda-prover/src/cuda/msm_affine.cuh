@@ -176,16 +176,8 @@ void msm_affine_round(const uint32_t *hist, uint32_t nbuckets, const uint32_t *d
     uint32_t pos[2 * AFF_PAIRS_MAX];
     uint32_t npairs = 0;
     if (lo < hi) {
-        // The bucket of position lo: the first b >= 1 with hist[b] > lo.
-        uint32_t a = 1, z = nbuckets - 1;
-        while (a < z) {
-            const uint32_t mid = (a + z) / 2;
-            if (hist[mid] > lo)
-                z = mid;
-            else
-                a = mid + 1;
-        }
-        uint32_t b = a, s = hist[b - 1], e = hist[b];
+        uint32_t b = bucket_of(hist, 1, nbuckets - 1, lo);
+        uint32_t s = hist[b - 1], e = hist[b];
         uint32_t p = s + ((lo - s + step - 1) & ~(step - 1));
         #pragma unroll 1
         for (;;) {

@@ -40,6 +40,21 @@ template<class field_t> struct xyzz_coords {
     field_t X, Y, ZZZ, ZZ;
 };
 
+// The bucket of sorted-digit position pos: the first b in [first, last]
+// with histogram[b] > pos (histogram[b]: the end of bucket b's entries;
+// histogram[last] > pos must hold).
+__device__ __forceinline__ uint32_t bucket_of(const uint32_t *histogram, uint32_t first,
+                                              uint32_t last, uint32_t pos) {
+    while (first < last) {
+        const uint32_t mid = (first + last) / 2;
+        if (histogram[mid] > pos)
+            last = mid;
+        else
+            first = mid + 1;
+    }
+    return first;
+}
+
 // An affine point in memory (sppark's affine_t::mem_t, whose members are
 // private): x, y; infinity is (0, 0).
 template<class field_h> struct affine_mem_coords {
