@@ -290,6 +290,38 @@ fn partition_report(d: &ItemDone<PartitionProof>) -> PartitionReport {
     }
 }
 
+/// Milliseconds in which the device had at least one of these partitions'
+/// device parts in flight: the union of their device intervals, each
+/// ending where its epilogue began. A device with two pass lanes overlaps
+/// the next device part with the tail of the one before, so the sum of
+/// their times can exceed the wall time; the union cannot.
+fn busy_union_ms(parts: &[&PartitionReport]) -> f64 {
+    let mut spans: Vec<(f64, f64)> = parts
+        .iter()
+        .map(|p| {
+            let end = p.prove_end_ms - p.epilogue_ms;
+            (end - p.device_ms, end)
+        })
+        .collect();
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut total = 0.0;
+    let mut open: Option<(f64, f64)> = None;
+    for (s, e) in spans {
+        open = match open {
+            Some((os, oe)) if s <= oe => Some((os, oe.max(e))),
+            Some((os, oe)) => {
+                total += oe - os;
+                Some((s, e))
+            }
+            None => Some((s, e)),
+        };
+    }
+    if let Some((os, oe)) = open {
+        total += oe - os;
+    }
+    total
+}
+
 /// The report of a Groth16 run whose proofs all verified.
 pub(crate) fn job_report(
     engine: &Engine,
@@ -308,7 +340,7 @@ pub(crate) fn job_report(
                 .iter()
                 .filter(|p| p.device == dev.ordinal)
                 .collect();
-            let busy_s = mine.iter().map(|p| p.device_ms).sum::<f64>() / 1e3;
+            let busy_s = busy_union_ms(&mine) / 1e3;
             DeviceReport {
                 device: dev.ordinal,
                 name: dev.name.clone(),
@@ -356,4 +388,50 @@ pub(crate) fn job_report(
         per_partition,
         trims,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(end_ms: f64, device_ms: f64, epilogue_ms: f64) -> PartitionReport {
+        PartitionReport {
+            partition: 0,
+            device: 0,
+            synthesis_ms: None,
+            witness_ms: None,
+            evaluation_ms: 0.0,
+            host_bytes: 0,
+            queue_wait_ms: 0.0,
+            prove_start_ms: 0.0,
+            prove_end_ms: end_ms,
+            lock_wait_ms: 0.0,
+            device_ms,
+            epilogue_ms,
+            ntt_ms: 0.0,
+            msm_h_ms: 0.0,
+            msm_l_ms: 0.0,
+            msm_a_ms: 0.0,
+            msm_b_g1_ms: 0.0,
+            msm_b_g2_ms: 0.0,
+            batch_add_ms: 0.0,
+            upload_ms: 0.0,
+            peak_device_bytes: 0,
+            estimated_device_bytes: 0,
+            stream_chunks: 0,
+        }
+    }
+
+    #[test]
+    fn busy_time_counts_overlapping_device_parts_once() {
+        // [0, 10] and [6, 16] overlap (two lanes), [20, 25] stands alone,
+        // [21, 23] lies inside it.
+        let a = part(11.0, 10.0, 1.0);
+        let b = part(17.0, 10.0, 1.0);
+        let c = part(25.0, 5.0, 0.0);
+        let d = part(23.5, 2.0, 0.5);
+        let parts = [&c, &a, &d, &b];
+        assert!((busy_union_ms(&parts) - 21.0).abs() < 1e-9);
+        assert_eq!(busy_union_ms(&[]), 0.0);
+    }
 }

@@ -391,9 +391,18 @@ fn trim_returns_device_memory() {
     assert!(held > 0 && freed == held);
     assert!(after >= before + freed / 2, "memory returned to the device");
     assert_eq!(ctx.device_stats(0).unwrap().cache_bytes, 0);
+    // The next proof makes the cache again: lane 0's, and lane 1's where
+    // the card has room for a second pass in flight.
     let allocs = ctx.device_stats(0).unwrap().cache_allocations;
     prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap();
-    assert_eq!(ctx.device_stats(0).unwrap().cache_allocations, allocs + 1);
+    let again = ctx.device_stats(0).unwrap().cache_allocations - allocs;
+    assert!((1..=2).contains(&again), "{again} allocations");
+    // And a proof after that makes none.
+    prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap();
+    assert_eq!(
+        ctx.device_stats(0).unwrap().cache_allocations,
+        allocs + again
+    );
 }
 
 #[test]

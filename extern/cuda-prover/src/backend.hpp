@@ -129,6 +129,19 @@ public:
     virtual void filled(circuit_job &job) { (void)job; }
 };
 
+// What a device part left queued on its device (device::device_part): the
+// wait for its work and the read of its results. The orchestration runs
+// finish after it releases the device's mutex, so that the next proof's
+// device part starts while this one's last kernels run. Destroying it
+// without finish waits for the device's work and drops the results.
+class device_tail {
+public:
+    virtual ~device_tail() = default;
+    // Waits for the work and fills the partials and timings the device part
+    // was given; called once, with the thread bound.
+    virtual void finish() = 0;
+};
+
 // One device of a context. The orchestration serializes device_part calls
 // with the device's mutex; trim and cache queries are called under it too.
 class device {
@@ -152,9 +165,11 @@ public:
     // Runs H and the five MSMs of one circuit (first a, b, c from the shape
     // and the a*b = c check, when the job has a shape: CP_ERR_UNSATISFIED
     // names the first failing row). Called with the thread bound and the
-    // device's mutex held. Fills the phase fields of `t` it measures.
-    virtual void device_part(const srs &key, const circuit_job &job,
-                             device_partials &out, cp_timings &t) = 0;
+    // device's mutex held. Fills `out` and the phase fields of `t` it
+    // measures, or returns the tail that does (the job's buffers, `out` and
+    // `t` must outlive it); nullptr when the part is done.
+    virtual std::unique_ptr<device_tail> device_part(const srs &key, const circuit_job &job,
+                                                     device_partials &out, cp_timings &t) = 0;
 
     // A buffer for one witness (witness_pool.hpp), which the orchestration
     // fills before it takes the device's mutex; nullptr when the device

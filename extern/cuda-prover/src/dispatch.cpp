@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -16,11 +18,26 @@ uint64_t ns_between(clock_type::time_point a, clock_type::time_point b) {
     return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
 }
 
+// CP_TRACE_DISPATCH (diagnostics): one line per item on stderr with its
+// phases in ms since the process's first item: `before` from..to, the
+// mutexes taken, `work` done, `after` done.
+bool trace_dispatch() {
+    static const bool on = std::getenv("CP_TRACE_DISPATCH") != nullptr;
+    return on;
+}
+
+double trace_ms(clock_type::time_point t) {
+    static const clock_type::time_point epoch = clock_type::now();
+    return std::chrono::duration<double, std::milli>(t - epoch).count();
+}
+
 // One item on device `ordinal`, the thread already bound.
 void run_item(cp_context &ctx, size_t k, const dispatch_item &item, int ordinal, cp_mutex *caller_mu,
               const std::function<void(size_t, int, device &)> &work,
-              const std::function<void(size_t, int, device &)> &before, item_times &t) {
+              const std::function<void(size_t, int, device &)> &before,
+              const std::function<void(size_t, int, device &)> &after, item_times &t) {
     device_slot &s = ctx.slot(ordinal);
+    const auto tb = clock_type::now();
     if (before) before(k, ordinal, *s.dev);
     const auto t0 = clock_type::now();
     std::unique_lock<std::mutex> outer;
@@ -46,14 +63,28 @@ void run_item(cp_context &ctx, size_t k, const dispatch_item &item, int ordinal,
         auto it = ctx.tag_delay_ns.find(item.tag);
         if (it != ctx.tag_delay_ns.end()) delay += it->second;
     }
+    clock_type::time_point tw;
     try {
         work(k, ordinal, *s.dev);
+        if (delay) std::this_thread::sleep_for(std::chrono::nanoseconds(delay));
+        tw = clock_type::now();
+        if (after) {
+            own.unlock();
+            if (outer) outer.unlock();
+            after(k, ordinal, *s.dev);
+        }
     } catch (error &err) {
         err.message = item.name + " on device " + std::to_string(ordinal) + ": " + err.message;
         throw;
     }
-    if (delay) std::this_thread::sleep_for(std::chrono::nanoseconds(delay));
-    t.device_ns = ns_between(t1, clock_type::now());
+    const auto t2 = clock_type::now();
+    t.device_ns = ns_between(t1, t2);
+    if (trace_dispatch())
+        std::fprintf(stderr,
+                     "cp dispatch trace: tag %lld device %d: before %.2f-%.2f, locked %.2f, work "
+                     "%.2f, after %.2f\n",
+                     static_cast<long long>(item.tag), ordinal, trace_ms(tb), trace_ms(t0),
+                     trace_ms(t1), trace_ms(tw), trace_ms(t2));
     std::lock_guard<std::mutex> lk(s.state);
     s.proofs++;
     s.busy_ns += t.device_ns;
@@ -114,14 +145,15 @@ route resolve_route(const cp_context &ctx, int32_t gpu_index, size_t n, const cp
 void dispatch(cp_context &ctx, const route &r, const std::vector<dispatch_item> &items,
               cp_mutex *mutex, const std::function<void(size_t, int, device &)> &work,
               std::vector<item_times> &times,
-              const std::function<void(size_t, int, device &)> &before) {
+              const std::function<void(size_t, int, device &)> &before,
+              const std::function<void(size_t, int, device &)> &after) {
     const size_t n = items.size();
     times.assign(n, item_times{});
     const int n_gpus = static_cast<int>(r.ordinals.size());
     if (n_gpus == 1) {
         const int ord = r.ordinals[0];
         bind_scope scope(ctx, ord);
-        for (size_t k = 0; k < n; k++) run_item(ctx, k, items[k], ord, mutex, work, before, times[k]);
+        for (size_t k = 0; k < n; k++) run_item(ctx, k, items[k], ord, mutex, work, before, after, times[k]);
         return;
     }
     std::mutex err_mu;
@@ -142,7 +174,7 @@ void dispatch(cp_context &ctx, const route &r, const std::vector<dispatch_item> 
         try {
             ctx.slot(ord).dev->bind_thread();
             set_bound_device(ctx.id, ord);
-            for (; k < hi && !abort.load(); k++) run_item(ctx, k, items[k], ord, mutex, work, before, times[k]);
+            for (; k < hi && !abort.load(); k++) run_item(ctx, k, items[k], ord, mutex, work, before, after, times[k]);
         } catch (...) {
             record(k);
         }

@@ -46,7 +46,7 @@ struct bind_scope {
 // What the dispatcher measured around one item.
 struct item_times {
     uint64_t wait_ns = 0;    // waiting for the mutexes
-    uint64_t device_ns = 0;  // the item's device work, mutexes held
+    uint64_t device_ns = 0;  // the item's device work: mutexes held, then `after`
 };
 
 struct dispatch_item {
@@ -62,10 +62,14 @@ struct dispatch_item {
 // name and device. times[k] receives item k's times. `before`, when set,
 // runs for item k on the same thread just before it waits for the mutexes
 // (work that needs the device's thread binding but not its mutex, such as
-// copying a witness into a buffer the device lent).
+// copying a witness into a buffer the device lent). `after`, when set, runs
+// for item k on the same thread once `work` returned and the mutexes are
+// released (waiting for what `work` left queued on the device, so that the
+// next item's work can start beside it); its errors count as item k's.
 void dispatch(cp_context &ctx, const route &r, const std::vector<dispatch_item> &items,
               cp_mutex *mutex, const std::function<void(size_t, int, device &)> &work,
               std::vector<item_times> &times,
-              const std::function<void(size_t, int, device &)> &before = nullptr);
+              const std::function<void(size_t, int, device &)> &before = nullptr,
+              const std::function<void(size_t, int, device &)> &after = nullptr);
 
 }  // namespace cp

@@ -166,15 +166,17 @@ cp_pending *run_jobs(cp_context &ctx, const srs &key, const std::vector<circuit_
     // (device::lend_witness) before the device's mutex is taken, and the
     // lease starts what it can of the upload; it ends with the item's
     // device part. Without a lease the device part reads the caller's
-    // memory.
+    // memory. A device part that returns a tail (device_tail) is finished
+    // after the device's mutex is released, and its lease ends then.
     std::vector<circuit_job> run(jobs);
     std::vector<std::unique_ptr<witness_lease>> leases(jobs.size());
+    std::vector<std::unique_ptr<device_tail>> tails(jobs.size());
     dispatch(ctx, rt, items, mutex,
              [&](size_t k, int ordinal, device &dev) {
                  cp_pending::entry &e = p->entries[k];
                  e.device = ordinal;
-                 dev.device_part(key, run[k], e.parts, e.timings);
-                 leases[k].reset();
+                 tails[k] = dev.device_part(key, run[k], e.parts, e.timings);
+                 if (!tails[k]) leases[k].reset();
              },
              times,
              [&](size_t k, int, device &dev) {
@@ -194,6 +196,13 @@ cp_pending *run_jobs(cp_context &ctx, const srs &key, const std::vector<circuit_
                  j.aux = leases[k]->aux();
                  j.lent = true;
                  leases[k]->filled(j);
+             },
+             [&](size_t k, int, device &) {
+                 if (tails[k]) {
+                     tails[k]->finish();
+                     tails[k].reset();
+                 }
+                 leases[k].reset();
              });
     for (size_t k = 0; k < jobs.size(); k++) {
         p->entries[k].timings.wait_ns = times[k].wait_ns;

@@ -39,6 +39,25 @@ using namespace cuda_dev;
 // device); more make the pool grow on demand.
 constexpr unsigned WARM_WITNESSES = 4;
 
+// A pass's tail (groth16_pass) whose CUDA and sppark failures name the
+// device, as the device part's own do.
+class sppark_errors_tail final : public device_tail {
+public:
+    sppark_errors_tail(std::unique_ptr<device_tail> t, int cuda_id)
+        : t_(std::move(t)), cuda_id_(cuda_id) {}
+    void finish() override {
+        try {
+            t_->finish();
+        } catch (const cuda_error &e) {
+            rethrow_sppark(e, cuda_id_);
+        }
+    }
+
+private:
+    std::unique_ptr<device_tail> t_;
+    int cuda_id_;
+};
+
 class cuda_device final : public device {
 public:
     cuda_device(int cuda_id, const cudaDeviceProp &props)
@@ -59,8 +78,8 @@ public:
         // thread on this device for the ones that need it.
         try {
             bound_scope scope(d_.cuda_id);
-            d_.drop_msm();
-            d_.cache.release();
+            for (auto &l : d_.lanes)
+                l.release();
             d_.shape.clear();
             d_.staging.release();
             d_.streamer.release();
@@ -97,8 +116,12 @@ public:
         bind_thread();
         try {
             const size_t m = domain_for(num_constraints);
+            // The passes in flight first: preparing may replace what they
+            // use.
+            auto lanes = d_.quiesce();
             prepare_pass(d_, budget(), key, m, sh);
             warm_up(key, m, sh);
+            prepare_lanes(d_, budget(), key, m);
             if (sh)
                 witnesses_.warm(sh->num_inputs, sh->num_aux, WARM_WITNESSES,
                                 memory_limit() == UINT64_MAX);
@@ -107,11 +130,12 @@ public:
         }
     }
 
-    void device_part(const srs &key, const circuit_job &job, device_partials &out,
-                     cp_timings &t) override {
+    std::unique_ptr<device_tail> device_part(const srs &key, const circuit_job &job,
+                                             device_partials &out, cp_timings &t) override {
         bind_thread();
+        std::unique_ptr<device_tail> tail;
         try {
-            groth16_pass(d_, budget(), key, job, out, t);
+            tail = groth16_pass(d_, budget(), key, job, out, t);
         } catch (const cuda_error &e) {
             rethrow_sppark(e, d_.cuda_id);
         }
@@ -121,6 +145,9 @@ public:
         d_.warmed_m = std::max(d_.warmed_m, size_t(1) << job.lg_domain);
         if (job.sh)
             d_.warmed_shape = job.sh->id;
+        if (!tail)
+            return nullptr;
+        return std::unique_ptr<device_tail>(new sppark_errors_tail(std::move(tail), d_.cuda_id));
     }
 
     uint64_t trim() override {
@@ -139,6 +166,7 @@ public:
         if (!d_.holds_anything())
             return freed;  // never used: nothing else to free, and its GPU is left alone
         bound_scope scope(d_.cuda_id);
+        auto lanes = d_.quiesce();  // the passes in flight end first
         try {
             d_.gpu().sync();
         } catch (const cuda_error &e) {
@@ -152,9 +180,8 @@ public:
             freed += d_.shape.bytes();
             d_.shape.clear();
         }
-        freed += d_.msm_bytes();
-        d_.drop_msm();
-        freed += d_.cache.release();
+        for (auto &l : d_.lanes)
+            freed += l.release();
         freed += d_.streamer.held();
         d_.streamer.release();
         d_.staging.release();
@@ -167,11 +194,16 @@ public:
     // The working cache, the MSM engines' buffers and the GKR tables: what
     // trim gives back besides the shape and a streamed key's chunk buffers.
     uint64_t cache_bytes() const override {
-        return d_.cache.bytes.load() + d_.msm_held.load() + gkr_->bytes();
+        return d_.lanes_bytes() + gkr_->bytes();
     }
 
     gkr::kernels &gkr() override { return *gkr_; }
-    uint64_t cache_allocations() const override { return d_.cache.allocations.load(); }
+    uint64_t cache_allocations() const override {
+        uint64_t n = 0;
+        for (const auto &l : d_.lanes)
+            n += l.cache.allocations.load();
+        return n;
+    }
     uint64_t srs_uploads() const override { return d_.srs_uploads.load(); }
 
     cp_memory_estimate estimate(const srs &key, uint64_t num_constraints) const override {
@@ -202,12 +234,13 @@ private:
         device_partials out;
         cp_timings t;
         std::memset(&t, 0, sizeof t);
-        groth16_pass(d_, budget(), key, w.job, out, t);
+        groth16_pass(d_, budget(), key, w.job, out, t, true);  // on lane 0, done when it returns
         d_.warmed_m = std::max(d_.warmed_m, m);
         // The evaluation kernels on the synthetic witness the pass left on
         // the device: loaded, result discarded (it satisfies nothing).
         if (sh && sh->num_inputs == key.ic.size() && sh->num_aux == key.l.size()) {
-            d_.shape.evaluate(d_.gpu(), *sh, d_.cache.buf.bytes_ptr(), layout_for(key, m));
+            d_.shape.evaluate(d_.gpu(), *sh, d_.lanes[0].cache.buf.bytes_ptr(),
+                              layout_for(key, m));
             cp_cuda::gpu_sync_default(d_.gpu());
             d_.warmed_shape = sh->id;
         }

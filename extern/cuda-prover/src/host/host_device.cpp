@@ -181,8 +181,8 @@ public:
         cache_.ensure(lg, threads_);
     }
 
-    void device_part(const srs &key, const circuit_job &job, device_partials &out,
-                     cp_timings &t) override {
+    std::unique_ptr<device_tail> device_part(const srs &key, const circuit_job &job,
+                                             device_partials &out, cp_timings &t) override {
         const uint32_t lg = job.lg_domain;
         const size_t m = size_t(1) << lg;
         const size_t n = job.num_constraints;
@@ -221,7 +221,7 @@ public:
         uint64_t add_ns = 0;
         if (streamed) {
             streamed_part(key, job, plan, out, t);
-            return;
+            return nullptr;
         }
         stream_.release();
         t.stream_chunks = 0;
@@ -267,6 +267,7 @@ public:
         // estimate of the working set.
         t.peak_device_bytes = std::max<uint64_t>(t.peak_device_bytes, cache_.bytes);
         t.estimated_device_bytes = estimate(key, n).working_bytes;
+        return nullptr;  // the host's work is done when it returns
     }
 
     uint64_t trim() override {

@@ -5,7 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "device/key_residency.hpp"
 #include "device/key_streaming.hpp"
@@ -94,31 +97,32 @@ struct key_place {
 
 // Places the key (resident when it fits next to the working set and the
 // shape, streamed otherwise), the shape and the working cache.
-key_place place(device_state &d, const memory_budget &budget, const srs &key,
+key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, const srs &key,
                 const cache_layout &L, const shape *sh, cp_timings &key_t) {
     key_place kp;
     const int sm = d.props.multiProcessorCount;
     std::vector<msm_slot_spec> slots = msm_slots(L);
     const size_t full_temp = temp_bytes(L, sm);
-    const size_t cache_need = d.cache.need(L.total);
+    const size_t cache_need = ln.cache.need(L.total);
     const size_t shape_need = d.shape.need(sh);
     kp.dk = resident_key(key, d.cuda_id);
     if (!kp.dk) {
         // The decision counts what the device holds: the memory it may use
         // in all (the limit) against the cache and shape it will hold plus
         // the key, or plus the chunk buffers (given back for a resident key).
-        const uint64_t held =
-            d.cache.bytes.load() + d.shape.bytes() + d.streamer.held() + d.msm_bytes();
+        const uint64_t other = d.lanes_bytes(&ln);
+        const uint64_t held = ln.cache.bytes.load() + d.shape.bytes() + d.streamer.held() +
+                              ln.msm_bytes() + other;
         const uint64_t avail = budget.usable(held);
-        const uint64_t cache_after = std::max<uint64_t>(d.cache.bytes.load(), L.total);
+        const uint64_t cache_after = std::max<uint64_t>(ln.cache.bytes.load(), L.total) + other;
         const uint64_t shape_after =
             sh ? (shape_need ? shape_need : d.shape.bytes()) : d.shape.bytes();
         const uint64_t fixed = cache_after + shape_after;
         const uint64_t need = srs_layout(key).total + full_temp + fixed;
         if (need <= avail) {
             d.streamer.release();
-            d.drop_msm_unless(slots);
-            kp.dk = &ensure_key(key, d.cuda_id, budget, d.msm_need(slots) + cache_need + shape_need,
+            ln.drop_msm_unless(slots);
+            kp.dk = &ensure_key(key, d.cuda_id, budget, ln.msm_need(slots, sm) + cache_need + shape_need,
                                 d.stream(), key_t, d.srs_uploads);
         } else {
             // Streaming is for tight memory: the plan counts this proof's
@@ -127,9 +131,9 @@ key_place place(device_state &d, const memory_budget &budget, const srs &key,
             bool fits = false;
             const uint64_t fixed_own = L.total + shape_after;
             kp.plan = plan_for(d, avail, fixed_own, key, &fits);
-            if (fits && d.cache.bytes.load() > L.total &&
+            if (fits && ln.cache.bytes.load() > L.total &&
                 kp.plan.total_bytes - fixed_own + fixed > avail)
-                d.cache.release();
+                ln.cache.release();
             if (!fits)
                 fail(CP_ERR_OUT_OF_MEMORY,
                      "needs " + mib(kp.plan.total_bytes) + " on device " +
@@ -147,15 +151,15 @@ key_place place(device_state &d, const memory_budget &budget, const srs &key,
         if (tables)
             slots = msm_slots(L, true);
         kp.temp = tables ? temp_bytes(L, sm, true) : full_temp;
-        d.drop_msm_unless(slots);
-        const size_t msm_need = d.msm_need(slots);
+        ln.drop_msm_unless(slots);
+        const size_t msm_need = ln.msm_need(slots, sm);
         const uint64_t t1 = now_ns();
         if (sh)
             d.shape.ensure(*sh, d.cuda_id, budget, msm_need + cache_need, d.stream());
         const uint64_t t2 = now_ns();
-        d.cache.ensure(d.cuda_id, budget, L.total, msm_need);
+        ln.cache.ensure(d.cuda_id, budget, L.total, msm_need);
         const uint64_t t3 = now_ns();
-        d.ensure_msm(slots);
+        ln.ensure_msm(d.gpu(), slots);
         if (trace)
             std::fprintf(stderr,
                          "cp pass trace: place (resident key): sizes %.2f ms, shape %.2f ms, "
@@ -167,22 +171,179 @@ key_place place(device_state &d, const memory_budget &budget, const srs &key,
         // The MSM buffers of the plan's chunks, not more.
         const std::vector<msm_slot_spec> cs =
             chunk_slots(kp.plan.g1_per_chunk, kp.plan.g2_per_chunk);
-        if (d.msm && (!d.msm->fits(cs) || d.msm_bytes() > kp.plan.temp_bytes))
-            d.drop_msm();
+        if (ln.msm && (!ln.msm->fits(cs) || ln.msm_bytes() > kp.plan.temp_bytes))
+            ln.drop_msm();
         if (d.streamer.buffer_bytes() != kp.plan.buffer_bytes)
             d.streamer.release();
         const size_t buffers = 2 * kp.plan.buffer_bytes;
         const size_t stream_need = d.streamer.buffer_bytes() == kp.plan.buffer_bytes ? 0 : buffers;
         if (sh)
             d.shape.ensure(*sh, d.cuda_id, budget,
-                           kp.temp + d.cache.need(L.total) + stream_need, d.stream());
-        d.cache.ensure(d.cuda_id, budget, L.total, kp.temp + stream_need);
+                           kp.temp + ln.cache.need(L.total) + stream_need, d.stream());
+        ln.cache.ensure(d.cuda_id, budget, L.total, kp.temp + stream_need);
         d.streamer.ensure(d.cuda_id, budget, kp.plan.buffer_bytes, kp.temp);
-        d.ensure_msm(cs);
+        ln.ensure_msm(d.gpu(), cs);
     }
-    d.ensure_streams();
+    d.ensure_streams(ln);
     return kp;
 }
+
+// Lane 1 serves a pass only when it and lane 0 are ready for it and nothing
+// the lanes share changes: the key resident (its tables too), the shape
+// resident, no memory limit (under a limit the device runs one pass at a
+// time, in the memory the limit was planned for). The key's copy then.
+const srs_copy *overlap_ready(const device_state &d, const memory_budget &budget, const srs &key,
+                              const cache_layout &L, const shape *sh) {
+    if (budget.limit != UINT64_MAX || (sh && d.shape.id != sh->id))
+        return nullptr;
+    const srs_copy *dk = resident_key(key, d.cuda_id);
+    if (!dk)
+        return nullptr;
+    const std::vector<msm_slot_spec> slots = msm_slots(L, dk->has_tables());
+    for (const auto &l : d.lanes)
+        if (!l.ready_for(L.total, slots))
+            return nullptr;
+    return dk;
+}
+
+// The lane of an overlapped pass: a free one, the oldest first, else the
+// oldest once its tail is done (the device's mutex held).
+pass_lane &take_lane(device_state &d, std::unique_lock<std::mutex> &lock) {
+    for (unsigned i = 0; i < device_state::LANES; i++) {
+        const unsigned k = (d.next_lane + i) % device_state::LANES;
+        std::unique_lock<std::mutex> l(d.lanes[k].mu, std::try_to_lock);
+        if (l.owns_lock()) {
+            lock = std::move(l);
+            d.next_lane = (k + 1) % device_state::LANES;
+            return d.lanes[k];
+        }
+    }
+    const unsigned k = d.next_lane;
+    lock = std::unique_lock<std::mutex>(d.lanes[k].mu);
+    d.next_lane = (k + 1) % device_state::LANES;
+    return d.lanes[k];
+}
+
+// Before a pass on lane 0 with every lane held: lane 1's buffers are given
+// back unless they serve this key and layout as they are, so that placing
+// the key, the shape and lane 0 sees the memory as with one lane.
+void settle_lanes(device_state &d, const srs &key, const cache_layout &L) {
+    pass_lane &l1 = d.lanes[1];
+    if (!l1.holds_anything())
+        return;
+    const srs_copy *dk = resident_key(key, d.cuda_id);
+    if (!dk) {
+        l1.release();
+        return;
+    }
+    l1.drop_msm_unless(msm_slots(L, dk->has_tables()));
+    if (l1.cache.bytes.load() < L.total)
+        l1.cache.release();
+}
+
+// After a pass on lane 0 with every lane held: lane 1 for this key and
+// layout, when there is no memory limit and it takes at most half of what
+// the device may still use (the other half stays for other keys and work,
+// as with the tables). Lane 1 only speeds proofs up: failing to make it
+// gives its memory back and is not an error.
+void open_second_lane(device_state &d, const memory_budget &budget, const srs_copy &dk,
+                      const cache_layout &L) {
+    pass_lane &l1 = d.lanes[1];
+    const std::vector<msm_slot_spec> slots = msm_slots(L, dk.has_tables());
+    if (budget.limit != UINT64_MAX || l1.ready_for(L.total, slots) ||
+        std::getenv("CP_ONE_LANE") != nullptr)
+        return;
+    const int sm = d.props.multiProcessorCount;
+    const uint64_t held = dk.bytes() + d.lanes_bytes() + d.shape.bytes() + d.streamer.held();
+    const uint64_t usable = budget.usable(held);
+    const uint64_t need = l1.cache.need(L.total) + l1.msm_need(slots, sm);
+    if (usable <= held || need > (usable - held) / 2)
+        return;
+    try {
+        l1.cache.ensure(d.cuda_id, budget, L.total, l1.msm_need(slots, sm));
+        l1.ensure_msm(d.gpu(), slots);
+        d.ensure_streams(l1);
+    } catch (...) {
+        l1.release();
+    }
+}
+
+// The sums of a resident key's four MSMs (started on `msm`) into out, and
+// their times.
+void finish_msms(cp_cuda::msm_context &msm, const msm_job *jobs, device_partials &out,
+                 cp_timings &t) {
+    uint64_t msm_ns[4] = {};
+    msm.finish(jobs + 1, 3, msm_ns + 1);
+    msm.finish(jobs, 1, msm_ns);
+    g1_proj_raw r1;
+    g2_proj_raw r2;
+    msm.read(0, r1);
+    std::memcpy(&out.h, &r1, sizeof(r1));
+    std::memset(&out.l, 0, sizeof(out.l));  // infinity (Z = 0)
+    msm.read(1, r1);
+    std::memcpy(&out.a, &r1, sizeof(r1));
+    msm.read(2, r1);
+    std::memcpy(&out.b_g1, &r1, sizeof(r1));
+    msm.read(3, r2);
+    std::memcpy(&out.b_g2, &r2, sizeof(r2));
+    t.msm_h_ns += msm_ns[0];
+    t.msm_a_ns += msm_ns[1];
+    t.msm_b_g1_ns += msm_ns[2];
+    t.msm_b_g2_ns += msm_ns[3];
+    t.stream_chunks = 0;
+    t.stream_buffer_bytes = 0;
+}
+
+// The memory a pass measured: what the device held, plus the default
+// pool's high-water mark since the pass reset it.
+struct peak_probe {
+    cudaMemPool_t pool = nullptr;
+    uint64_t held = 0, estimated = 0;
+
+    void record(cp_timings &t) const {
+        uint64_t pool_high = 0;
+        if (pool) {
+            uint64_t high = 0, used = 0;
+            if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high) == cudaSuccess &&
+                cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) ==
+                    cudaSuccess)
+                pool_high = std::max<uint64_t>(high, used);
+            (void)cudaGetLastError();
+        }
+        t.peak_device_bytes = std::max<uint64_t>(t.peak_device_bytes, held + pool_high);
+        t.estimated_device_bytes = std::max<uint64_t>(t.estimated_device_bytes, estimated);
+    }
+};
+
+// The tail of an overlapped pass: its MSMs run on its lane's streams, the
+// lane held until their sums are read.
+class lane_tail final : public device_tail {
+public:
+    lane_tail(std::unique_lock<std::mutex> lane, cp_cuda::msm_context &msm, const msm_job *jobs,
+              device_partials &out, cp_timings &t, const peak_probe &probe)
+        : lane_(std::move(lane)), msm_(msm), out_(out), t_(t), probe_(probe) {
+        std::copy(jobs, jobs + key_arrays, jobs_);
+    }
+    ~lane_tail() override {
+        if (!done_)
+            msm_.drain();  // its buffers are reused once the lane is let go
+    }
+    void finish() override {
+        finish_msms(msm_, jobs_, out_, t_);
+        done_ = true;
+        probe_.record(t_);
+        lane_.unlock();
+    }
+
+private:
+    std::unique_lock<std::mutex> lane_;
+    cp_cuda::msm_context &msm_;
+    msm_job jobs_[key_arrays];
+    device_partials &out_;
+    cp_timings &t_;
+    peak_probe probe_;
+    bool done_ = false;
+};
 
 }  // namespace
 
@@ -190,11 +351,19 @@ void prepare_pass(device_state &d, const memory_budget &budget, const srs &key, 
                   const shape *sh) {
     cp_timings t;
     std::memset(&t, 0, sizeof(t));
-    place(d, budget, key, layout_for(key, m), sh, t);
+    const cache_layout L = layout_for(key, m);
+    settle_lanes(d, key, L);
+    place(d, d.lanes[0], budget, key, L, sh, t);
 }
 
-void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
-                  const circuit_job &job, device_partials &out, cp_timings &t) {
+void prepare_lanes(device_state &d, const memory_budget &budget, const srs &key, size_t m) {
+    if (const srs_copy *dk = resident_key(key, d.cuda_id))
+        open_second_lane(d, budget, *dk, layout_for(key, m));
+}
+
+std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &budget,
+                                          const srs &key, const circuit_job &job,
+                                          device_partials &out, cp_timings &t, bool lanes_held) {
     const uint64_t t_start = now_ns();
     const size_t m = size_t(1) << job.lg_domain;
     const cache_layout L = layout_for(key, m);
@@ -203,10 +372,28 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         key.h.size() != m - 1 || key.b_g2.size() != L.n_b)
         fail(CP_ERR_INTERNAL, "circuit and proving key shapes disagree");
 
+    // The lane (state.hpp): in turn with the other when both are ready and
+    // nothing shared changes (overlap_ready); the pass then returns its
+    // tail once its MSMs are queued. Otherwise every lane's passes are
+    // waited for, the pass runs on lane 0 and completes here.
+    std::vector<std::unique_lock<std::mutex>> all_lanes;
+    std::unique_lock<std::mutex> lane_lock;
+    pass_lane *lane = nullptr;
+    if (!lanes_held && overlap_ready(d, budget, key, L, job.sh))
+        lane = &take_lane(d, lane_lock);
+    const bool overlap = lane != nullptr;
+    if (!overlap) {
+        if (!lanes_held)
+            all_lanes = d.quiesce();
+        settle_lanes(d, key, L);
+        lane = &d.lanes[0];
+    }
+    pass_lane &ln = *lane;
+
     // A first upload of the key or the shape falls in upload_ns through
     // t_start.
     cp_timings key_t{};
-    const key_place kp = place(d, budget, key, L, job.sh, key_t);
+    const key_place kp = place(d, ln, budget, key, L, job.sh, key_t);
     // CP_TRACE_PASS (diagnostics): where the upload phase's time goes.
     const bool trace = std::getenv("CP_TRACE_PASS") != nullptr;
     const uint64_t t_placed = now_ns();
@@ -229,7 +416,7 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
     auto stage = [&](void *dst, const void *src, size_t bytes) {
         d.staging.stage(gpu, dst, src, bytes);
     };
-    char *base = d.cache.buf.bytes_ptr();
+    char *base = ln.cache.buf.bytes_ptr();
     fr_raw *d_a = (fr_raw *)(base + L.abc);
     fr_raw *d_b = d_a + m;
     fr_raw *d_c = d_b + m;
@@ -293,15 +480,15 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
             jobs[k] = msm_job{(size_t)k, tab.wbits ? tab.buf.bytes_ptr() : dk->bases(key_array(k)),
                               scalars[k], dk->n[k], tab.wbits};
         }
-        const cudaStream_t s1 = d.msm->stream(1);
-        cuda_check(cudaStreamWaitEvent(s1, d.ev_rest.get(), 0), "cudaStreamWaitEvent");
+        const cudaStream_t s1 = ln.msm->stream(1);
+        cuda_check(cudaStreamWaitEvent(s1, ln.ev_rest.get(), 0), "cudaStreamWaitEvent");
         gather_ab(s1);
-        cuda_check(cudaEventRecord(d.ev_ab.get(), s1), "cudaEventRecord");
+        cuda_check(cudaEventRecord(ln.ev_ab.get(), s1), "cudaEventRecord");
         if (std::getenv("CP_AB_WITH_NTT") == nullptr)
             for (int k = 1; k < key_arrays; k++)
-                jobs[k].gate = d.ev_ntt.get();
-        guard.m = d.msm.get();
-        d.msm->start(jobs + 1, 3, d.ev_ab.get());
+                jobs[k].gate = ln.ev_ntt.get();
+        guard.m = ln.msm.get();
+        ln.msm->start(jobs + 1, 3, ln.ev_ab.get());
         ab_started = true;
     };
 
@@ -330,7 +517,7 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
             stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
         }
         const uint64_t t_staged = now_ns();
-        cuda_check(cudaEventRecord(d.ev_rest.get(), copy), "cudaEventRecord");
+        cuda_check(cudaEventRecord(ln.ev_rest.get(), copy), "cudaEventRecord");
         cuda_check(cudaStreamSynchronize(copy), "upload of the witness");
         const uint64_t t_up = now_ns();
         if (trace)
@@ -341,7 +528,7 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
                          (t_staged - t_pool) / 1e6, (L.na + L.ni) * sizeof(fr_raw),
                          (t_up - t_staged) / 1e6);
         t.upload_ns += t_up - t_start;
-        cuda_check(cudaStreamWaitEvent(zs, d.ev_rest.get(), 0), "cudaStreamWaitEvent");
+        cuda_check(cudaStreamWaitEvent(zs, ln.ev_rest.get(), 0), "cudaStreamWaitEvent");
         d_bits_a = d.shape.bits;
         d_bits_bi = d_bits_a + L.w_aux;
         d_bits_ba = d_bits_bi + L.w_in;
@@ -361,7 +548,7 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         t_h = now_ns();
         t.eval_ns += t_h - t_up;
         compute_h_async(gpu, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
-        cuda_check(cudaEventRecord(d.ev_ntt.get(), zs), "cudaEventRecord");
+        cuda_check(cudaEventRecord(ln.ev_ntt.get(), zs), "cudaEventRecord");
         start_ab();
     } else {
         uint64_t *bits_a = (uint64_t *)(base + L.bits);
@@ -378,18 +565,18 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
                 cuda_check(cudaMemsetAsync(dst[i] + nc, 0, (m - nc) * sizeof(fr_raw), copy),
                            "cudaMemsetAsync");
         }
-        cuda_check(cudaEventRecord(d.ev_abc.get(), copy), "cudaEventRecord");
-        cuda_check(cudaStreamWaitEvent(zs, d.ev_abc.get(), 0), "cudaStreamWaitEvent");
+        cuda_check(cudaEventRecord(ln.ev_abc.get(), copy), "cudaEventRecord");
+        cuda_check(cudaStreamWaitEvent(zs, ln.ev_abc.get(), 0), "cudaStreamWaitEvent");
         compute_h_async(gpu, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
-        cuda_check(cudaEventRecord(d.ev_ntt.get(), zs), "cudaEventRecord");
+        cuda_check(cudaEventRecord(ln.ev_ntt.get(), zs), "cudaEventRecord");
 
         stage(d_aux, job.aux, L.na * sizeof(fr_raw));
         stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
         stage(bits_a, job.a_aux_density, L.w_aux * sizeof(uint64_t));
         stage(bits_bi, job.b_input_density, L.w_in * sizeof(uint64_t));
         stage(bits_ba, job.b_aux_density, L.w_aux * sizeof(uint64_t));
-        d.pre_host.resize(2 * L.w_aux + L.w_in);
-        uint32_t *pre_a = d.pre_host.data();
+        ln.pre_host.resize(2 * L.w_aux + L.w_in);
+        uint32_t *pre_a = ln.pre_host.data();
         uint32_t *pre_bi = pre_a + L.w_aux;
         uint32_t *pre_ba = pre_bi + L.w_in;
         if (L.na) {
@@ -397,8 +584,8 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
             word_prefix(pre_ba, job.b_aux_density, L.na);
         }
         word_prefix(pre_bi, job.b_input_density, L.ni);
-        stage(pre, d.pre_host.data(), d.pre_host.size() * sizeof(uint32_t));
-        cuda_check(cudaEventRecord(d.ev_rest.get(), copy), "cudaEventRecord");
+        stage(pre, ln.pre_host.data(), ln.pre_host.size() * sizeof(uint32_t));
+        cuda_check(cudaEventRecord(ln.ev_rest.get(), copy), "cudaEventRecord");
         d_bits_a = bits_a;
         d_bits_bi = bits_bi;
         d_bits_ba = bits_ba;
@@ -407,12 +594,12 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         cuda_check(cudaStreamSynchronize(copy), "upload of the witness");
         t_h = now_ns();
         t.upload_ns += t_h - t_start;
-        cuda_check(cudaStreamWaitEvent(zs, d.ev_rest.get(), 0), "cudaStreamWaitEvent");
+        cuda_check(cudaStreamWaitEvent(zs, ln.ev_rest.get(), 0), "cudaStreamWaitEvent");
     }
 
     // H's coefficients before aux, and (unless their MSMs already run) the
     // scalars of A and B gathered by their densities.
-    cuda_check(cudaStreamWaitEvent(zs, d.ev_rest.get(), 0), "cudaStreamWaitEvent");
+    cuda_check(cudaStreamWaitEvent(zs, ln.ev_rest.get(), 0), "cudaStreamWaitEvent");
     if (m > 1)
         cuda_check(cudaMemcpyAsync(d_hl, d_a, (m - 1) * sizeof(fr_raw), cudaMemcpyDeviceToDevice,
                                    zs),
@@ -424,52 +611,48 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         // h + l (one MSM over the adjacent H and L points) once H is
         // ready, next to a, b_g1 and b_g2; the times are each MSM's own on
         // its stream, so they overlap.
-        cuda_check(cudaEventRecord(d.ev_h.get(), zs), "cudaEventRecord");
-        d.msm->start(jobs, 1, d.ev_h.get());
+        cuda_check(cudaEventRecord(ln.ev_h.get(), zs), "cudaEventRecord");
+        ln.msm->start(jobs, 1, ln.ev_h.get());
         t0 = now_ns();
         t.ntt_ns += t0 - t_h;
-        uint64_t msm_ns[4] = {};
-        d.msm->finish(jobs + 1, 3, msm_ns + 1);
-        d.msm->finish(jobs, 1, msm_ns);
-        guard.m = nullptr;
-        g1_proj_raw r1;
-        g2_proj_raw r2;
-        d.msm->read(0, r1);
-        std::memcpy(&out.h, &r1, sizeof(r1));
-        std::memset(&out.l, 0, sizeof(out.l));  // infinity (Z = 0)
-        d.msm->read(1, r1);
-        std::memcpy(&out.a, &r1, sizeof(r1));
-        d.msm->read(2, r1);
-        std::memcpy(&out.b_g1, &r1, sizeof(r1));
-        d.msm->read(3, r2);
-        std::memcpy(&out.b_g2, &r2, sizeof(r2));
-        t.msm_h_ns += msm_ns[0];
-        t.msm_a_ns += msm_ns[1];
-        t.msm_b_g1_ns += msm_ns[2];
-        t.msm_b_g2_ns += msm_ns[3];
-        t.stream_chunks = 0;
-        t.stream_buffer_bytes = 0;
         // Tables for the arrays whose scalars would have used one, for the
-        // next proofs, in half of what the device may still use (under the
-        // limit and on the card) less the MSM slots' room for table runs:
-        // tables stay until the key is freed, and other keys and work need
-        // the rest.
-        // The card's free memory (a driver call, cudaMemGetInfo) is asked
-        // only when a table may be built.
+        // next proofs (below): known once the MSMs started.
         bool to_build = false;
         for (int k = 0; k < key_arrays; k++)
             to_build = to_build ||
-                       (d.msm->wants_table((size_t)k) && may_build_table(*dk, key_array(k)));
+                       (ln.msm->wants_table((size_t)k) && may_build_table(*dk, key_array(k)));
+        if (overlap && !to_build) {
+            peak_probe probe;
+            probe.pool = pool;
+            probe.held = dk->bytes() + d.caches_bytes() + d.shape.bytes();
+            probe.estimated = dk->bytes() + L.total + temp + (job.sh ? d.shape.bytes() : 0);
+            std::unique_ptr<device_tail> tail(
+                new lane_tail(std::move(lane_lock), *ln.msm, jobs, out, t, probe));
+            guard.m = nullptr;  // the tail drains the lane if it is not finished
+            return tail;
+        }
+        finish_msms(*ln.msm, jobs, out, t);
+        guard.m = nullptr;
+        // The tables are built in half of what the device may still use
+        // (under the limit and on the card) less the MSM slots' room for
+        // table runs: tables stay until the key is freed, and other keys
+        // and work need the rest. The other lane's pass, if any, is waited
+        // for first. The card's free memory (a driver call, cudaMemGetInfo)
+        // is asked only when a table may be built.
         if (to_build) {
-            const uint64_t held =
-                dk->bytes() + d.cache.bytes.load() + d.shape.bytes() + d.msm_bytes();
+            std::vector<std::unique_lock<std::mutex>> others;
+            if (overlap)
+                for (auto &l : d.lanes)
+                    if (&l != &ln)
+                        others.emplace_back(l.mu);
+            const uint64_t held = dk->bytes() + d.lanes_bytes() + d.shape.bytes();
             const uint64_t usable = budget.usable(held);
             const uint64_t half = usable > held ? (usable - held) / 2 : 0;
             const uint64_t slots_room = temp_bytes(L, d.props.multiProcessorCount, true);
             uint64_t room = half > slots_room ? half - slots_room : 0;
             uint64_t built = 0;
             for (int k = 0; k < key_arrays; k++)
-                if (d.msm->wants_table((size_t)k)) {
+                if (ln.msm->wants_table((size_t)k)) {
                     const uint64_t b =
                         build_key_table(*dk, key_array(k), d.cuda_id, room, d.stream(), t);
                     room -= b;
@@ -481,11 +664,13 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
             // pass's place makes them (or fails with its own error).
             if (built) {
                 try {
-                    d.ensure_msm(msm_slots(L, true));
+                    ln.ensure_msm(d.gpu(), msm_slots(L, true));
                 } catch (...) {
                 }
             }
         }
+        if (!overlap)
+            open_second_lane(d, budget, *dk, L);
     } else {
         gpu_sync_default(gpu);
         t0 = now_ns();
@@ -501,7 +686,7 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
         hl.run[1] = key.l.data();
         hl.n[1] = key.l.size();
         hl.point_bytes = g1;
-        d.streamer.msm_g1(*d.msm, 0, d.cuda_id, d.staging, hl, d_hl, plan.g1_per_chunk, out.h, chunks);
+        d.streamer.msm_g1(*ln.msm, 0, d.cuda_id, d.staging, hl, d_hl, plan.g1_per_chunk, out.h, chunks);
         std::memset(&out.l, 0, sizeof(out.l));  // infinity (Z = 0)
         uint64_t t1 = now_ns();
         t.msm_h_ns += t1 - t0;
@@ -513,36 +698,30 @@ void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
             b.point_bytes = bytes;
             return b;
         };
-        d.streamer.msm_g1(*d.msm, 0, d.cuda_id, d.staging, one(key.a.data(), L.n_a, g1), d_sa,
+        d.streamer.msm_g1(*ln.msm, 0, d.cuda_id, d.staging, one(key.a.data(), L.n_a, g1), d_sa,
                           plan.g1_per_chunk, out.a, chunks);
         t0 = now_ns();
         t.msm_a_ns += t0 - t1;
 
-        d.streamer.msm_g1(*d.msm, 0, d.cuda_id, d.staging, one(key.b_g1.data(), L.n_b, g1), d_sb,
+        d.streamer.msm_g1(*ln.msm, 0, d.cuda_id, d.staging, one(key.b_g1.data(), L.n_b, g1), d_sb,
                           plan.g1_per_chunk, out.b_g1, chunks);
         t1 = now_ns();
         t.msm_b_g1_ns += t1 - t0;
 
-        d.streamer.msm_g2(*d.msm, 1, d.cuda_id, d.staging, one(key.b_g2.data(), L.n_b, g2), d_sb,
+        d.streamer.msm_g2(*ln.msm, 1, d.cuda_id, d.staging, one(key.b_g2.data(), L.n_b, g2), d_sb,
                           plan.g2_per_chunk, out.b_g2, chunks);
         t.msm_b_g2_ns += now_ns() - t1;
         t.stream_chunks = chunks;
         t.stream_buffer_bytes = plan.buffer_bytes;
     }
 
-    uint64_t pool_high = 0;
-    if (pool) {
-        uint64_t high = 0, used = 0;
-        if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high) == cudaSuccess &&
-            cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess)
-            pool_high = std::max<uint64_t>(high, used);
-        (void)cudaGetLastError();
-    }
     const uint64_t key_bytes = dk ? dk->bytes() : d.streamer.held();
-    const uint64_t held = key_bytes + d.cache.bytes.load() + d.shape.bytes();
-    t.peak_device_bytes = std::max<uint64_t>(t.peak_device_bytes, held + pool_high);
-    t.estimated_device_bytes = std::max<uint64_t>(
-        t.estimated_device_bytes, key_bytes + L.total + temp + (job.sh ? d.shape.bytes() : 0));
+    peak_probe probe;
+    probe.pool = pool;
+    probe.held = key_bytes + d.caches_bytes() + d.shape.bytes();
+    probe.estimated = key_bytes + L.total + temp + (job.sh ? d.shape.bytes() : 0);
+    probe.record(t);
+    return nullptr;
 }
 
 }  // namespace cuda_dev

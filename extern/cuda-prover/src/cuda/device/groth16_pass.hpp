@@ -25,15 +25,25 @@ stream_plan plan_for(const device_state &d, uint64_t avail, uint64_t fixed, cons
                      bool *fits);
 
 // Places the key (resident, or streamed when it does not fit the budget next
-// to the working set: key_streaming.hpp), the shape and the working cache
-// as the pass needs them (the thread is bound).
+// to the working set: key_streaming.hpp), the shape and lane 0's working
+// cache as the pass needs them (the thread is bound, every lane held).
 void prepare_pass(device_state &d, const memory_budget &budget, const srs &key, size_t m,
                   const shape *sh);
 
+// After prepare_pass and its warm-up (every lane held): lane 1 for the
+// key and domain where memory allows, so that the first proofs find it.
+void prepare_lanes(device_state &d, const memory_budget &budget, const srs &key, size_t m);
+
 // Runs the device part of `job` (the thread is bound, the device mutex
-// held); fills the phase fields of `t` it measures.
-void groth16_pass(device_state &d, const memory_budget &budget, const srs &key,
-                  const circuit_job &job, device_partials &out, cp_timings &t);
+// held); fills `out` and the phase fields of `t` it measures, or returns
+// the tail that does when the pass overlaps the next one (two lanes,
+// state.hpp): the tail holds its lane until finished. lanes_held: the
+// caller holds every lane (device_state::quiesce), and the pass runs on
+// lane 0 and completes before it returns.
+std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &budget,
+                                          const srs &key, const circuit_job &job,
+                                          device_partials &out, cp_timings &t,
+                                          bool lanes_held = false);
 
 }  // namespace cuda_dev
 }  // namespace cp
