@@ -270,6 +270,7 @@ int cuda_device_count(std::string *why) { return (int)cuda_usable_devices(why).s
 cp_device_info cuda_device_info(int cuda_id) {
     cp_device_info inf;
     std::memset(&inf, 0, sizeof(inf));
+    cp_cuda::runtime_settings();
     cudaDeviceProp p;
     if (cudaGetDeviceProperties(&p, cuda_id) != cudaSuccess) {
         const cudaError_t e = cudaGetLastError();

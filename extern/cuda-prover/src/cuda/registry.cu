@@ -7,6 +7,7 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -35,6 +36,7 @@ registry &reg() {
 }
 
 thread_local int t_device = -1;
+
 
 [[noreturn]] void throw_cuda(cudaError_t e, const std::string &what) {
     (void)cudaGetLastError();
@@ -117,7 +119,13 @@ bool primary_context_active(int cuda_id) {
 
 }  // namespace
 
+void runtime_settings() {
+    static std::once_flag once;
+    std::call_once(once, [] { (void)setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0); });
+}
+
 int visible_devices(std::string *why) {
+    runtime_settings();
     int n = 0;
     const cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
@@ -130,6 +138,7 @@ int visible_devices(std::string *why) {
 }
 
 bool usable_device(int cuda_id, cudaDeviceProp *props) {
+    runtime_settings();
     cudaDeviceProp p;
     if (cudaGetDeviceProperties(&p, cuda_id) != cudaSuccess) {
         (void)cudaGetLastError();

@@ -24,6 +24,16 @@
 
 namespace cp_cuda {
 
+// The runtime spreads a context's streams over CUDA_DEVICE_MAX_CONNECTIONS
+// hardware queues (8 unless set), and two streams that share a queue run
+// in order: with two pass lanes a device uses about 16 streams (sppark's
+// four, the copy and early-upload streams, four MSM slots per lane), and a
+// pass's upload, NTTs and sorts then waited behind the other lane's MSM
+// kernels (chain 2^20 on an H200: each pass's start waited for the whole
+// other pass). 32 queues, unless the process chose a number: the driver
+// reads it when it creates a context, so before the core's first CUDA call.
+void runtime_settings();
+
 // Visible CUDA devices (cudaGetDeviceCount); 0, with the reason in *why,
 // when there is no GPU or driver. Creates no context.
 int visible_devices(std::string *why);
