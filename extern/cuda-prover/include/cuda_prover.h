@@ -194,8 +194,10 @@ cp_status cp_cuda_device_info(int32_t cuda_ordinal, cp_device_info *out);
 
 typedef struct cp_device_stats {
     uint64_t proofs;              /* circuits proved on this device */
-    uint64_t busy_ns;             /* time spent in device parts */
-    uint64_t cache_allocations;   /* times the working cache was (re)allocated */
+    uint64_t busy_ns;             /* time spent in device parts (their device_ns summed: a
+                                     device with two pass lanes overlaps them) */
+    uint64_t cache_allocations;   /* times a working cache was (re)allocated (CUDA: one per
+                                     pass lane) */
     uint64_t cache_bytes;         /* bytes held by the working cache now (CUDA: with the MSM buffers) */
     uint64_t srs_uploads;         /* proving keys copied to this device */
     uint64_t trims;               /* cp_device_trim calls that freed memory */
@@ -402,12 +404,14 @@ typedef struct cp_timings {
     uint64_t batch_add_ns;   /* sums of points whose scalar is 1 */
     uint64_t eval_ns;        /* A*w, B*w, C*w and the a*b = c check from a shape
                                 (0 for circuits given as a, b, c) */
-    uint64_t device_ns;      /* whole device part, lock held */
+    uint64_t device_ns;      /* whole device part: from the device mutex taken to the end
+                                of its tail (the wait for its MSMs, after the mutex) */
     uint64_t epilogue_ns;    /* host epilogue in cp_prove_finish */
     /* Measured: the device memory the core held during the device part at
-     * its highest. CUDA: the key copy, the working cache and the resident
-     * shape, plus the high-water mark of the device's memory pool (sppark's
-     * MSM and NTT temporaries) over the device part. Host: the working
+     * its highest. CUDA: the key copy, the working caches (both pass lanes)
+     * and the resident shape, plus the high-water mark of the device's
+     * memory pool (the MSM buffers, sppark's NTT temporaries) over the
+     * device part. Host: the working
      * cache's bytes. */
     uint64_t peak_device_bytes;
     /* The backend's estimate of the same (cp_device_memory_estimate:
