@@ -5,7 +5,8 @@
 // cache (working_cache.*), the staging ring (staging.*), streamed keys
 // (key_streaming.*), the warm-up's
 // synthetic witness (warm_up.*), the witness buffers it lends and their
-// early uploads (witness_lender.*) and the Groth16 pass (groth16_pass.*). Each
+// early uploads (witness_lender.*), the pass lanes (pass_lane.hpp, lanes.hpp)
+// and the Groth16 pass (groth16_pass.*). Each
 // device keeps the proving keys it has seen in device memory (srs::copies,
 // by CUDA ordinal) and a working cache reused between proofs. A device is
 // one CUDA ordinal of the process's device set (registry.hpp); it does
