@@ -56,6 +56,8 @@ pub struct DeviceReport {
     pub device: u32,
     pub name: String,
     pub partitions: usize,
+    /// Time with at least one of its device parts in flight (the union of
+    /// their intervals: a CUDA device with two pass lanes overlaps them).
     pub busy_s: f64,
     pub busy_fraction: f64,
     pub synthesis_s: f64,
@@ -160,7 +162,7 @@ impl JobReport {
         );
         metric(
             "device_busy_seconds",
-            "Time in device parts.",
+            "Time with at least one device part in flight.",
             "counter",
             dev(&|d| d.busy_s),
         );
