@@ -192,7 +192,7 @@ public:
         return freed;
     }
 
-    // The working cache, the MSM engines' buffers and the GKR tables: what
+    // The lanes' working caches and MSM buffers and the GKR tables: what
     // trim gives back besides the shape and a streamed key's chunk buffers.
     uint64_t cache_bytes() const override {
         return d_.lanes_bytes() + gkr_->bytes();
