@@ -20,6 +20,8 @@
 
 #include "blst.h"
 #include "cuda_prover.h"
+#include "core.hpp"
+#include "dispatch.hpp"
 #include "field.hpp"
 #include "host/msm.hpp"
 #include "host/ntt.hpp"
@@ -779,6 +781,85 @@ static void test_mutex() {
     cp_context_free(ctx);
 }
 
+// The dispatcher's `after` callable (a device part's tail): it runs once
+// per item, after that item's work, on the same thread, with the caller's
+// and the device's mutex released (the next item's work may take them);
+// its time counts in the item's device_ns, and its error is the item's,
+// named with the item and device.
+static void test_dispatch_after() {
+    std::printf("dispatcher: work, then after without the mutexes\n");
+    cp_context *ctx = host_ctx(2, 1);
+    if (!ctx) return;
+    cp_mutex *mu = nullptr;
+    EXPECT_OK(cp_mutex_new(&mu));
+    cp::route r;
+    r.ordinals = {1};
+    std::vector<cp::dispatch_item> items(3);
+    for (size_t k = 0; k < items.size(); k++) {
+        items[k].tag = (int64_t)k;
+        items[k].name = "item " + std::to_string(k);
+    }
+    std::vector<std::string> order;
+    bool mutexes_free = true, same_thread = true;
+    std::thread::id work_thread;
+    std::vector<cp::item_times> times;
+    const auto tail = std::chrono::milliseconds(30);
+    try {
+        cp::dispatch(
+            *ctx, r, items, mu,
+            [&](size_t k, int, cp::device &) {
+                order.push_back("work " + std::to_string(k));
+                work_thread = std::this_thread::get_id();
+            },
+            times, nullptr,
+            [&](size_t k, int ordinal, cp::device &) {
+                order.push_back("after " + std::to_string(k));
+                same_thread = same_thread && std::this_thread::get_id() == work_thread;
+                // Another caller could take both mutexes now.
+                if (mu->m.try_lock())
+                    mu->m.unlock();
+                else
+                    mutexes_free = false;
+                if (ctx->slot(ordinal).own.try_lock())
+                    ctx->slot(ordinal).own.unlock();
+                else
+                    mutexes_free = false;
+                std::this_thread::sleep_for(tail);
+            });
+    } catch (const cp::error &e) {
+        CHECK(false, "dispatch failed: %s", e.message.c_str());
+    }
+    const std::vector<std::string> want = {"work 0", "after 0", "work 1", "after 1",
+                                           "work 2", "after 2"};
+    CHECK(order == want, "work and after alternate per item (%zu calls)", order.size());
+    CHECK(mutexes_free, "after runs with the caller's and the device's mutex released");
+    CHECK(same_thread, "after runs on the item's thread");
+    bool timed = times.size() == items.size();
+    for (const auto &t : times)
+        timed = timed && t.device_ns >= (uint64_t)std::chrono::nanoseconds(tail).count();
+    CHECK(timed, "device_ns includes after");
+
+    // An error in after is the item's: the later items do not run, and the
+    // message names the item and the device.
+    order.clear();
+    std::string message;
+    try {
+        cp::dispatch(
+            *ctx, r, items, nullptr,
+            [&](size_t k, int, cp::device &) { order.push_back("work " + std::to_string(k)); },
+            times, nullptr,
+            [&](size_t k, int, cp::device &) {
+                if (k == 1) cp::fail(CP_ERR_INTERNAL, "tail failed");
+            });
+    } catch (const cp::error &e) {
+        message = e.message;
+    }
+    CHECK(message == "item 1 on device 1: tail failed", "after's error: '%s'", message.c_str());
+    CHECK(order.size() == 2, "no item runs after a failed tail (%zu)", order.size());
+    cp_mutex_free(mu);
+    cp_context_free(ctx);
+}
+
 // ---------------------------------------------------------------- Groth16
 
 // An R1CS (rows over variables [inputs..., aux...]) with a witness, turned
@@ -1019,6 +1100,7 @@ int main() {
     test_params();
     test_routing();
     test_mutex();
+    test_dispatch_after();
     test_witness_pool();
     test_groth16();
     if (g_failures) {
