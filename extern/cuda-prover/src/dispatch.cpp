@@ -19,16 +19,17 @@ uint64_t ns_between(clock_type::time_point a, clock_type::time_point b) {
 }
 
 // CP_TRACE_DISPATCH (diagnostics): one line per item on stderr with its
-// phases in ms since the process's first item: `before` from..to, the
-// mutexes taken, `work` done, `after` done.
+// phases in ms since the core was loaded: `before` from..to, the mutexes
+// taken, `work` done, `after` done.
+const clock_type::time_point trace_epoch = clock_type::now();
+
 bool trace_dispatch() {
     static const bool on = std::getenv("CP_TRACE_DISPATCH") != nullptr;
     return on;
 }
 
 double trace_ms(clock_type::time_point t) {
-    static const clock_type::time_point epoch = clock_type::now();
-    return std::chrono::duration<double, std::milli>(t - epoch).count();
+    return std::chrono::duration<double, std::milli>(t - trace_epoch).count();
 }
 
 // One item on device `ordinal`, the thread already bound.

@@ -332,6 +332,15 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
         pool = nullptr;
     }
     (void)cudaGetLastError();
+    // What the device holds with the key's copy (`key_bytes`) and what this
+    // proof was estimated to need, recorded when its MSMs are done.
+    auto probe_of = [&](uint64_t key_bytes) {
+        peak_probe probe;
+        probe.pool = pool;
+        probe.held = key_bytes + d.caches_bytes() + d.shape.bytes();
+        probe.estimated = key_bytes + L.total + temp + (job.sh ? d.shape.bytes() : 0);
+        return probe;
+    };
 
     const gpu_t &gpu = d.gpu();
     const cudaStream_t copy = d.staging.stream();
@@ -544,12 +553,8 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
             to_build = to_build ||
                        (ln.msm->wants_table((size_t)k) && may_build_table(*dk, key_array(k)));
         if (overlap && !to_build) {
-            peak_probe probe;
-            probe.pool = pool;
-            probe.held = dk->bytes() + d.caches_bytes() + d.shape.bytes();
-            probe.estimated = dk->bytes() + L.total + temp + (job.sh ? d.shape.bytes() : 0);
-            std::unique_ptr<device_tail> tail(
-                new lane_tail(std::move(lane_lock), *ln.msm, jobs, out, t, probe));
+            std::unique_ptr<device_tail> tail(new lane_tail(std::move(lane_lock), *ln.msm, jobs,
+                                                            out, t, probe_of(dk->bytes())));
             guard.m = nullptr;  // the tail drains the lane if it is not finished
             return tail;
         }
@@ -638,12 +643,7 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
         t.stream_buffer_bytes = plan.buffer_bytes;
     }
 
-    const uint64_t key_bytes = dk ? dk->bytes() : d.streamer.held();
-    peak_probe probe;
-    probe.pool = pool;
-    probe.held = key_bytes + d.caches_bytes() + d.shape.bytes();
-    probe.estimated = key_bytes + L.total + temp + (job.sh ? d.shape.bytes() : 0);
-    probe.record(t);
+    probe_of(dk ? dk->bytes() : d.streamer.held()).record(t);
     return nullptr;
 }
 
