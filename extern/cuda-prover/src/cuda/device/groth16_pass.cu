@@ -381,6 +381,37 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
     // (device part 51.4 against 51.0).
     msm_job jobs[key_arrays];
     bool ab_started = false;
+    // A streamed key's MSMs, whose first chunk goes up while the NTTs run
+    // (started once the witness is staged; the helper is joined on every
+    // way out).
+    std::unique_ptr<streamed_msms> streamed;
+    auto start_stream = [&]() {
+        if (dk)
+            return;
+        const size_t g1 = sizeof(blst_p1_affine), g2 = sizeof(blst_p2_affine);
+        auto one = [](const void *pts, size_t n, size_t bytes) {
+            host_bases b;
+            b.run[0] = pts;
+            b.n[0] = n;
+            b.point_bytes = bytes;
+            return b;
+        };
+        host_bases hl;
+        hl.run[0] = key.h.data();
+        hl.n[0] = key.h.size();
+        hl.run[1] = key.l.data();
+        hl.n[1] = key.l.size();
+        hl.point_bytes = g1;
+        std::vector<stream_msm> msms = {
+            {hl, d_hl, msm_group::g1, 0, &out.h, &t.msm_h_ns},
+            {one(key.a.data(), L.n_a, g1), d_sa, msm_group::g1, 0, &out.a, &t.msm_a_ns},
+            {one(key.b_g1.data(), L.n_b, g1), d_sb, msm_group::g1, 0, &out.b_g1,
+             &t.msm_b_g1_ns},
+            {one(key.b_g2.data(), L.n_b, g2), d_sb, msm_group::g2, 1, &out.b_g2,
+             &t.msm_b_g2_ns}};
+        streamed.reset(new streamed_msms(d.streamer, d.cuda_id, d.staging, std::move(msms),
+                                         kp.plan.g1_per_chunk, kp.plan.g2_per_chunk));
+    };
     struct drain_guard {
         cp_cuda::msm_context *m = nullptr;
         ~drain_guard() {
@@ -451,6 +482,7 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
         cuda_check(cudaEventRecord(ln.ev_rest.get(), copy), "cudaEventRecord");
         cuda_check(cudaStreamSynchronize(copy), "upload of the witness");
         const uint64_t t_up = now_ns();
+        start_stream();
         if (trace)
             std::fprintf(stderr,
                          "cp pass trace: place %.2f ms, pool mark %.2f ms, staging %.2f ms "
@@ -522,7 +554,8 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
         d_bits_ba = bits_ba;
         d_pre = pre;
         start_ab();
-        cuda_check(cudaStreamSynchronize(copy), "upload of the witness");
+        start_stream();
+        cuda_check(cudaEventSynchronize(ln.ev_rest.get()), "upload of the witness");
         t_h = now_ns();
         t.upload_ns += t_h - t_start;
         cuda_check(cudaStreamWaitEvent(zs, ln.ev_rest.get(), 0), "cudaStreamWaitEvent");
@@ -603,44 +636,11 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
         t0 = now_ns();
         t.ntt_ns += t0 - t_h;
         // The same MSMs with the bases streamed from the host key; each
-        // MSM's time includes its uploads.
-        const size_t g1 = sizeof(blst_p1_affine), g2 = sizeof(blst_p2_affine);
-        const stream_plan &plan = kp.plan;
+        // MSM's time includes the uploads it waited for.
         uint64_t chunks = 0;
-        host_bases hl;
-        hl.run[0] = key.h.data();
-        hl.n[0] = key.h.size();
-        hl.run[1] = key.l.data();
-        hl.n[1] = key.l.size();
-        hl.point_bytes = g1;
-        d.streamer.msm_g1(*ln.msm, 0, d.cuda_id, d.staging, hl, d_hl, plan.g1_per_chunk, out.h,
-                          chunks);
-        std::memset(&out.l, 0, sizeof(out.l));  // infinity (Z = 0)
-        uint64_t t1 = now_ns();
-        t.msm_h_ns += t1 - t0;
-
-        auto one = [&](const void *pts, size_t n, size_t bytes) {
-            host_bases b;
-            b.run[0] = pts;
-            b.n[0] = n;
-            b.point_bytes = bytes;
-            return b;
-        };
-        d.streamer.msm_g1(*ln.msm, 0, d.cuda_id, d.staging, one(key.a.data(), L.n_a, g1), d_sa,
-                          plan.g1_per_chunk, out.a, chunks);
-        t0 = now_ns();
-        t.msm_a_ns += t0 - t1;
-
-        d.streamer.msm_g1(*ln.msm, 0, d.cuda_id, d.staging, one(key.b_g1.data(), L.n_b, g1), d_sb,
-                          plan.g1_per_chunk, out.b_g1, chunks);
-        t1 = now_ns();
-        t.msm_b_g1_ns += t1 - t0;
-
-        d.streamer.msm_g2(*ln.msm, 1, d.cuda_id, d.staging, one(key.b_g2.data(), L.n_b, g2), d_sb,
-                          plan.g2_per_chunk, out.b_g2, chunks);
-        t.msm_b_g2_ns += now_ns() - t1;
+        streamed->run(*ln.msm, chunks);
         t.stream_chunks = chunks;
-        t.stream_buffer_bytes = plan.buffer_bytes;
+        t.stream_buffer_bytes = kp.plan.buffer_bytes;
     }
 
     probe_of(dk ? dk->bytes() : d.streamer.held()).record(t);

@@ -1,6 +1,7 @@
 // Streamed proving keys (key_streaming.hpp).
 #include "device/key_streaming.hpp"
 
+#include "device/errors.hpp"
 #include "registry.hpp"
 
 #include <algorithm>
@@ -38,102 +39,122 @@ void key_stream::release() {
     for (device_buffer &b : buf_) b.reset();
 }
 
-template <class Proj, class Msm, class Add>
-void key_stream::run(const gpu_t &gpu, int cuda_id, stager &staging, const host_bases &bases,
-                     const fr_raw *d_scalars, size_t per, Proj &out, uint64_t &chunks, Msm msm,
-                     Add add) {
-    const size_t total = bases.total();
-    std::memset(&out, 0, sizeof out);  // the identity (Z = 0)
-    if (total == 0) {
-        msm(out, buf_[0].get(), d_scalars, 0);
-        chunks += 1;
-        return;
+streamed_msms::streamed_msms(key_stream &ks, int cuda_id, stager &staging,
+                             std::vector<stream_msm> msms, size_t g1_per, size_t g2_per)
+    : ks_(ks), cuda_id_(cuda_id), staging_(staging), msms_(std::move(msms)) {
+    for (size_t j = 0; j < msms_.size(); j++) {
+        stream_msm &s = msms_[j];
+        std::memset(s.out, 0,
+                    s.group == msm_group::g2 ? sizeof(blst_p2) : sizeof(blst_p1));  // Z = 0
+        const size_t per = s.group == msm_group::g2 ? g2_per : g1_per;
+        const size_t total = s.bases.total();
+        if (total == 0) {
+            seq_.push_back({j, 0, 0});  // an empty MSM: one chunk of no bases
+            continue;
+        }
+        for (size_t first = 0; first < total; first += per)
+            seq_.push_back({j, first, std::min(per, total - first)});
     }
-    const size_t nchunks = (total + per - 1) / per;
-    auto count = [&](size_t k) { return std::min(per, total - k * per); };
-    // Queues the copy of chunk k into buffer k % 2 on the copy stream.
-    auto upload = [&](size_t k) {
-        size_t first = k * per, left = count(k), at = 0;
-        char *dst = buf_[k % 2].bytes_ptr();
-        for (int r = 0; r < 2 && left; r++) {
-            if (first >= at + bases.n[r]) {
-                at += bases.n[r];
-                continue;
-            }
-            const size_t from = first - at, len = std::min(left, bases.n[r] - from);
-            staging.stage(gpu, dst, (const char *)bases.run[r] + from * bases.point_bytes,
-                          len * bases.point_bytes);
-            dst += len * bases.point_bytes;
-            first += len;
-            left -= len;
+    if (!seq_.empty())
+        start_upload(0);
+}
+
+streamed_msms::~streamed_msms() {
+    if (next_.joinable())
+        next_.join();
+}
+
+void streamed_msms::upload(size_t k) {
+    const chunk &c = seq_[k];
+    const host_bases &bases = msms_[c.msm].bases;
+    const gpu_t &gpu = gpu_of(cuda_id_);
+    size_t first = c.first, left = c.count, at = 0;
+    char *dst = ks_.buf_[k % 2].bytes_ptr();
+    for (int r = 0; r < 2 && left; r++) {
+        if (first >= at + bases.n[r]) {
             at += bases.n[r];
+            continue;
         }
-        cuda_check(cudaEventRecord(up_[k % 2].get(), staging.stream()), "cudaEventRecord");
-    };
-    upload(0);
-    for (size_t k = 0; k < nchunks; k++) {
-        // Chunk k + 1 goes up from a helper thread while chunk k is summed;
-        // buffer (k + 1) % 2 is free: the MSM of chunk k - 1 returned.
-        std::exception_ptr failed;
-        std::thread next;
-        if (k + 1 < nchunks) {
-            next = std::thread([&, k] {
-                try {
-                    cp_cuda::set_device(cuda_id);
-                    upload(k + 1);
-                } catch (...) {
-                    failed = std::current_exception();
-                }
-            });
-        }
-        try {
-            cuda_check(cudaEventSynchronize(up_[k % 2].get()), "upload of a key chunk");
-            Proj part;
-            msm(part, buf_[k % 2].get(), d_scalars + k * per, count(k));
-            add(out, part);
-        } catch (...) {
-            if (next.joinable())
-                next.join();
-            throw;
-        }
-        if (next.joinable())
-            next.join();
-        if (failed)
-            std::rethrow_exception(failed);
+        const size_t from = first - at, len = std::min(left, bases.n[r] - from);
+        staging_.stage(gpu, dst, (const char *)bases.run[r] + from * bases.point_bytes,
+                       len * bases.point_bytes);
+        dst += len * bases.point_bytes;
+        first += len;
+        left -= len;
+        at += bases.n[r];
     }
-    chunks += nchunks;
+    cuda_check(cudaEventRecord(ks_.up_[k % 2].get(), staging_.stream()), "cudaEventRecord");
+}
+
+void streamed_msms::start_upload(size_t k) {
+    next_ = std::thread([this, k] {
+        try {
+            cp_cuda::set_device(cuda_id_);
+            upload(k);
+        } catch (...) {
+            failed_ = std::current_exception();
+        }
+    });
+}
+
+void streamed_msms::join_upload() {
+    if (next_.joinable())
+        next_.join();
+    if (failed_) {
+        std::exception_ptr e = failed_;
+        failed_ = nullptr;
+        std::rethrow_exception(e);
+    }
 }
 
 namespace {
 
-// One chunk's MSM through `slot` of `msm`, as the chunk loop calls it.
-template <class Raw, class Proj>
-auto slot_msm(msm_context &msm, size_t slot) {
-    return [&msm, slot](Proj &r, const void *pts, const fr_raw *sc, size_t n) {
-        const msm_job job{slot, pts, sc, n};
-        msm.run(&job, 1, nullptr, nullptr);
-        Raw raw;
-        msm.read(slot, raw);
-        std::memcpy(&r, &raw, sizeof r);
-    };
+// One chunk's sum through `slot` of `msm`, added to *acc.
+template <class Raw, class Proj, class Add>
+void sum_chunk(msm_context &msm, size_t slot, const void *pts, const fr_raw *sc, size_t n,
+               void *acc, Add add) {
+    const msm_job job{slot, pts, sc, n};
+    msm.run(&job, 1, nullptr, nullptr);
+    Raw raw;
+    msm.read(slot, raw);
+    Proj part;
+    std::memcpy(&part, &raw, sizeof part);
+    add(*static_cast<Proj *>(acc), part);
 }
 
 }  // namespace
 
-void key_stream::msm_g1(msm_context &msm, size_t slot, int cuda_id, stager &staging,
-                        const host_bases &bases, const fr_raw *d_scalars, size_t per_chunk,
-                        blst_p1 &out, uint64_t &chunks) {
-    run(gpu_of(cuda_id), cuda_id, staging, bases, d_scalars, per_chunk, out, chunks,
-        slot_msm<g1_proj_raw, blst_p1>(msm, slot),
-        [](blst_p1 &acc, const blst_p1 &x) { blst_p1_add_or_double(&acc, &acc, &x); });
-}
-
-void key_stream::msm_g2(msm_context &msm, size_t slot, int cuda_id, stager &staging,
-                        const host_bases &bases, const fr_raw *d_scalars, size_t per_chunk,
-                        blst_p2 &out, uint64_t &chunks) {
-    run(gpu_of(cuda_id), cuda_id, staging, bases, d_scalars, per_chunk, out, chunks,
-        slot_msm<g2_proj_raw, blst_p2>(msm, slot),
-        [](blst_p2 &acc, const blst_p2 &x) { blst_p2_add_or_double(&acc, &acc, &x); });
+void streamed_msms::run(msm_context &msm, uint64_t &chunks) {
+    uint64_t t = now_ns();
+    for (size_t k = 0; k < seq_.size(); k++) {
+        // Chunk k was staged by the helper; chunk k + 1 goes up into the
+        // other buffer (free: the sum of chunk k - 1 was read) while chunk
+        // k's copy ends and its sum runs.
+        join_upload();
+        if (k + 1 < seq_.size())
+            start_upload(k + 1);
+        cuda_check(cudaEventSynchronize(ks_.up_[k % 2].get()), "upload of a key chunk");
+        const chunk &c = seq_[k];
+        const stream_msm &s = msms_[c.msm];
+        const void *pts = ks_.buf_[k % 2].get();
+        const fr_raw *sc = s.scalars + c.first;
+        if (s.group == msm_group::g2)
+            sum_chunk<g2_proj_raw, blst_p2>(
+                msm, s.slot, pts, sc, c.count, s.out,
+                [](blst_p2 &acc, const blst_p2 &x) { blst_p2_add_or_double(&acc, &acc, &x); });
+        else
+            sum_chunk<g1_proj_raw, blst_p1>(
+                msm, s.slot, pts, sc, c.count, s.out,
+                [](blst_p1 &acc, const blst_p1 &x) { blst_p1_add_or_double(&acc, &acc, &x); });
+        if (k + 1 == seq_.size() || seq_[k + 1].msm != c.msm) {
+            const uint64_t now = now_ns();
+            if (s.ns)
+                *s.ns += now - t;
+            t = now;
+        }
+    }
+    join_upload();
+    chunks += seq_.size();
 }
 
 }  // namespace cuda_dev

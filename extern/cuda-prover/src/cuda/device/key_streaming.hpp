@@ -1,14 +1,19 @@
 // A proving key's bases streamed through a device in chunks, for keys that
 // do not fit the memory the device may use (stream_plan.hpp): two device
 // buffers, the copy stream of the staging ring and one event per buffer.
-// A helper thread stages chunk k+1 into one buffer while the MSM of chunk k
-// runs on the other; the partial sums are added on the host. The result is
-// the group element one MSM over all bases gives, so proofs are
-// byte-identical to those of a resident key.
+// The chunks of a pass's MSMs form one sequence: a helper thread stages
+// chunk k+1 into one buffer while the MSM of chunk k runs on the other, also
+// across the end of one MSM and the start of the next, and the first chunk
+// goes up while the pass's NTTs run. The partial sums are added on the host.
+// Each MSM's result is the group element one MSM over all its bases gives,
+// so proofs are byte-identical to those of a resident key.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <thread>
+#include <vector>
 
 #include "backend.hpp"
 #include "device/budget.hpp"
@@ -27,6 +32,18 @@ struct host_bases {
     size_t total() const { return n[0] + n[1]; }
 };
 
+// One MSM of a streamed pass: its bases on the host, its scalars on the
+// device, the slot of the MSM context that sums its chunks, and where its
+// sum (a blst_p1 or blst_p2, by group) and its time go.
+struct stream_msm {
+    host_bases bases;
+    const cp_cuda::fr_raw *scalars = nullptr;
+    cp_cuda::msm_group group = cp_cuda::msm_group::g1;
+    size_t slot = 0;
+    void *out = nullptr;
+    uint64_t *ns = nullptr;  // adds the time from the previous MSM's end
+};
+
 class key_stream {
 public:
     // Two buffers of exactly `bytes` each and their events (the thread is
@@ -37,25 +54,43 @@ public:
     // Device bytes held: both buffers.
     size_t held() const { return buf_[0].size() + buf_[1].size(); }
 
-    // sum d_scalars[i] * bases[i] with the bases sent up `per_chunk` at a
-    // time through `staging`, each chunk summed by `slot` of `msm` (a slot
-    // of the group, for at least per_chunk points); adds the chunks to
-    // *chunks.
-    void msm_g1(cp_cuda::msm_context &msm, size_t slot, int cuda_id, stager &staging,
-                const host_bases &bases, const cp_cuda::fr_raw *d_scalars, size_t per_chunk,
-                blst_p1 &out, uint64_t &chunks);
-    void msm_g2(cp_cuda::msm_context &msm, size_t slot, int cuda_id, stager &staging,
-                const host_bases &bases, const cp_cuda::fr_raw *d_scalars, size_t per_chunk,
-                blst_p2 &out, uint64_t &chunks);
-
 private:
+    friend class streamed_msms;
     device_buffer buf_[2];
     cuda_event up_[2];  // chunk k is on the device once up_[k % 2] completes
+};
 
-    template <class Proj, class Msm, class Add>
-    void run(const gpu_t &gpu, int cuda_id, stager &staging, const host_bases &bases,
-             const cp_cuda::fr_raw *d_scalars, size_t per_chunk, Proj &out, uint64_t &chunks,
-             Msm msm, Add add);
+// The MSMs of one streamed pass. Construction starts sending the first
+// chunk up from a helper thread; run() sums every chunk in order; the
+// destructor waits for the helper. From construction until run() returns
+// (or the object is destroyed) the caller stages nothing else.
+class streamed_msms {
+public:
+    streamed_msms(key_stream &ks, int cuda_id, stager &staging, std::vector<stream_msm> msms,
+                  size_t g1_per_chunk, size_t g2_per_chunk);
+    ~streamed_msms();
+    streamed_msms(const streamed_msms &) = delete;
+    streamed_msms &operator=(const streamed_msms &) = delete;
+
+    // Sums the chunks with `msm` (its slots hold a chunk of their group),
+    // each MSM's sum into its out; adds the chunks summed to *chunks.
+    void run(cp_cuda::msm_context &msm, uint64_t &chunks);
+
+private:
+    struct chunk {
+        size_t msm, first, count;  // bases [first, first + count) of msms_[msm]
+    };
+    key_stream &ks_;
+    int cuda_id_;
+    stager &staging_;
+    std::vector<stream_msm> msms_;
+    std::vector<chunk> seq_;
+    std::thread next_;  // stages one chunk
+    std::exception_ptr failed_;
+
+    void upload(size_t k);  // queues chunk k into buffer k % 2
+    void start_upload(size_t k);
+    void join_upload();  // rethrows the helper's error
 };
 
 }  // namespace cuda_dev
