@@ -71,12 +71,7 @@ void set_device_locked(registry &r, int cuda_id) {
         throw cuda_error{-(int)cudaErrorInvalidDevice,
                          "CUDA device " + std::to_string(cuda_id) +
                              " is outside this process's device set " + list(r.ids)};
-    if (r.touched.insert(cuda_id).second && std::getenv("CP_BLOCKING_SYNC") != nullptr) {
-        // Diagnostics: host threads that wait for this device sleep
-        // instead of spinning (before the core's first use of it).
-        (void)cudaInitDevice(cuda_id, cudaDeviceScheduleBlockingSync, 0);
-        (void)cudaGetLastError();
-    }
+    r.touched.insert(cuda_id);
     const cudaError_t e = cudaSetDevice(cuda_id);
     if (e != cudaSuccess) throw_cuda(e, "cudaSetDevice(" + std::to_string(cuda_id) + ")");
     t_device = cuda_id;
