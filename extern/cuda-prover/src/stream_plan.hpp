@@ -13,7 +13,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace cp {
 
@@ -95,6 +97,32 @@ bool plan_stream(stream_plan &p, uint64_t avail, uint64_t fixed, const msm_sizes
     }
     fill(STREAM_MIN_BUFFER);
     return true;
+}
+
+// One chunk of a streamed pass: bases [first, first + count) of MSM `msm`.
+struct stream_chunk {
+    size_t msm = 0;
+    uint64_t first = 0, count = 0;
+};
+
+// The chunks of a pass's MSMs in the order they are sent and summed: MSM j
+// (n[j] bases, in G2 where g2[j]) cut g1_per or g2_per bases at a time, MSM
+// after MSM, so one sequence runs through two buffers across the MSMs'
+// ends; an MSM without bases is one chunk of none. For the four MSMs of
+// msm_sizes (H + L, A, B in G1, B in G2) there are plan.chunks of them.
+inline std::vector<stream_chunk> stream_sequence(const uint64_t *n, const bool *g2, size_t msms,
+                                                 uint64_t g1_per, uint64_t g2_per) {
+    std::vector<stream_chunk> seq;
+    for (size_t j = 0; j < msms; j++) {
+        const uint64_t per = std::max<uint64_t>(1, g2[j] ? g2_per : g1_per);
+        if (n[j] == 0) {
+            seq.push_back({j, 0, 0});
+            continue;
+        }
+        for (uint64_t first = 0; first < n[j]; first += per)
+            seq.push_back({j, first, std::min(per, n[j] - first)});
+    }
+    return seq;
 }
 
 // The least memory a streamed proof needs (two STREAM_MIN_BUFFER buffers).

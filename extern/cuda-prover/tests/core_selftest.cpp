@@ -7,8 +7,9 @@
 // polynomial identity at a random point, params parsing (round trip,
 // truncation, corruption, trailing bytes, missing file), gpu_index routing on
 // a 4-device host context, fault injection, per-device mutex serialization,
-// statistics and trim, and an end-to-end Groth16 proof checked with the
-// pairing equation against a key generated here from known toxic waste.
+// statistics and trim, the chunk sequence of a streamed key, and an
+// end-to-end Groth16 proof checked with the pairing equation against a key
+// generated here from known toxic waste.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -25,6 +26,7 @@
 #include "field.hpp"
 #include "host/msm.hpp"
 #include "host/ntt.hpp"
+#include "stream_plan.hpp"
 #include "witness_pool.hpp"
 
 using namespace cp;
@@ -1045,6 +1047,63 @@ static void pool_free(void *p) {
     std::free(p);
 }
 
+// ------------------------------------------------------- stream sequence
+
+// A streamed pass's chunks (stream_plan.hpp): each MSM's bases cut in
+// order, contiguous, none lost or repeated, at most a chunk's worth each, an
+// empty MSM one chunk of none; as many as the plan counts.
+static void test_stream_sequence() {
+    std::printf("stream sequence\n");
+    const uint64_t sizes[] = {0, 1, 63, 64, 65, 1000, 4097};
+    const uint64_t g1_pers[] = {1, 3, 64, 1000};
+    const uint64_t g2_pers[] = {1, 2, 32, 500};
+    const bool g2[4] = {false, false, false, true};
+    int cases = 0;
+    for (uint64_t hl : sizes)
+        for (uint64_t a : sizes)
+            for (uint64_t b : sizes)
+                for (uint64_t p1 : g1_pers)
+                    for (uint64_t p2 : g2_pers) {
+                        const uint64_t n[4] = {hl, a, b, b};
+                        const std::vector<stream_chunk> seq = stream_sequence(n, g2, 4, p1, p2);
+                        size_t k = 0;
+                        for (size_t j = 0; j < 4; j++) {
+                            const uint64_t per = g2[j] ? p2 : p1;
+                            uint64_t next = 0, chunks = 0;
+                            bool ok = true;
+                            for (; k < seq.size() && seq[k].msm == j; k++, chunks++) {
+                                ok = ok && seq[k].first == next && seq[k].count <= per &&
+                                     (seq[k].count > 0 || n[j] == 0);
+                                next += seq[k].count;
+                            }
+                            CHECK(ok && next == n[j] && chunks == stream_chunks_of(n[j], per),
+                                  "n %llu per %llu: %llu bases in %llu chunks",
+                                  (unsigned long long)n[j], (unsigned long long)per,
+                                  (unsigned long long)next, (unsigned long long)chunks);
+                        }
+                        CHECK(k == seq.size(), "%zu chunks after the last MSM's", seq.size() - k);
+                        cases++;
+                    }
+    // The plan's count, for plans of several sizes.
+    msm_sizes ms;
+    ms.n_hl = 3000;
+    ms.n_a = 1500;
+    ms.n_b = 1200;
+    for (uint64_t avail : {uint64_t(2) << 10, uint64_t(64) << 10, uint64_t(300) << 10,
+                           uint64_t(1) << 30}) {
+        stream_plan plan;
+        if (!plan_stream(plan, avail, 0, ms, [](uint64_t, uint64_t) { return uint64_t(0); }))
+            continue;
+        const uint64_t n[4] = {ms.n_hl, ms.n_a, ms.n_b, ms.n_b};
+        const size_t got =
+            stream_sequence(n, g2, 4, plan.g1_per_chunk, plan.g2_per_chunk).size();
+        CHECK(got == plan.chunks, "avail %llu: %zu chunks, the plan says %llu",
+              (unsigned long long)avail, got, (unsigned long long)plan.chunks);
+        cases++;
+    }
+    std::printf("  %d cases\n", cases);
+}
+
 static void test_witness_pool() {
     std::printf("witness pool (lend, reuse, cap, failed allocation)\n");
     const size_t big = witness_pool::bytes_for(3, 1000);
@@ -1101,6 +1160,7 @@ int main() {
     test_routing();
     test_mutex();
     test_dispatch_after();
+    test_stream_sequence();
     test_witness_pool();
     test_groth16();
     if (g_failures) {

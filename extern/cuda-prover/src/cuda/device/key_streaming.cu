@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <thread>
 
 namespace cp {
@@ -42,19 +43,15 @@ void key_stream::release() {
 streamed_msms::streamed_msms(key_stream &ks, int cuda_id, stager &staging,
                              std::vector<stream_msm> msms, size_t g1_per, size_t g2_per)
     : ks_(ks), cuda_id_(cuda_id), staging_(staging), msms_(std::move(msms)) {
+    std::vector<uint64_t> n;
+    std::unique_ptr<bool[]> g2(new bool[msms_.size()]);
     for (size_t j = 0; j < msms_.size(); j++) {
         stream_msm &s = msms_[j];
-        std::memset(s.out, 0,
-                    s.group == msm_group::g2 ? sizeof(blst_p2) : sizeof(blst_p1));  // Z = 0
-        const size_t per = s.group == msm_group::g2 ? g2_per : g1_per;
-        const size_t total = s.bases.total();
-        if (total == 0) {
-            seq_.push_back({j, 0, 0});  // an empty MSM: one chunk of no bases
-            continue;
-        }
-        for (size_t first = 0; first < total; first += per)
-            seq_.push_back({j, first, std::min(per, total - first)});
+        g2[j] = s.group == msm_group::g2;
+        std::memset(s.out, 0, g2[j] ? sizeof(blst_p2) : sizeof(blst_p1));  // Z = 0
+        n.push_back(s.bases.total());
     }
+    seq_ = stream_sequence(n.data(), g2.get(), msms_.size(), g1_per, g2_per);
     if (!seq_.empty())
         start_upload(0);
 }
@@ -65,7 +62,7 @@ streamed_msms::~streamed_msms() {
 }
 
 void streamed_msms::upload(size_t k) {
-    const chunk &c = seq_[k];
+    const stream_chunk &c = seq_[k];
     const host_bases &bases = msms_[c.msm].bases;
     const gpu_t &gpu = gpu_of(cuda_id_);
     size_t first = c.first, left = c.count, at = 0;
@@ -134,7 +131,7 @@ void streamed_msms::run(msm_context &msm, uint64_t &chunks) {
         if (k + 1 < seq_.size())
             start_upload(k + 1);
         cuda_check(cudaEventSynchronize(ks_.up_[k % 2].get()), "upload of a key chunk");
-        const chunk &c = seq_[k];
+        const stream_chunk &c = seq_[k];
         const stream_msm &s = msms_[c.msm];
         const void *pts = ks_.buf_[k % 2].get();
         const fr_raw *sc = s.scalars + c.first;

@@ -19,6 +19,7 @@
 #include "device/budget.hpp"
 #include "device/raii.hpp"
 #include "device/staging.hpp"
+#include "stream_plan.hpp"
 
 namespace cp {
 namespace cuda_dev {
@@ -77,14 +78,11 @@ public:
     void run(cp_cuda::msm_context &msm, uint64_t &chunks);
 
 private:
-    struct chunk {
-        size_t msm, first, count;  // bases [first, first + count) of msms_[msm]
-    };
     key_stream &ks_;
     int cuda_id_;
     stager &staging_;
     std::vector<stream_msm> msms_;
-    std::vector<chunk> seq_;
+    std::vector<stream_chunk> seq_;
     std::thread next_;  // stages one chunk
     std::exception_ptr failed_;
 
