@@ -639,6 +639,7 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
         // MSM's time includes the uploads it waited for.
         uint64_t chunks = 0;
         streamed->run(*ln.msm, chunks);
+        std::memset(&out.l, 0, sizeof(out.l));  // infinity (Z = 0): L is in H's MSM
         t.stream_chunks = chunks;
         t.stream_buffer_bytes = kp.plan.buffer_bytes;
     }

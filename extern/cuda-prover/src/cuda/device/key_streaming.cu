@@ -106,17 +106,20 @@ void streamed_msms::join_upload() {
 
 namespace {
 
-// One chunk's sum through `slot` of `msm`, added to *acc.
-template <class Raw, class Proj, class Add>
+void add_to(blst_p1 &acc, const blst_p1 &x) { blst_p1_add_or_double(&acc, &acc, &x); }
+void add_to(blst_p2 &acc, const blst_p2 &x) { blst_p2_add_or_double(&acc, &acc, &x); }
+
+// One chunk's sum through `slot` of `msm`, added to acc.
+template <class Raw, class Proj>
 void sum_chunk(msm_context &msm, size_t slot, const void *pts, const fr_raw *sc, size_t n,
-               void *acc, Add add) {
+               Proj &acc) {
     const msm_job job{slot, pts, sc, n};
     msm.run(&job, 1, nullptr, nullptr);
     Raw raw;
     msm.read(slot, raw);
     Proj part;
     std::memcpy(&part, &raw, sizeof part);
-    add(*static_cast<Proj *>(acc), part);
+    add_to(acc, part);
 }
 
 }  // namespace
@@ -136,13 +139,9 @@ void streamed_msms::run(msm_context &msm, uint64_t &chunks) {
         const void *pts = ks_.buf_[k % 2].get();
         const fr_raw *sc = s.scalars + c.first;
         if (s.group == msm_group::g2)
-            sum_chunk<g2_proj_raw, blst_p2>(
-                msm, s.slot, pts, sc, c.count, s.out,
-                [](blst_p2 &acc, const blst_p2 &x) { blst_p2_add_or_double(&acc, &acc, &x); });
+            sum_chunk<g2_proj_raw>(msm, s.slot, pts, sc, c.count, *static_cast<blst_p2 *>(s.out));
         else
-            sum_chunk<g1_proj_raw, blst_p1>(
-                msm, s.slot, pts, sc, c.count, s.out,
-                [](blst_p1 &acc, const blst_p1 &x) { blst_p1_add_or_double(&acc, &acc, &x); });
+            sum_chunk<g1_proj_raw>(msm, s.slot, pts, sc, c.count, *static_cast<blst_p1 *>(s.out));
         if (k + 1 == seq_.size() || seq_[k + 1].msm != c.msm) {
             const uint64_t now = now_ns();
             if (s.ns)
