@@ -1,11 +1,15 @@
 // Owns: host streamed MSMs (see streamed_msm.hpp).
 #include "host/streamed_msm.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <thread>
+#include <vector>
 
 #include "host/msm.hpp"
+#include "stream_plan.hpp"
 
 namespace cp {
 namespace host {
@@ -36,95 +40,124 @@ blst_p2 msm_of(const blst_p2_affine *p, const blst_fr *s, size_t n, int threads,
 void add_to(blst_p1 &acc, const blst_p1 &x) { blst_p1_add_or_double(&acc, &acc, &x); }
 void add_to(blst_p2 &acc, const blst_p2 &x) { blst_p2_add_or_double(&acc, &acc, &x); }
 
-template <class Affine, class Proj>
-Proj streamed(const base_segment<Affine> *segs, size_t nsegs, size_t per, stream_buffers &bufs,
-              int threads, uint64_t *add_ns, uint64_t *chunks) {
-    Proj acc;
-    std::memset(&acc, 0, sizeof acc);  // the identity (Z = 0)
-    size_t total = 0;
-    for (size_t i = 0; i < nsegs; i++) total += segs[i].n;
-    if (total == 0) {
-        // One (empty) chunk, as the device streams it.
-        *chunks += 1;
-        return acc;
-    }
-    const size_t nchunks = (total + per - 1) / per;
-    // Calls piece(segment, from, len) for the parts of the segments that
-    // bases [first, first + count) of the concatenation cover, in order.
-    auto pieces = [&](size_t first, size_t count, auto piece) {
-        size_t at = 0;
-        for (size_t i = 0; i < nsegs && count; i++) {
-            const size_t n = segs[i].n;
-            if (first >= at + n) {
-                at += n;
-                continue;
-            }
-            const size_t from = first - at;
-            const size_t len = std::min(count, n - from);
-            piece(segs[i], from, len);
-            first += len;
-            count -= len;
+// Calls piece(segment, from, len) for the parts of the segments that bases
+// [first, first + count) of their concatenation cover, in order.
+template <class Affine, class Piece>
+void pieces(const base_segment<Affine> *segs, size_t nsegs, size_t first, size_t count,
+            Piece piece) {
+    size_t at = 0;
+    for (size_t i = 0; i < nsegs && count; i++) {
+        const size_t n = segs[i].n;
+        if (first >= at + n) {
             at += n;
+            continue;
         }
+        const size_t from = first - at;
+        const size_t len = std::min(count, n - from);
+        piece(segs[i], from, len);
+        first += len;
+        count -= len;
+        at += n;
+    }
+}
+
+// Copies bases [first, first + count) of the segments into `dst`.
+template <class Affine>
+void upload(const base_segment<Affine> *segs, size_t nsegs, size_t first, size_t count,
+            unsigned char *dst) {
+    auto copy = [&](const base_segment<Affine> &seg, size_t from, size_t len) {
+        std::memcpy(dst, seg.points + from, len * sizeof(Affine));
+        dst += len * sizeof(Affine);
     };
-    // Copies bases [first, first + count) of the concatenation into `dst`.
-    auto upload = [&](size_t first, size_t count, unsigned char *dst) {
-        pieces(first, count, [&](const base_segment<Affine> &seg, size_t from, size_t len) {
-            std::memcpy(dst, seg.points + from, len * sizeof(Affine));
-            dst += len * sizeof(Affine);
-        });
+    pieces(segs, nsegs, first, count, copy);
+}
+
+// Adds to acc the MSM of bases [first, first + count), held in `src`, with
+// their scalars (one call per segment the chunk touches).
+template <class Affine, class Proj>
+void sum(const base_segment<Affine> *segs, size_t nsegs, size_t first, size_t count,
+         const unsigned char *src, Proj &acc, int threads, uint64_t *add_ns) {
+    const Affine *pts = reinterpret_cast<const Affine *>(src);
+    auto add = [&](const base_segment<Affine> &seg, size_t from, size_t len) {
+        const Proj part = msm_of(pts, seg.scalars + from, len, threads, add_ns);
+        add_to(acc, part);
+        pts += len;
     };
-    // The MSM of bases [first, first + count), held in `src`, with their
-    // scalars (one call per segment the chunk touches).
-    auto sum = [&](size_t first, size_t count, const unsigned char *src) {
-        const Affine *pts = reinterpret_cast<const Affine *>(src);
-        pieces(first, count, [&](const base_segment<Affine> &seg, size_t from, size_t len) {
-            const Proj part = msm_of(pts, seg.scalars + from, len, threads, add_ns);
-            add_to(acc, part);
-            pts += len;
-        });
+    pieces(segs, nsegs, first, count, add);
+}
+
+template <class Affine>
+size_t total(const base_segment<Affine> *segs, size_t nsegs) {
+    size_t n = 0;
+    for (size_t i = 0; i < nsegs; i++) n += segs[i].n;
+    return n;
+}
+
+}  // namespace
+
+void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per, uint64_t g2_per,
+                   stream_buffers &bufs, int threads, uint64_t *add_ns, uint64_t *chunks) {
+    std::vector<uint64_t> sizes(n);
+    std::unique_ptr<bool[]> g2(new bool[n]);
+    for (size_t j = 0; j < n; j++) {
+        const streamed_msm &m = msms[j];
+        g2[j] = m.g2 != nullptr;
+        sizes[j] = g2[j] ? total(m.g2, m.nsegs) : total(m.g1, m.nsegs);
+        // The identity (Z = 0).
+        std::memset(m.out, 0, g2[j] ? sizeof(blst_p2) : sizeof(blst_p1));
+    }
+    const std::vector<stream_chunk> seq =
+        stream_sequence(sizes.data(), g2.get(), n, g1_per, g2_per);
+    auto copy = [&](size_t k) {
+        const stream_chunk &c = seq[k];
+        const streamed_msm &m = msms[c.msm];
+        unsigned char *dst = bufs.buf[k % 2].get();
+        if (m.g2)
+            upload(m.g2, m.nsegs, c.first, c.count, dst);
+        else
+            upload(m.g1, m.nsegs, c.first, c.count, dst);
     };
-    auto range = [&](size_t k) { return std::min(per, total - k * per); };
-    upload(0, range(0), bufs.buf[0].get());
-    for (size_t k = 0; k < nchunks; k++) {
+    auto t = std::chrono::steady_clock::now();
+    if (!seq.empty()) copy(0);
+    for (size_t k = 0; k < seq.size(); k++) {
+        // Chunk k + 1 goes up from a helper thread while chunk k is
+        // summed; buffer (k + 1) % 2 is free: the sum of chunk k - 1 returned.
         std::exception_ptr failed;
         std::thread next;
-        if (k + 1 < nchunks) {
+        if (k + 1 < seq.size()) {
             next = std::thread([&, k] {
                 try {
-                    upload((k + 1) * per, range(k + 1), bufs.buf[(k + 1) % 2].get());
+                    copy(k + 1);
                 } catch (...) {
                     failed = std::current_exception();
                 }
             });
         }
+        const stream_chunk &c = seq[k];
+        const streamed_msm &m = msms[c.msm];
+        const unsigned char *src = bufs.buf[k % 2].get();
         try {
-            sum(k * per, range(k), bufs.buf[k % 2].get());
+            if (m.g2)
+                sum(m.g2, m.nsegs, c.first, c.count, src, *static_cast<blst_p2 *>(m.out), threads,
+                    add_ns);
+            else
+                sum(m.g1, m.nsegs, c.first, c.count, src, *static_cast<blst_p1 *>(m.out), threads,
+                    add_ns);
         } catch (...) {
             if (next.joinable()) next.join();
             throw;
         }
         if (next.joinable()) next.join();
         if (failed) std::rethrow_exception(failed);
+        if (k + 1 == seq.size() || seq[k + 1].msm != c.msm) {
+            const auto now = std::chrono::steady_clock::now();
+            if (m.ns)
+                *m.ns += (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(now - t)
+                             .count();
+            t = now;
+        }
     }
-    *chunks += nchunks;
-    return acc;
-}
-
-}  // namespace
-
-blst_p1 streamed_msm_g1(const base_segment<blst_p1_affine> *segs, size_t nsegs,
-                        size_t per_chunk, stream_buffers &bufs, int threads,
-                        uint64_t *batch_add_ns, uint64_t *chunks) {
-    return streamed<blst_p1_affine, blst_p1>(segs, nsegs, per_chunk, bufs, threads,
-                                             batch_add_ns, chunks);
-}
-
-blst_p2 streamed_msm_g2(const base_segment<blst_p2_affine> *segs, size_t nsegs,
-                        size_t per_chunk, stream_buffers &bufs, int threads,
-                        uint64_t *batch_add_ns, uint64_t *chunks) {
-    return streamed<blst_p2_affine, blst_p2>(segs, nsegs, per_chunk, bufs, threads,
-                                             batch_add_ns, chunks);
+    *chunks += seq.size();
 }
 
 }  // namespace host

@@ -1,9 +1,11 @@
 // Owns: the host backend's streamed MSMs, the simulation of a device whose
-// memory cannot hold the proving key (stream_plan.hpp). The bases are
-// "uploaded" chunk by chunk into two bounded buffers: a helper thread copies
-// chunk k+1 into one buffer while the MSM of chunk k runs on the other, and
-// the partial sums are added. The result is the same group element as one
-// MSM over all bases, so proofs are byte-identical.
+// memory cannot hold the proving key (stream_plan.hpp). The bases of a
+// proof's MSMs are "uploaded" chunk by chunk into two bounded buffers, in
+// the sequence a device sends them (stream_sequence): a helper thread copies
+// chunk k+1 into one buffer while the MSM of chunk k runs on the other, also
+// across the end of one MSM and the start of the next, and the partial sums
+// are added. Each result is the same group element as one MSM over all its
+// bases, so proofs are byte-identical.
 #pragma once
 
 #include <cstddef>
@@ -34,14 +36,21 @@ struct base_segment {
     size_t n;
 };
 
-// sum over the segments of scalars[i] * points[i], the bases copied through
-// `bufs` `per_chunk` at a time. Adds to *chunks the chunks it streamed.
-blst_p1 streamed_msm_g1(const base_segment<blst_p1_affine> *segs, size_t nsegs,
-                        size_t per_chunk, stream_buffers &bufs, int threads,
-                        uint64_t *batch_add_ns, uint64_t *chunks);
-blst_p2 streamed_msm_g2(const base_segment<blst_p2_affine> *segs, size_t nsegs,
-                        size_t per_chunk, stream_buffers &bufs, int threads,
-                        uint64_t *batch_add_ns, uint64_t *chunks);
+// One MSM of a streamed proof: its segments in G1 (g1) or in G2 (g2), and
+// where its sum and its time go.
+struct streamed_msm {
+    const base_segment<blst_p1_affine> *g1 = nullptr;  // *out is a blst_p1
+    const base_segment<blst_p2_affine> *g2 = nullptr;  // *out is a blst_p2
+    size_t nsegs = 0;
+    void *out = nullptr;
+    uint64_t *ns = nullptr;  // the time from the previous MSM's end
+};
+
+// Sums the MSMs with their bases copied through `bufs`, g1_per_chunk or
+// g2_per_chunk bases at a time. Adds to *chunks the chunks it streamed.
+void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per_chunk,
+                   uint64_t g2_per_chunk, stream_buffers &bufs, int threads,
+                   uint64_t *batch_add_ns, uint64_t *chunks);
 
 }  // namespace host
 }  // namespace cp
