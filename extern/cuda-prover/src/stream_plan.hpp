@@ -105,22 +105,28 @@ struct stream_chunk {
     uint64_t first = 0, count = 0;
 };
 
-// The chunks of a pass's MSMs in the order they are sent and summed: MSM j
-// (n[j] bases, in G2 where g2[j]) cut g1_per or g2_per bases at a time, MSM
-// after MSM, so one sequence runs through two buffers across the MSMs'
-// ends; an MSM without bases is one chunk of none. For the four MSMs of
-// msm_sizes (H + L, A, B in G1, B in G2) there are plan.chunks of them.
-inline std::vector<stream_chunk> stream_sequence(const uint64_t *n, const bool *g2, size_t msms,
-                                                 uint64_t g1_per, uint64_t g2_per) {
+// One MSM of a streamed pass: its bases and how many of them a chunk holds
+// (the plan's g1_per_chunk or g2_per_chunk, by the MSM's group).
+struct stream_extent {
+    uint64_t bases = 0;
+    uint64_t per_chunk = 0;
+};
+
+// The chunks of a pass's MSMs in the order they are sent and summed: each
+// MSM's bases cut per_chunk at a time, MSM after MSM, so one sequence runs
+// through two buffers across the MSMs' ends; an MSM without bases is one
+// chunk of none. For the four MSMs of msm_sizes (H + L, A, B in G1, B in
+// G2) there are plan.chunks of them.
+inline std::vector<stream_chunk> stream_sequence(const std::vector<stream_extent> &msms) {
     std::vector<stream_chunk> seq;
-    for (size_t j = 0; j < msms; j++) {
-        const uint64_t per = std::max<uint64_t>(1, g2[j] ? g2_per : g1_per);
-        if (n[j] == 0) {
+    for (size_t j = 0; j < msms.size(); j++) {
+        const uint64_t n = msms[j].bases, per = std::max<uint64_t>(1, msms[j].per_chunk);
+        if (n == 0) {
             seq.push_back({j, 0, 0});
             continue;
         }
-        for (uint64_t first = 0; first < n[j]; first += per)
-            seq.push_back({j, first, std::min(per, n[j] - first)});
+        for (uint64_t first = 0; first < n; first += per)
+            seq.push_back({j, first, std::min(per, n - first)});
     }
     return seq;
 }

@@ -1065,7 +1065,9 @@ static void test_stream_sequence() {
                 for (uint64_t p1 : g1_pers)
                     for (uint64_t p2 : g2_pers) {
                         const uint64_t n[4] = {hl, a, b, b};
-                        const std::vector<stream_chunk> seq = stream_sequence(n, g2, 4, p1, p2);
+                        std::vector<stream_extent> ex;
+                        for (size_t j = 0; j < 4; j++) ex.push_back({n[j], g2[j] ? p2 : p1});
+                        const std::vector<stream_chunk> seq = stream_sequence(ex);
                         size_t k = 0;
                         for (size_t j = 0; j < 4; j++) {
                             const uint64_t per = g2[j] ? p2 : p1;
@@ -1094,9 +1096,11 @@ static void test_stream_sequence() {
         stream_plan plan;
         if (!plan_stream(plan, avail, 0, ms, [](uint64_t, uint64_t) { return uint64_t(0); }))
             continue;
-        const uint64_t n[4] = {ms.n_hl, ms.n_a, ms.n_b, ms.n_b};
-        const size_t got =
-            stream_sequence(n, g2, 4, plan.g1_per_chunk, plan.g2_per_chunk).size();
+        const size_t got = stream_sequence({{ms.n_hl, plan.g1_per_chunk},
+                                            {ms.n_a, plan.g1_per_chunk},
+                                            {ms.n_b, plan.g1_per_chunk},
+                                            {ms.n_b, plan.g2_per_chunk}})
+                               .size();
         CHECK(got == plan.chunks, "avail %llu: %zu chunks, the plan says %llu",
               (unsigned long long)avail, got, (unsigned long long)plan.chunks);
         cases++;

@@ -97,17 +97,17 @@ size_t total(const base_segment<Affine> *segs, size_t nsegs) {
 
 void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per, uint64_t g2_per,
                    stream_buffers &bufs, int threads, uint64_t *add_ns, uint64_t *chunks) {
-    std::vector<uint64_t> sizes(n);
-    std::unique_ptr<bool[]> g2(new bool[n]);
+    std::vector<stream_extent> extents;
     for (size_t j = 0; j < n; j++) {
         const streamed_msm &m = msms[j];
-        g2[j] = m.g2 != nullptr;
-        sizes[j] = g2[j] ? total(m.g2, m.nsegs) : total(m.g1, m.nsegs);
+        if (m.g2)
+            extents.push_back({total(m.g2, m.nsegs), g2_per});
+        else
+            extents.push_back({total(m.g1, m.nsegs), g1_per});
         // The identity (Z = 0).
-        std::memset(m.out, 0, g2[j] ? sizeof(blst_p2) : sizeof(blst_p1));
+        std::memset(m.out, 0, m.g2 ? sizeof(blst_p2) : sizeof(blst_p1));
     }
-    const std::vector<stream_chunk> seq =
-        stream_sequence(sizes.data(), g2.get(), n, g1_per, g2_per);
+    const std::vector<stream_chunk> seq = stream_sequence(extents);
     auto copy = [&](size_t k) {
         const stream_chunk &c = seq[k];
         const streamed_msm &m = msms[c.msm];

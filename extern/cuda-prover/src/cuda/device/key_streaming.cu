@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
-#include <memory>
 #include <thread>
 
 namespace cp {
@@ -43,15 +42,13 @@ void key_stream::release() {
 streamed_msms::streamed_msms(key_stream &ks, int cuda_id, stager &staging,
                              std::vector<stream_msm> msms, size_t g1_per, size_t g2_per)
     : ks_(ks), cuda_id_(cuda_id), staging_(staging), msms_(std::move(msms)) {
-    std::vector<uint64_t> n;
-    std::unique_ptr<bool[]> g2(new bool[msms_.size()]);
-    for (size_t j = 0; j < msms_.size(); j++) {
-        stream_msm &s = msms_[j];
-        g2[j] = s.group == msm_group::g2;
-        std::memset(s.out, 0, g2[j] ? sizeof(blst_p2) : sizeof(blst_p1));  // Z = 0
-        n.push_back(s.bases.total());
+    std::vector<stream_extent> extents;
+    for (stream_msm &s : msms_) {
+        const bool g2 = s.group == msm_group::g2;
+        std::memset(s.out, 0, g2 ? sizeof(blst_p2) : sizeof(blst_p1));  // Z = 0
+        extents.push_back({s.bases.total(), g2 ? g2_per : g1_per});
     }
-    seq_ = stream_sequence(n.data(), g2.get(), msms_.size(), g1_per, g2_per);
+    seq_ = stream_sequence(extents);
     if (!seq_.empty())
         start_upload(0);
 }
