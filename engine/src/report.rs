@@ -49,6 +49,9 @@ pub struct PartitionReport {
     /// Chunks of the key's bases streamed through the device (0: the key
     /// was resident; see `--device-memory-limit`).
     pub stream_chunks: u64,
+    /// Partitions whose device parts shared this streamed pass over the key
+    /// (1: streamed alone, 0: the key was resident).
+    pub stream_shared: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -289,6 +292,7 @@ fn partition_report(d: &ItemDone<PartitionProof>) -> PartitionReport {
         peak_device_bytes: t.peak_device_bytes,
         estimated_device_bytes: t.estimated_device_bytes,
         stream_chunks: t.stream_chunks,
+        stream_shared: t.stream_shared,
     }
 }
 
@@ -421,6 +425,7 @@ mod tests {
             peak_device_bytes: 0,
             estimated_device_bytes: 0,
             stream_chunks: 0,
+            stream_shared: 0,
         }
     }
 

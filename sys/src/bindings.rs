@@ -581,10 +581,11 @@ pub struct cp_timings {
     pub estimated_device_bytes: u64,
     pub stream_chunks: u64,
     pub stream_buffer_bytes: u64,
+    pub stream_shared: u64,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_timings"][::std::mem::size_of::<cp_timings>() - 128usize];
+    ["Size of cp_timings"][::std::mem::size_of::<cp_timings>() - 136usize];
     ["Alignment of cp_timings"][::std::mem::align_of::<cp_timings>() - 8usize];
     ["Offset of field: cp_timings::wait_ns"][::std::mem::offset_of!(cp_timings, wait_ns) - 0usize];
     ["Offset of field: cp_timings::upload_ns"]
@@ -615,6 +616,8 @@ const _: () = {
         [::std::mem::offset_of!(cp_timings, stream_chunks) - 112usize];
     ["Offset of field: cp_timings::stream_buffer_bytes"]
         [::std::mem::offset_of!(cp_timings, stream_buffer_bytes) - 120usize];
+    ["Offset of field: cp_timings::stream_shared"]
+        [::std::mem::offset_of!(cp_timings, stream_shared) - 128usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
@@ -627,7 +630,7 @@ pub struct cp_proof {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_proof"][::std::mem::size_of::<cp_proof>() - 520usize];
+    ["Size of cp_proof"][::std::mem::size_of::<cp_proof>() - 528usize];
     ["Alignment of cp_proof"][::std::mem::align_of::<cp_proof>() - 8usize];
     ["Offset of field: cp_proof::a"][::std::mem::offset_of!(cp_proof, a) - 0usize];
     ["Offset of field: cp_proof::b"][::std::mem::offset_of!(cp_proof, b) - 96usize];

@@ -85,18 +85,21 @@ fn streamed_same_as_resident(kind: Kind, witness: bool) {
     let data = ShapeData::record(cs[0]).unwrap();
     let shape = Shape::new(&data).unwrap();
     let hint = keys.key.size_hint().unwrap();
+    // One call per circuit: each streams alone, by the plan for one proof
+    // (proofs sharing a pass: `proofs_share_one_streamed_pass`).
     let prove = |device: u32| {
-        if witness {
-            let ws: Vec<_> = cs
-                .iter()
-                .cloned()
-                .map(|c| synthesize_witness(c, hint).unwrap())
-                .collect();
-            prove_from_witnesses(&ctx, &keys.key, &shape, &ws, &bl, device, None).unwrap()
-        } else {
-            let full: Vec<_> = cs.iter().cloned().map(|c| synthesize(c).unwrap()).collect();
-            prove_from_assignments(&ctx, &keys.key, &full, &bl, device, None).unwrap()
+        let mut out = Vec::new();
+        for (k, c) in cs.iter().enumerate() {
+            let bl = &bl[k..k + 1];
+            out.extend(if witness {
+                let ws = [synthesize_witness(c.clone(), hint).unwrap()];
+                prove_from_witnesses(&ctx, &keys.key, &shape, &ws, bl, device, None).unwrap()
+            } else {
+                let full = [synthesize(c.clone()).unwrap()];
+                prove_from_assignments(&ctx, &keys.key, &full, bl, device, None).unwrap()
+            });
         }
+        out
     };
     let resident = prove(0);
     for (k, p) in resident.iter().enumerate() {
@@ -118,6 +121,7 @@ fn streamed_same_as_resident(kind: Kind, witness: bool) {
                 "limit {limit}: chunks"
             );
             assert!(p.timings.stream_chunks >= 4);
+            assert_eq!(p.timings.stream_shared, 1, "limit {limit}: alone");
             assert!(
                 p.timings.peak_device_bytes <= limit,
                 "stays within the limit"
@@ -148,6 +152,179 @@ fn bits_streamed_is_byte_identical() {
 #[test]
 fn witness_path_streamed_is_byte_identical() {
     streamed_same_as_resident(Kind::Chain, true);
+}
+
+/// The MSM scalars a proof keeps on the host device while it shares a
+/// streamed pass: H's, A's and B's (host_device.cpp, set_bytes).
+fn scalar_set_bytes(keys: &Keys) -> u64 {
+    let p = &keys.params;
+    ((p.h.len() + p.a.len() + p.b_g1.len()) * 32) as u64
+}
+
+/// A call's proofs on a device that streams the key share passes over its
+/// chunks when the limit holds their scalars next to the buffers: at most
+/// eight a pass, each chunk streamed once for all of them, and the bytes
+/// those of a resident key. Without room for a second proof's scalars each
+/// streams alone.
+fn call_shares_passes(witness: bool) {
+    let keys = builtin_keys(Kind::Chain, LOG);
+    let ctx = Context::host(2).unwrap();
+    let cs: Vec<BuiltIn> = (0..10).map(|i| builtin(Kind::Chain, LOG, 60 + i)).collect();
+    let bl = blinding(cs.len(), 8);
+    let data = ShapeData::record(cs[0]).unwrap();
+    let shape = Shape::new(&data).unwrap();
+    let hint = keys.key.size_hint().unwrap();
+    let prove = |device: u32| {
+        if witness {
+            let ws: Vec<_> = cs
+                .iter()
+                .cloned()
+                .map(|c| synthesize_witness(c, hint).unwrap())
+                .collect();
+            prove_from_witnesses(&ctx, &keys.key, &shape, &ws, &bl, device, None).unwrap()
+        } else {
+            let full: Vec<_> = cs.iter().cloned().map(|c| synthesize(c).unwrap()).collect();
+            prove_from_assignments(&ctx, &keys.key, &full, &bl, device, None).unwrap()
+        }
+    };
+    let resident = prove(0);
+    let (whole, largest) = *limits(&keys, &ctx).last().unwrap();
+    let n = keys.key.domain_size().unwrap();
+    let est = keys.key.device_memory_estimate(&ctx, 1, n).unwrap();
+    // Room for a second proof's scalars next to one chunk per MSM (and for
+    // more with smaller chunks).
+    let limit = whole + scalar_set_bytes(&keys);
+    assert!(limit < est.working_bytes + est.srs_bytes, "still streams");
+    ctx.set_memory_limit(1, Some(limit)).unwrap();
+    let streamed = prove(1);
+    let shared: Vec<u64> = streamed.iter().map(|p| p.timings.stream_shared).collect();
+    assert_passes(&shared);
+    assert!(shared[0] >= 2, "proofs shared a pass: {shared:?}");
+    for (k, p) in streamed.iter().enumerate() {
+        assert_eq!(p.device, 1);
+        let buffer = p.timings.stream_buffer_bytes;
+        assert!(
+            buffer <= largest && 2 * buffer >= largest,
+            "buffer {buffer}"
+        );
+        assert_eq!(
+            p.timings.stream_chunks,
+            expected_stream_chunks(&keys.params, buffer)
+        );
+        assert!(p.timings.peak_device_bytes <= limit, "within the limit");
+        assert_eq!(
+            proof_bytes(&p.proof),
+            proof_bytes(&resident[k].proof),
+            "partition {k}: shared pass = resident"
+        );
+        assert!(keys.key.verify(&p.proof, &[cs[k].public_input()]).unwrap());
+    }
+    // The smallest limit leaves no room for a second proof's scalars.
+    ctx.set_memory_limit(1, Some(limits(&keys, &ctx)[0].0))
+        .unwrap();
+    let alone = prove(1);
+    for (k, p) in alone.iter().enumerate() {
+        assert_eq!(p.timings.stream_shared, 1);
+        assert_eq!(proof_bytes(&p.proof), proof_bytes(&resident[k].proof));
+    }
+}
+
+/// The proofs of one call, in order, as passes: each pass's proofs report
+/// its size, at most eight.
+fn assert_passes(shared: &[u64]) {
+    let mut i = 0;
+    while i < shared.len() {
+        let n = shared[i] as usize;
+        assert!((1..=8).contains(&n), "{shared:?}");
+        let end = (i + n).min(shared.len());
+        assert!(
+            end - i == n && shared[i..end].iter().all(|&s| s as usize == n),
+            "passes: {shared:?}"
+        );
+        i = end;
+    }
+}
+
+#[test]
+fn proofs_share_one_streamed_pass() {
+    call_shares_passes(false);
+}
+
+#[test]
+fn witnesses_share_one_streamed_pass() {
+    call_shares_passes(true);
+}
+
+/// A witness that fails its shape fails the call under its own name, also
+/// when it would have shared a pass with the others.
+#[test]
+fn unsatisfied_witness_in_a_shared_pass() {
+    let keys = builtin_keys(Kind::Chain, LOG);
+    let ctx = Context::host(2).unwrap();
+    let cs: Vec<BuiltIn> = (0..3).map(|i| builtin(Kind::Chain, LOG, 70 + i)).collect();
+    let data = ShapeData::record(cs[0]).unwrap();
+    let shape = Shape::new(&data).unwrap();
+    let hint = keys.key.size_hint().unwrap();
+    let mut ws: Vec<_> = cs
+        .iter()
+        .cloned()
+        .map(|c| synthesize_witness(c, hint).unwrap())
+        .collect();
+    let (whole, _) = *limits(&keys, &ctx).last().unwrap();
+    ctx.set_memory_limit(1, Some(whole + scalar_set_bytes(&keys)))
+        .unwrap();
+    let bl = blinding(3, 9);
+    let mid = ws[1].aux.len() / 2;
+    ws[1].aux[mid] += blstrs::Scalar::from(1u64);
+    let err = prove_from_witnesses(&ctx, &keys.key, &shape, &ws, &bl, 1, None).unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::Unsatisfied), "{err}");
+    assert!(err.to_string().contains("circuit 1"), "{err}");
+}
+
+/// Callers on several threads that wait on one device with the same key
+/// join one streamed pass: while one pass holds the device, the others
+/// queue, and the next pass takes them all. The engine's workers share
+/// passes this way.
+#[test]
+fn waiting_callers_share_one_streamed_pass() {
+    let keys = builtin_keys(Kind::Chain, LOG);
+    let ctx = Arc::new(Context::host(2).unwrap());
+    let (whole, _) = *limits(&keys, &ctx).last().unwrap();
+    // Each pass holds the device a while, so that the other workers'
+    // partitions are waiting when it ends.
+    ctx.set_device_delay(0, std::time::Duration::from_millis(300))
+        .unwrap();
+    let job = Job {
+        name: "shared".into(),
+        partitions: (0..5).map(|i| builtin(Kind::Chain, LOG, 80 + i)).collect(),
+        blinding: BlindingSource::Seeded(80),
+        trim_after: false,
+        synthesis: SynthesisMode::Full,
+        shape: None,
+    };
+    let config = EngineConfig {
+        devices: cuda_prover_engine::DeviceSelection::List(vec![0]),
+        workers_per_device: 4,
+        device_memory_limit: Some(whole + scalar_set_bytes(&keys)),
+        ..Default::default()
+    };
+    let engine = Engine::new(ctx.clone(), config).unwrap();
+    let out = engine.run(job, &keys.key, |_| {}).unwrap();
+    ctx.set_device_delay(0, std::time::Duration::ZERO).unwrap();
+    let shared: Vec<u64> = out
+        .report
+        .per_partition
+        .iter()
+        .map(|p| p.stream_shared)
+        .collect();
+    assert!(shared.iter().all(|&s| s >= 1), "all streamed: {shared:?}");
+    assert!(
+        shared.iter().filter(|&&s| s >= 3).count() >= 3,
+        "the waiting workers' partitions shared a pass: {shared:?}"
+    );
+    for p in &out.proofs {
+        assert!(keys.key.verify(&p.output.proof, &p.public_inputs).unwrap());
+    }
 }
 
 #[test]

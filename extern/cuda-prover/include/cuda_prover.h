@@ -424,6 +424,14 @@ typedef struct cp_timings {
     /* Bytes of each of the two chunk buffers of a streamed device part; 0
      * when the key was resident. */
     uint64_t stream_buffer_bytes;
+    /* Proofs that shared this streamed device part's pass over the key
+     * (stream_chunks went up once and were summed for each of them): 1 when
+     * it streamed alone, 0 when the key was resident. Items of one call and
+     * of other callers waiting on the same device with the same key, shape
+     * and cp_mutex share a pass when the backend's memory holds their
+     * scalars next to the chunk buffers (at most 8). The MSM times of a
+     * shared pass are split evenly among its proofs. */
+    uint64_t stream_shared;
 } cp_timings;
 
 typedef struct cp_proof {

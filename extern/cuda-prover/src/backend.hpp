@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -170,6 +171,32 @@ public:
     // `t` must outlive it); nullptr when the part is done.
     virtual std::unique_ptr<device_tail> device_part(const srs &key, const circuit_job &job,
                                                      device_partials &out, cp_timings &t) = 0;
+
+    // How many of the n jobs (jobs[0] first; one key and one shape) one
+    // pass of this device would serve: more than 1 only when the key's bases
+    // are streamed (stream_plan.hpp, plan_shared), so that each chunk goes
+    // up once for all of them. Called with the thread bound and the device's
+    // mutex held.
+    virtual size_t shared_pass_limit(const srs &key, const circuit_job *const *jobs, size_t n) {
+        (void)key;
+        (void)jobs;
+        (void)n;
+        return 1;
+    }
+    // The device parts of n jobs (n <= shared_pass_limit of the same jobs)
+    // as one pass over the key's streamed bases; done when it returns.
+    // errs[i] receives job i's own failure (an unsatisfied witness) and the
+    // others are still proved; a failure of the device throws.
+    virtual void shared_part(const srs &key, const circuit_job *const *jobs, size_t n,
+                             device_partials *const *outs, cp_timings *const *ts,
+                             std::exception_ptr *errs) {
+        (void)key;
+        (void)jobs;
+        (void)outs;
+        (void)ts;
+        (void)errs;
+        fail(CP_ERR_INTERNAL, "this device has no shared passes (" + std::to_string(n) + " jobs)");
+    }
 
     // A buffer for one witness (witness_pool.hpp), which the orchestration
     // fills before it takes the device's mutex; nullptr when the device

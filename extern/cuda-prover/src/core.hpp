@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "share_queue.hpp"
 
 static_assert(sizeof(cp_fr) == sizeof(blst_fr), "cp_fr must be blst_fr");
 static_assert(sizeof(cp_g1_affine) == sizeof(blst_p1_affine), "cp_g1_affine must be blst_p1_affine");
@@ -29,6 +30,8 @@ struct device_slot {
     uint64_t trims = 0;
     std::vector<int64_t> faults;  // pending one-shot faults (tags; -1 any)
     uint64_t delay_ns = 0;
+
+    share_queue joins;  // items that may share a pass (dispatch_share)
 };
 
 // The device bound to the calling thread for context `ctx_id`, or -1.

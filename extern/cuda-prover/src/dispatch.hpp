@@ -2,7 +2,8 @@
 // routing, binding worker threads to their devices, the caller's and the
 // device's own mutex around each item's device work, fault injection and
 // delays by tag, per-device statistics, and the first error by item order.
-// It runs a per-item callable and knows nothing about what the item proves.
+// It runs a per-item callable and knows nothing about what the item proves;
+// items may share one device pass (dispatch_share, share_queue.hpp).
 //
 // Locking: each item runs with the caller's cp_mutex (when given) and then
 // the device's own mutex held, always in that order. Taking the own mutex too
@@ -13,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <string>
 #include <vector>
@@ -54,6 +56,31 @@ struct dispatch_item {
     std::string name;   // for errors, e.g. "circuit 3 (tag 7)"
 };
 
+// Items whose device work may run as one pass (dispatch's `share`): a
+// streamed proving key's chunks go up once for several proofs. An item
+// with a key (key(k).kind set) waits in its device's share_queue; the head
+// of the queue takes the mutexes and leads: it asks limit() how many items
+// the pass serves, claims that many (its own call's next items first, then
+// other callers' waiting items with an equal key, in arrival order) and
+// runs them with run(). Items with a pending fault or a tag delay are never
+// claimed. A claimed item's times are the pass's; its `after` runs on its
+// own thread once the pass is done. payload(k) is the work's record of item
+// k: a leader from another call reads it, so the work must be the same
+// for equal keys (share_key::kind says which work it is).
+struct dispatch_share {
+    std::function<share_key(size_t k)> key;
+    std::function<void *(size_t k)> payload;
+    // How many of `n` candidate items (payloads[0] the leader's) one pass
+    // of `dev` serves, at least 1; mutexes held.
+    std::function<size_t(void *const *payloads, size_t n, device &dev)> limit;
+    // The payloads' device work as one pass, mutexes held; errs[i] receives
+    // item i's own failure (the others still proved). A throw fails every
+    // item of the pass.
+    std::function<void(void *const *payloads, size_t n, int ordinal, device &dev,
+                       std::exception_ptr *errs)>
+        run;
+};
+
 // Runs work(k, ordinal, device) for every item k in [0, n) on its routed
 // device: one device runs them in order on the calling thread; several run
 // contiguous ranges (earlier ranges take the extra item) on one thread each,
@@ -70,6 +97,7 @@ void dispatch(cp_context &ctx, const route &r, const std::vector<dispatch_item> 
               cp_mutex *mutex, const std::function<void(size_t, int, device &)> &work,
               std::vector<item_times> &times,
               const std::function<void(size_t, int, device &)> &before = nullptr,
-              const std::function<void(size_t, int, device &)> &after = nullptr);
+              const std::function<void(size_t, int, device &)> &after = nullptr,
+              const dispatch_share *share = nullptr);
 
 }  // namespace cp

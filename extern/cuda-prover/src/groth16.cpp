@@ -142,6 +142,55 @@ struct blinding {
     const cp_fr *r, *s;
 };
 
+// One item's record for a shared pass (dispatch_share): what a leader of
+// any call needs to run it.
+struct shared_item {
+    const srs *key;
+    const circuit_job *job;
+    device_partials *out;
+    cp_timings *t;
+    int32_t *device;
+};
+
+// share_key::kind of Groth16 device parts (payloads are shared_item).
+const char groth16_parts = 0;
+
+// Groth16 device parts as items that may share a pass over a streamed key.
+dispatch_share groth16_sharing(const srs &key, const std::vector<circuit_job> &run,
+                               std::vector<shared_item> &records) {
+    dispatch_share sh;
+    sh.key = [&key, &run](size_t k) {
+        share_key sk;
+        sk.kind = &groth16_parts;
+        sk.key = &key;
+        sk.shape = run[k].sh;
+        return sk;
+    };
+    sh.payload = [&records](size_t k) -> void * { return &records[k]; };
+    sh.limit = [](void *const *payloads, size_t n, device &dev) {
+        std::vector<const circuit_job *> jobs(n);
+        for (size_t i = 0; i < n; i++) jobs[i] = static_cast<shared_item *>(payloads[i])->job;
+        const srs &k = *static_cast<shared_item *>(payloads[0])->key;
+        return dev.shared_pass_limit(k, jobs.data(), n);
+    };
+    sh.run = [](void *const *payloads, size_t n, int ordinal, device &dev,
+                std::exception_ptr *errs) {
+        std::vector<const circuit_job *> jobs(n);
+        std::vector<device_partials *> outs(n);
+        std::vector<cp_timings *> ts(n);
+        for (size_t i = 0; i < n; i++) {
+            shared_item &it = *static_cast<shared_item *>(payloads[i]);
+            jobs[i] = it.job;
+            outs[i] = it.out;
+            ts[i] = it.t;
+            *it.device = ordinal;
+        }
+        const srs &k = *static_cast<shared_item *>(payloads[0])->key;
+        dev.shared_part(k, jobs.data(), n, outs.data(), ts.data(), errs);
+    };
+    return sh;
+}
+
 // The device part of every job over its route, into a new pending proof.
 cp_pending *run_jobs(cp_context &ctx, const srs &key, const std::vector<circuit_job> &jobs,
                      const std::vector<blinding> &bl, const route &rt, cp_mutex *mutex) {
@@ -171,6 +220,14 @@ cp_pending *run_jobs(cp_context &ctx, const srs &key, const std::vector<circuit_
     std::vector<circuit_job> run(jobs);
     std::vector<std::unique_ptr<witness_lease>> leases(jobs.size());
     std::vector<std::unique_ptr<device_tail>> tails(jobs.size());
+    // Items of this call and of other callers on the same device with the
+    // same key and shape may share one pass (device::shared_pass_limit).
+    std::vector<shared_item> records(jobs.size());
+    for (size_t k = 0; k < jobs.size(); k++) {
+        cp_pending::entry &e = p->entries[k];
+        records[k] = shared_item{&key, &run[k], &e.parts, &e.timings, &e.device};
+    }
+    const dispatch_share sharing = groth16_sharing(key, run, records);
     dispatch(ctx, rt, items, mutex,
              [&](size_t k, int ordinal, device &dev) {
                  cp_pending::entry &e = p->entries[k];
@@ -203,7 +260,8 @@ cp_pending *run_jobs(cp_context &ctx, const srs &key, const std::vector<circuit_
                      tails[k].reset();
                  }
                  leases[k].reset();
-             });
+             },
+             &sharing);
     for (size_t k = 0; k < jobs.size(); k++) {
         p->entries[k].timings.wait_ns = times[k].wait_ns;
         p->entries[k].timings.device_ns = times[k].device_ns;

@@ -99,6 +99,39 @@ bool plan_stream(stream_plan &p, uint64_t avail, uint64_t fixed, const msm_sizes
     return true;
 }
 
+// The most proofs one streamed pass serves (plan_shared).
+constexpr size_t STREAM_MAX_SHARED = 8;
+
+// How many of `wanted` proofs (at most STREAM_MAX_SHARED) share one
+// streamed pass, each chunk sent up once and summed for every one of them,
+// and the plan for that pass in *p. Each proof past the first keeps
+// `set_bytes` of MSM scalars on the device until the chunks are summed, so
+// the buffers shrink as proofs join; a proof joins while they stay at least
+// half of one proof's (`single`, from plan_stream with the same avail,
+// fixed and temp): the chunks at most about double, the copies per proof
+// fall to 1 / n. 1 (and *p = single) when no second proof fits.
+template <class Temp>
+size_t plan_shared(stream_plan &p, const stream_plan &single, size_t wanted, uint64_t avail,
+                   uint64_t fixed, uint64_t set_bytes, const msm_sizes &s, Temp temp) {
+    p = single;
+    size_t n = 1;
+    const size_t most = std::min(wanted, STREAM_MAX_SHARED);
+    for (size_t k = 2; k <= most; k++) {
+        const uint64_t extra = uint64_t(k - 1) * set_bytes;
+        if (set_bytes && extra / set_bytes != k - 1)
+            break;
+        if (extra > UINT64_MAX - fixed)
+            break;
+        stream_plan q;
+        if (!plan_stream(q, avail, fixed + extra, s, temp) ||
+            q.buffer_bytes < single.buffer_bytes / 2)
+            break;
+        p = q;
+        n = k;
+    }
+    return n;
+}
+
 // One chunk of a streamed pass: bases [first, first + count) of MSM `msm`.
 struct stream_chunk {
     size_t msm = 0;

@@ -10,11 +10,13 @@
 // statistics and trim, the chunk sequence of a streamed key, and an
 // end-to-end Groth16 proof checked with the pairing equation against a key
 // generated here from known toxic waste.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -862,6 +864,176 @@ static void test_dispatch_after() {
     cp_context_free(ctx);
 }
 
+// Shared passes (dispatch_share): one call's items with equal keys run as
+// passes of at most the limit, other keys apart (an item alone runs
+// through work); a
+// failing item of a pass fails the call under its own name; items of other
+// callers that wait while the device is busy join the next pass.
+struct share_probe {
+    int id;
+};
+static const char share_kind = 0;
+
+static void test_dispatch_share() {
+    std::printf("dispatcher: shared passes\n");
+    cp_context *ctx = host_ctx(2, 1);
+    if (!ctx) return;
+    cp::route r;
+    r.ordinals = {1};
+    const int shapes[2] = {0, 0};
+    std::vector<share_probe> probes;
+    std::vector<cp::dispatch_item> items;
+    for (int k = 0; k < 7; k++) {
+        probes.push_back({k});
+        cp::dispatch_item it;
+        it.tag = k;
+        it.name = "item " + std::to_string(k);
+        items.push_back(it);
+    }
+    std::mutex mu;
+    std::vector<std::vector<int>> passes;
+    int fail_id = -1;
+    auto sharing = [&](std::vector<share_probe> &ps, size_t split) {
+        cp::dispatch_share sh;
+        sh.key = [&ps, split, &shapes](size_t k) {
+            cp::share_key key;
+            key.kind = &share_kind;
+            key.shape = k < split ? &shapes[0] : &shapes[1];
+            (void)ps;
+            return key;
+        };
+        sh.payload = [&ps](size_t k) -> void * { return &ps[k]; };
+        sh.limit = [](void *const *, size_t n, cp::device &) { return std::min<size_t>(n, 3); };
+        sh.run = [&](void *const *payloads, size_t n, int, cp::device &, std::exception_ptr *errs) {
+            std::vector<int> ids;
+            for (size_t i = 0; i < n; i++) {
+                const int id = static_cast<share_probe *>(payloads[i])->id;
+                ids.push_back(id);
+                if (id == fail_id) {
+                    try {
+                        cp::fail(CP_ERR_UNSATISFIED, "its witness");
+                    } catch (...) {
+                        errs[i] = std::current_exception();
+                    }
+                }
+            }
+            std::lock_guard<std::mutex> lk(mu);
+            passes.push_back(ids);
+        };
+        return sh;
+    };
+    std::vector<cp::item_times> times;
+    std::vector<size_t> afters;
+    int works = 0;
+    auto work = [&](size_t, int, cp::device &) { works++; };
+    auto after = [&](size_t k, int, cp::device &) { afters.push_back(k); };
+    {
+        const cp::dispatch_share sh = sharing(probes, 5);
+        try {
+            cp::dispatch(*ctx, r, items, nullptr, work, times, nullptr, after, &sh);
+        } catch (const cp::error &e) {
+            CHECK(false, "dispatch failed: %s", e.message.c_str());
+        }
+    }
+    const std::vector<std::vector<int>> want = {{0, 1, 2}, {3, 4}, {5, 6}};
+    CHECK(passes == want && works == 0, "one call: passes of at most 3 by key (%zu passes)",
+          passes.size());
+    CHECK(afters == std::vector<size_t>({0, 1, 2, 3, 4, 5, 6}), "after once per item, in order");
+
+    // Item 4's own failure: the call fails under item 4's name.
+    passes.clear();
+    fail_id = 4;
+    std::string message;
+    {
+        const cp::dispatch_share sh = sharing(probes, 5);
+        try {
+            cp::dispatch(*ctx, r, items, nullptr, work, times, nullptr, after, &sh);
+        } catch (const cp::error &e) {
+            message = e.message;
+        }
+    }
+    CHECK(message == "item 4 on device 1: its witness", "a pass's failing item: '%s'",
+          message.c_str());
+    CHECK(passes.size() == 2, "no pass after the failing one (%zu)", passes.size());
+    fail_id = -1;
+
+    // Other callers: while the first caller's pass holds the device (a
+    // delay), three more wait; the first of them leads the next pass and
+    // claims the other two.
+    passes.clear();
+    EXPECT_OK(cp_set_device_delay(ctx, 1, 300u * 1000 * 1000));
+    std::vector<std::vector<share_probe>> own(4);
+    std::vector<std::thread> callers;
+    std::atomic<int> failures{0}, alone{0};
+    for (int c = 0; c < 4; c++) {
+        own[c] = {share_probe{10 + c}};
+        callers.emplace_back([&, c] {
+            std::vector<cp::dispatch_item> one(1);
+            one[0].tag = 10 + c;
+            one[0].name = "caller " + std::to_string(c);
+            std::vector<cp::item_times> t;
+            const cp::dispatch_share sh = sharing(own[c], 1);
+            try {
+                cp::dispatch(*ctx, r, one, nullptr, [&](size_t, int, cp::device &) { alone++; },
+                             t, nullptr, nullptr, &sh);
+            } catch (...) {
+                failures++;
+            }
+        });
+        if (c == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    for (auto &t : callers) t.join();
+    EXPECT_OK(cp_set_device_delay(ctx, 1, 0));
+    size_t in_passes = 0, largest = 0;
+    for (const auto &p : passes) {
+        in_passes += p.size();
+        largest = std::max(largest, p.size());
+    }
+    CHECK(failures == 0 && in_passes + alone == 4 && alone == 1,
+          "every caller's item proved once (%zu in passes, %d alone)", in_passes, alone.load());
+    CHECK(largest == 3, "waiting callers joined one pass (largest %zu of %zu passes)", largest,
+          passes.size());
+    cp_context_free(ctx);
+}
+
+// Shared streamed passes (plan_shared): proofs join while the buffers stay
+// at least half of one proof's, never more than STREAM_MAX_SHARED or than
+// wanted; the plan counts each joining proof's scalars.
+static void test_plan_shared() {
+    std::printf("plan_shared\n");
+    msm_sizes ms;
+    ms.n_hl = 30000;
+    ms.n_a = 15000;
+    ms.n_b = 12000;
+    auto temp = [](uint64_t g1, uint64_t) { return g1 * 8; };
+    const uint64_t fixed = 1 << 20, set = 300 << 10;
+    int cases = 0;
+    for (uint64_t avail = fixed + (64 << 10); avail < (uint64_t(24) << 20); avail += 97 << 10)
+        for (size_t wanted : {size_t(1), size_t(2), size_t(5), size_t(64)}) {
+            stream_plan single, p;
+            if (!plan_stream(single, avail, fixed, ms, temp)) continue;
+            const size_t n = plan_shared(p, single, wanted, avail, fixed, set, ms, temp);
+            CHECK(n >= 1 && n <= std::min(wanted, STREAM_MAX_SHARED), "avail %llu: %zu of %zu",
+                  (unsigned long long)avail, n, wanted);
+            CHECK(p.total_bytes <= avail, "avail %llu: the shared plan needs %llu",
+                  (unsigned long long)avail, (unsigned long long)p.total_bytes);
+            CHECK(n == 1 || (p.buffer_bytes * 2 >= single.buffer_bytes &&
+                             p.total_bytes >= fixed + (n - 1) * set + 2 * p.buffer_bytes),
+                  "avail %llu: %zu proofs, buffers %llu of %llu", (unsigned long long)avail, n,
+                  (unsigned long long)p.buffer_bytes, (unsigned long long)single.buffer_bytes);
+            CHECK(n > 1 || (p.buffer_bytes == single.buffer_bytes), "alone: the single plan");
+            // One more would not fit, or would halve the buffers.
+            if (n < std::min(wanted, STREAM_MAX_SHARED)) {
+                stream_plan q;
+                const bool fits = plan_stream(q, avail, fixed + n * set, ms, temp);
+                CHECK(!fits || q.buffer_bytes * 2 < single.buffer_bytes,
+                      "avail %llu: a proof more would have fitted", (unsigned long long)avail);
+            }
+            cases++;
+        }
+    std::printf("  %d cases\n", cases);
+}
+
 // ---------------------------------------------------------------- Groth16
 
 // An R1CS (rows over variables [inputs..., aux...]) with a witness, turned
@@ -1165,6 +1337,8 @@ int main() {
     test_mutex();
     test_dispatch_after();
     test_stream_sequence();
+    test_plan_shared();
+    test_dispatch_share();
     test_witness_pool();
     test_groth16();
     if (g_failures) {

@@ -7,7 +7,8 @@
 // limit it simulates a device: when the key and the working set do not fit
 // the limit together, the key's bases are streamed in chunks through two
 // bounded buffers (stream_plan.hpp, host/streamed_msm.hpp), with the same
-// decisions a GPU takes.
+// decisions a GPU takes, and proofs waiting with the same key share one
+// pass over its chunks (device::shared_part).
 #include <sys/sysinfo.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <new>
 #include <string>
@@ -183,50 +185,28 @@ public:
 
     std::unique_ptr<device_tail> device_part(const srs &key, const circuit_job &job,
                                              device_partials &out, cp_timings &t) override {
-        const uint32_t lg = job.lg_domain;
-        const size_t m = size_t(1) << lg;
+        const size_t m = size_t(1) << job.lg_domain;
         const size_t n = job.num_constraints;
         touched_ = true;
         stream_plan plan;
         const bool streamed = check_memory(key, n, plan);
-        cache_.ensure(lg, threads_);
-        blst_fr *a = cache_.a.get(), *b = cache_.b.get(), *c = cache_.c.get();
-
-        // a, b, c: given, or evaluated from the shape and checked.
-        auto t0 = std::chrono::steady_clock::now();
-        if (job.sh) {
-            eval_rows(*job.sh, job.sh->a, job.inputs, job.aux, a, threads_);
-            eval_rows(*job.sh, job.sh->b, job.inputs, job.aux, b, threads_);
-            eval_rows(*job.sh, job.sh->c, job.inputs, job.aux, c, threads_);
-            const size_t bad = first_unsatisfied(a, b, c, n, threads_);
-            if (bad != SIZE_MAX)
-                fail(CP_ERR_UNSATISFIED, "constraint " + std::to_string(bad) +
-                                             " is not satisfied by the witness (a*b != c)");
-            pad_zero(a, n, m);
-            pad_zero(b, n, m);
-            pad_zero(c, n, m);
-            t.eval_ns = elapsed_ns(t0);
-        } else {
-            copy_padded(a, job.a, n, m);
-            copy_padded(b, job.b, n, m);
-            copy_padded(c, job.c, n, m);
-        }
-
-        // H.
-        t0 = std::chrono::steady_clock::now();
-        compute_h(a, b, c, lg, cache_.fwd.get(), cache_.inv.get(), threads_);
-        t.ntt_ns = elapsed_ns(t0);
-        t.upload_ns = 0;
-
-        uint64_t add_ns = 0;
         if (streamed) {
-            streamed_part(key, job, plan, out, t);
+            const circuit_job *jobs[1] = {&job};
+            device_partials *outs[1] = {&out};
+            cp_timings *ts[1] = {&t};
+            std::exception_ptr err;
+            streamed_parts(key, jobs, 1, plan, outs, ts, &err);
+            if (err) std::rethrow_exception(err);
             return nullptr;
         }
+        front(job, t);
+
         stream_.release();
         t.stream_chunks = 0;
         t.stream_buffer_bytes = 0;
-        t0 = std::chrono::steady_clock::now();
+        t.stream_shared = 0;
+        uint64_t add_ns = 0;
+        auto t0 = std::chrono::steady_clock::now();
         out.h = msm_g1(key.h.data(), cache_.a.get(), m - 1, nullptr, threads_, &add_ns);
         t.msm_h_ns = elapsed_ns(t0);
 
@@ -270,11 +250,31 @@ public:
         return nullptr;  // the host's work is done when it returns
     }
 
+    size_t shared_pass_limit(const srs &key, const circuit_job *const *jobs,
+                             size_t n) override {
+        stream_plan single, plan;
+        if (n < 2 || !check_memory(key, jobs[0]->num_constraints, single)) return 1;
+        return share_plan(key, jobs[0]->num_constraints, single, n, plan);
+    }
+
+    void shared_part(const srs &key, const circuit_job *const *jobs, size_t n,
+                     device_partials *const *outs, cp_timings *const *ts,
+                     std::exception_ptr *errs) override {
+        touched_ = true;
+        stream_plan single, plan;
+        if (!check_memory(key, jobs[0]->num_constraints, single))
+            fail(CP_ERR_INTERNAL, "a shared pass over a key that is not streamed");
+        const size_t most = share_plan(key, jobs[0]->num_constraints, single, n, plan);
+        if (most < n)
+            fail(CP_ERR_INTERNAL, "a shared pass of " + std::to_string(n) + " proofs, " +
+                                      std::to_string(most) + " fit");
+        streamed_parts(key, jobs, n, plan, outs, ts, errs);
+    }
+
     uint64_t trim() override {
         const uint64_t streaming = 2 * stream_.bytes;
         stream_.release();
-        sa_ = std::vector<blst_fr>();
-        sb_ = std::vector<blst_fr>();
+        sets_ = std::vector<scalar_set>();
         witnesses_.release_idle();  // host memory outside the cache: not counted
         return cache_.release() + streaming + gkr_->trim();
     }
@@ -296,7 +296,12 @@ private:
     int threads_;
     working_cache cache_;
     stream_buffers stream_;        // the chunk buffers of streamed proofs
-    std::vector<blst_fr> sa_, sb_;  // scalars of A and B, gathered by density
+    // A streamed pass's MSM scalars per proof: H's (but for the last proof,
+    // whose stay in the working cache), A's and B's gathered by density.
+    struct scalar_set {
+        std::vector<blst_fr> h, sa, sb;
+    };
+    std::vector<scalar_set> sets_;
     std::unique_ptr<gkr::kernels> gkr_;
     witness_pool witnesses_{host_witness_alloc, host_witness_free, HOST_WITNESS_POOL_BYTES};
     std::atomic<bool> touched_{false};
@@ -318,54 +323,151 @@ private:
                  ") and streaming it in chunks needs at least " + mib(need.streamed_bytes));
     }
 
-    // The four MSMs with the key's bases streamed through stream_.
-    void streamed_part(const srs &key, const circuit_job &job, const stream_plan &plan,
-                       device_partials &out, cp_timings &t) {
-        const size_t m = size_t(1) << job.lg_domain;
-        const size_t ni = job.num_inputs, na = job.num_aux;
-        if (ni + job.a_aux_count != key.a.size() ||
-            job.b_input_count + job.b_aux_count != key.b_g1.size() || key.h.size() != m - 1 ||
+    // The MSM scalars a proof past the first keeps while a shared pass
+    // streams: H's, A's and B's (L's are the caller's aux).
+    static uint64_t set_bytes(const srs &key) {
+        return (uint64_t(key.h.size()) + key.a.size() + key.b_g1.size()) * sizeof(blst_fr);
+    }
+
+    // How many of n proofs share one pass (stream_plan.hpp), its plan in p.
+    size_t share_plan(const srs &key, uint64_t num_constraints, const stream_plan &single,
+                      size_t n, stream_plan &p) const {
+        return plan_shared(p, single, n, memory_limit(), streamed_fixed_bytes(key, num_constraints),
+                           set_bytes(key), msm_sizes_of(key), no_temp);
+    }
+
+    // a, b, c (given, or evaluated from the shape and checked) and H's
+    // coefficients into the working cache's a.
+    void front(const circuit_job &job, cp_timings &t) {
+        const uint32_t lg = job.lg_domain;
+        const size_t m = size_t(1) << lg;
+        const size_t n = job.num_constraints;
+        cache_.ensure(lg, threads_);
+        blst_fr *a = cache_.a.get(), *b = cache_.b.get(), *c = cache_.c.get();
+        auto t0 = std::chrono::steady_clock::now();
+        if (job.sh) {
+            eval_rows(*job.sh, job.sh->a, job.inputs, job.aux, a, threads_);
+            eval_rows(*job.sh, job.sh->b, job.inputs, job.aux, b, threads_);
+            eval_rows(*job.sh, job.sh->c, job.inputs, job.aux, c, threads_);
+            const size_t bad = first_unsatisfied(a, b, c, n, threads_);
+            if (bad != SIZE_MAX)
+                fail(CP_ERR_UNSATISFIED, "constraint " + std::to_string(bad) +
+                                             " is not satisfied by the witness (a*b != c)");
+            pad_zero(a, n, m);
+            pad_zero(b, n, m);
+            pad_zero(c, n, m);
+            t.eval_ns = elapsed_ns(t0);
+        } else {
+            copy_padded(a, job.a, n, m);
+            copy_padded(b, job.b, n, m);
+            copy_padded(c, job.c, n, m);
+        }
+        t0 = std::chrono::steady_clock::now();
+        compute_h(a, b, c, lg, cache_.fwd.get(), cache_.inv.get(), threads_);
+        t.ntt_ns = elapsed_ns(t0);
+        t.upload_ns = 0;
+    }
+
+    // The four MSMs of n proofs with the key's bases streamed through
+    // stream_ once for all of them (plan: from share_plan, or check_memory
+    // for one). A proof whose witness fails its shape gets its error in
+    // errs[i] and leaves the pass.
+    void streamed_parts(const srs &key, const circuit_job *const *jobs, size_t n,
+                        const stream_plan &plan, device_partials *const *outs,
+                        cp_timings *const *ts, std::exception_ptr *errs) {
+        const circuit_job &job0 = *jobs[0];
+        const size_t m = size_t(1) << job0.lg_domain;
+        const size_t ni = job0.num_inputs, na = job0.num_aux;
+        if (ni + job0.a_aux_count != key.a.size() ||
+            job0.b_input_count + job0.b_aux_count != key.b_g1.size() || key.h.size() != m - 1 ||
             key.l.size() != na || key.b_g2.size() != key.b_g1.size())
             fail(CP_ERR_INTERNAL, "circuit and proving key shapes disagree");
         stream_.ensure(plan.buffer_bytes);
-        // Scalars of A: inputs, then aux by a_aux_density; of B: inputs by
-        // b_input_density, then aux by b_aux_density (as a device gathers
-        // them before streaming).
+        // Per proof: H first (its coefficients copied out of the cache,
+        // which the next proof reuses, but for the last proof's), then the
+        // scalars of A (inputs, then aux by a_aux_density) and of B (inputs
+        // by b_input_density, then aux by b_aux_density), as a device
+        // gathers them before streaming.
         auto bit = [](const uint64_t *bits, size_t i) { return (bits[i / 64] >> (i % 64)) & 1; };
-        sa_.clear();
-        sb_.clear();
-        sa_.insert(sa_.end(), job.inputs, job.inputs + ni);
-        for (size_t i = 0; i < na; i++)
-            if (bit(job.a_aux_density, i)) sa_.push_back(job.aux[i]);
-        for (size_t i = 0; i < ni; i++)
-            if (bit(job.b_input_density, i)) sb_.push_back(job.inputs[i]);
-        for (size_t i = 0; i < na; i++)
-            if (bit(job.b_aux_density, i)) sb_.push_back(job.aux[i]);
+        if (sets_.size() < n) sets_.resize(n);
+        std::vector<size_t> live;
+        for (size_t i = 0; i < n; i++) {
+            const circuit_job &job = *jobs[i];
+            cp_timings &t = *ts[i];
+            try {
+                front(job, t);
+            } catch (const error &) {
+                errs[i] = std::current_exception();
+                continue;
+            }
+            scalar_set &set = sets_[i];
+            if (i + 1 < n)
+                set.h.assign(cache_.a.get(), cache_.a.get() + (m - 1));
+            else
+                set.h = std::vector<blst_fr>();
+            set.sa.clear();
+            set.sb.clear();
+            set.sa.insert(set.sa.end(), job.inputs, job.inputs + ni);
+            for (size_t j = 0; j < na; j++)
+                if (bit(job.a_aux_density, j)) set.sa.push_back(job.aux[j]);
+            for (size_t j = 0; j < ni; j++)
+                if (bit(job.b_input_density, j)) set.sb.push_back(job.inputs[j]);
+            for (size_t j = 0; j < na; j++)
+                if (bit(job.b_aux_density, j)) set.sb.push_back(job.aux[j]);
+            live.push_back(i);
+        }
+        if (live.empty()) return;
 
         // h + l as one MSM over the H bases followed by the L bases, then
-        // A, B in G1 and B in G2, as one sequence of chunks.
-        const base_segment<blst_p1_affine> hl[2] = {{key.h.data(), cache_.a.get(), m - 1},
-                                                    {key.l.data(), job.aux, na}};
-        const base_segment<blst_p1_affine> a = {key.a.data(), sa_.data(), sa_.size()};
-        const base_segment<blst_p1_affine> b1 = {key.b_g1.data(), sb_.data(), sb_.size()};
-        const base_segment<blst_p2_affine> b2 = {key.b_g2.data(), sb_.data(), sb_.size()};
-        t.msm_h_ns = t.msm_l_ns = t.msm_a_ns = t.msm_b_g1_ns = t.msm_b_g2_ns = 0;
-        const streamed_msm msms[4] = {{hl, nullptr, 2, &out.h, &t.msm_h_ns},
-                                      {&a, nullptr, 1, &out.a, &t.msm_a_ns},
-                                      {&b1, nullptr, 1, &out.b_g1, &t.msm_b_g1_ns},
-                                      {nullptr, &b2, 1, &out.b_g2, &t.msm_b_g2_ns}};
+        // A, B in G1 and B in G2, as one sequence of chunks; each proof's
+        // segments and sums side by side.
+        const size_t sets = live.size();
+        std::vector<base_segment<blst_p1_affine>> hl, a, b1;
+        std::vector<base_segment<blst_p2_affine>> b2;
+        std::vector<void *> o_h, o_a, o_b1, o_b2;
+        std::vector<uint64_t *> n_h, n_a, n_b1, n_b2;
+        for (size_t i : live) {
+            const scalar_set &set = sets_[i];
+            const blst_fr *h = i + 1 < n ? set.h.data() : cache_.a.get();
+            hl.push_back({key.h.data(), h, m - 1});
+            hl.push_back({key.l.data(), jobs[i]->aux, na});
+            a.push_back({key.a.data(), set.sa.data(), set.sa.size()});
+            b1.push_back({key.b_g1.data(), set.sb.data(), set.sb.size()});
+            b2.push_back({key.b_g2.data(), set.sb.data(), set.sb.size()});
+            device_partials &out = *outs[i];
+            cp_timings &t = *ts[i];
+            t.msm_h_ns = t.msm_l_ns = t.msm_a_ns = t.msm_b_g1_ns = t.msm_b_g2_ns = 0;
+            o_h.push_back(&out.h);
+            o_a.push_back(&out.a);
+            o_b1.push_back(&out.b_g1);
+            o_b2.push_back(&out.b_g2);
+            n_h.push_back(&t.msm_h_ns);
+            n_a.push_back(&t.msm_a_ns);
+            n_b1.push_back(&t.msm_b_g1_ns);
+            n_b2.push_back(&t.msm_b_g2_ns);
+        }
+        const streamed_msm msms[4] = {{hl.data(), nullptr, 2, sets, o_h.data(), n_h.data()},
+                                      {a.data(), nullptr, 1, sets, o_a.data(), n_a.data()},
+                                      {b1.data(), nullptr, 1, sets, o_b1.data(), n_b1.data()},
+                                      {nullptr, b2.data(), 1, sets, o_b2.data(), n_b2.data()}};
         uint64_t add_ns = 0, chunks = 0;
         streamed_msms(msms, 4, plan.g1_per_chunk, plan.g2_per_chunk, stream_, threads_, &add_ns,
                       &chunks);
-        std::memset(&out.l, 0, sizeof out.l);  // the identity (Z = 0): L is in H's MSM
 
-        t.batch_add_ns = add_ns;
-        t.stream_chunks = chunks;
-        t.stream_buffer_bytes = plan.buffer_bytes;
-        const uint64_t held = cache_.bytes + 2 * stream_.bytes +
-                              (sa_.size() + sb_.size()) * sizeof(blst_fr);
-        t.peak_device_bytes = std::max<uint64_t>(t.peak_device_bytes, held);
-        t.estimated_device_bytes = plan.total_bytes;
+        uint64_t held = cache_.bytes + 2 * stream_.bytes;
+        for (size_t i : live)
+            held += (sets_[i].h.size() + sets_[i].sa.size() + sets_[i].sb.size()) *
+                    sizeof(blst_fr);
+        for (size_t i : live) {
+            std::memset(&outs[i]->l, 0, sizeof outs[i]->l);  // the identity: L is in H's MSM
+            cp_timings &t = *ts[i];
+            t.batch_add_ns = add_ns / sets;
+            t.stream_chunks = chunks;
+            t.stream_buffer_bytes = plan.buffer_bytes;
+            t.stream_shared = sets;
+            t.peak_device_bytes = std::max<uint64_t>(t.peak_device_bytes, held);
+            t.estimated_device_bytes = plan.total_bytes;
+        }
     }
 };
 

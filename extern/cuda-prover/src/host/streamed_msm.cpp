@@ -105,7 +105,8 @@ void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per, uint64_t
         else
             extents.push_back({total(m.g1, m.nsegs), g1_per});
         // The identity (Z = 0).
-        std::memset(m.out, 0, m.g2 ? sizeof(blst_p2) : sizeof(blst_p1));
+        for (size_t s = 0; s < m.sets; s++)
+            std::memset(m.outs[s], 0, m.g2 ? sizeof(blst_p2) : sizeof(blst_p1));
     }
     const std::vector<stream_chunk> seq = stream_sequence(extents);
     auto copy = [&](size_t k) {
@@ -137,12 +138,14 @@ void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per, uint64_t
         const streamed_msm &m = msms[c.msm];
         const unsigned char *src = bufs.buf[k % 2].get();
         try {
-            if (m.g2)
-                sum(m.g2, m.nsegs, c.first, c.count, src, *static_cast<blst_p2 *>(m.out), threads,
-                    add_ns);
-            else
-                sum(m.g1, m.nsegs, c.first, c.count, src, *static_cast<blst_p1 *>(m.out), threads,
-                    add_ns);
+            for (size_t s = 0; s < m.sets; s++) {
+                if (m.g2)
+                    sum(m.g2 + s * m.nsegs, m.nsegs, c.first, c.count, src,
+                        *static_cast<blst_p2 *>(m.outs[s]), threads, add_ns);
+                else
+                    sum(m.g1 + s * m.nsegs, m.nsegs, c.first, c.count, src,
+                        *static_cast<blst_p1 *>(m.outs[s]), threads, add_ns);
+            }
         } catch (...) {
             if (next.joinable()) next.join();
             throw;
@@ -151,9 +154,10 @@ void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per, uint64_t
         if (failed) std::rethrow_exception(failed);
         if (k + 1 == seq.size() || seq[k + 1].msm != c.msm) {
             const auto now = std::chrono::steady_clock::now();
-            if (m.ns)
-                *m.ns += (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(now - t)
-                             .count();
+            const uint64_t spent =
+                (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(now - t).count();
+            for (size_t s = 0; s < m.sets; s++)
+                if (m.ns && m.ns[s]) *m.ns[s] += spent / m.sets;
             t = now;
         }
     }
