@@ -151,6 +151,28 @@ public:
         return std::unique_ptr<device_tail>(new sppark_errors_tail(std::move(tail), d_.cuda_id));
     }
 
+    size_t shared_pass_limit(const srs &key, const circuit_job *const *jobs,
+                             size_t n) override {
+        bind_thread();
+        try {
+            return cuda_dev::shared_pass_limit(d_, budget(), key, *jobs[0], n);
+        } catch (const cuda_error &e) {
+            rethrow_sppark(e, d_.cuda_id);
+        }
+    }
+
+    void shared_part(const srs &key, const circuit_job *const *jobs, size_t n,
+                     device_partials *const *outs, cp_timings *const *ts,
+                     std::exception_ptr *errs) override {
+        bind_thread();
+        try {
+            groth16_shared_pass(d_, budget(), key, jobs, n, outs, ts, errs);
+        } catch (const cuda_error &e) {
+            rethrow_sppark(e, d_.cuda_id);
+        }
+        d_.warmed_m = std::max(d_.warmed_m, size_t(1) << jobs[0]->lg_domain);
+    }
+
     uint64_t trim() override {
         uint64_t freed = 0;
         // Idle lent witness buffers (host memory) and the early uploads'

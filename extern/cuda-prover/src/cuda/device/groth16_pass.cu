@@ -77,14 +77,23 @@ static std::vector<msm_slot_spec> chunk_slots(uint64_t g1_per_chunk, uint64_t g2
     return {{msm_group::g1, (size_t)g1_per_chunk}, {msm_group::g2, (size_t)g2_per_chunk}};
 }
 
+// The MSM context of one chunk's sums, as plan_stream counts it.
+static auto chunk_temp(const device_state &d) {
+    const int sm = d.props.multiProcessorCount;
+    return [sm](uint64_t g1, uint64_t g2) {
+        return (uint64_t)msm_context_bytes(chunk_slots(g1, g2), sm);
+    };
+}
+
 stream_plan plan_for(const device_state &d, uint64_t avail, uint64_t fixed, const srs &key,
                      bool *fits) {
-    const int sm = d.props.multiProcessorCount;
     stream_plan plan;
-    *fits = plan_stream(plan, avail, fixed, msm_sizes_of(key), [sm](uint64_t g1, uint64_t g2) {
-        return (uint64_t)msm_context_bytes(chunk_slots(g1, g2), sm);
-    });
+    *fits = plan_stream(plan, avail, fixed, msm_sizes_of(key), chunk_temp(d));
     return plan;
+}
+
+uint64_t shared_set_bytes(const cache_layout &L) {
+    return (uint64_t(L.n_hl) + L.n_a + L.n_b) * sizeof(fr_raw);
 }
 
 namespace {
@@ -94,12 +103,60 @@ struct key_place {
     const srs_copy *dk = nullptr;
     stream_plan plan;  // when dk is NULL
     size_t temp = 0;   // sppark's temporaries of the largest MSM
+    size_t shared = 1;  // proofs the streamed pass serves (plan_shared)
 };
 
 // Places the key (resident when it fits next to the working set and the
 // shape, streamed otherwise), the shape and the working cache.
+// Where a key that is not resident on the device goes for a pass on lane
+// `ln`: uploaded (it fits next to the working set), or streamed by `plan`
+// for `shared` proofs (of up to `share`; plan_shared). Nothing changes on
+// the device.
+struct stream_choice {
+    bool upload = false;
+    uint64_t avail = 0;      // what the pass may use in all
+    uint64_t fixed = 0;      // the caches and shape held after the pass
+    uint64_t fixed_own = 0;  // this pass's own cache and the shape
+    bool fits = false;       // the streamed plan fits
+    stream_plan plan;
+    size_t shared = 1;
+};
+
+stream_choice choose(const device_state &d, const pass_lane &ln, const memory_budget &budget,
+                     const srs &key, const cache_layout &L, const shape *sh, size_t share) {
+    // The decision counts what the device holds: the memory it may use in
+    // all (the limit) against the cache and shape it will hold plus the key,
+    // or plus the chunk buffers (given back for a resident key).
+    stream_choice c;
+    const int sm = d.props.multiProcessorCount;
+    const size_t shape_need = d.shape.need(sh);
+    const uint64_t other = d.lanes_bytes(&ln);
+    const uint64_t held = ln.cache.bytes.load() + d.shape.bytes() + d.streamer.held() +
+                          ln.msm_bytes() + other;
+    c.avail = budget.usable(held);
+    const uint64_t cache_after = std::max<uint64_t>(ln.cache.bytes.load(), L.total) + other;
+    const uint64_t shape_after = sh ? (shape_need ? shape_need : d.shape.bytes()) : d.shape.bytes();
+    c.fixed = cache_after + shape_after;
+    const uint64_t need = srs_layout(key).total + temp_bytes(L, sm) + c.fixed;
+    if (need <= c.avail) {
+        c.upload = true;
+        return c;
+    }
+    // Streaming is for tight memory: the plan counts this proof's own
+    // cache (a larger one held from an earlier proof is given back when it
+    // would not fit next to the plan).
+    c.fixed_own = L.total + shape_after;
+    c.plan = plan_for(d, c.avail, c.fixed_own, key, &c.fits);
+    if (c.fits && share > 1) {
+        const stream_plan single = c.plan;
+        c.shared = plan_shared(c.plan, single, share, c.avail, c.fixed_own, shared_set_bytes(L),
+                               msm_sizes_of(key), chunk_temp(d));
+    }
+    return c;
+}
+
 key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, const srs &key,
-                const cache_layout &L, const shape *sh, cp_timings &key_t) {
+                const cache_layout &L, const shape *sh, cp_timings &key_t, size_t share = 1) {
     key_place kp;
     const int sm = d.props.multiProcessorCount;
     std::vector<msm_slot_spec> slots = msm_slots(L);
@@ -108,38 +165,23 @@ key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, con
     const size_t shape_need = d.shape.need(sh);
     kp.dk = resident_key(key, d.cuda_id);
     if (!kp.dk) {
-        // The decision counts what the device holds: the memory it may use
-        // in all (the limit) against the cache and shape it will hold plus
-        // the key, or plus the chunk buffers (given back for a resident key).
-        const uint64_t other = d.lanes_bytes(&ln);
-        const uint64_t held = ln.cache.bytes.load() + d.shape.bytes() + d.streamer.held() +
-                              ln.msm_bytes() + other;
-        const uint64_t avail = budget.usable(held);
-        const uint64_t cache_after = std::max<uint64_t>(ln.cache.bytes.load(), L.total) + other;
-        const uint64_t shape_after =
-            sh ? (shape_need ? shape_need : d.shape.bytes()) : d.shape.bytes();
-        const uint64_t fixed = cache_after + shape_after;
-        const uint64_t need = srs_layout(key).total + full_temp + fixed;
-        if (need <= avail) {
+        const stream_choice c = choose(d, ln, budget, key, L, sh, share);
+        if (c.upload) {
             d.streamer.release();
             ln.drop_msm_unless(slots);
             kp.dk = &ensure_key(key, d.cuda_id, budget,
                                 ln.msm_need(slots, sm) + cache_need + shape_need, d.stream(),
                                 key_t, d.srs_uploads);
         } else {
-            // Streaming is for tight memory: the plan counts this proof's
-            // own cache, and a larger one held from an earlier proof is
-            // given back when it would not fit next to the plan.
-            bool fits = false;
-            const uint64_t fixed_own = L.total + shape_after;
-            kp.plan = plan_for(d, avail, fixed_own, key, &fits);
-            if (fits && ln.cache.bytes.load() > L.total &&
-                kp.plan.total_bytes - fixed_own + fixed > avail)
+            kp.plan = c.plan;
+            kp.shared = c.shared;
+            if (c.fits && ln.cache.bytes.load() > L.total &&
+                kp.plan.total_bytes - c.fixed_own + c.fixed > c.avail)
                 ln.cache.release();
-            if (!fits)
+            if (!c.fits)
                 fail(CP_ERR_OUT_OF_MEMORY,
                      "needs " + mib(kp.plan.total_bytes) + " on device " +
-                         std::to_string(d.ordinal) + ", " + mib(avail) +
+                         std::to_string(d.ordinal) + ", " + mib(c.avail) +
                          " free: the proving key (" + mib(srs_layout(key).total) +
                          ") does not fit next to the working set (" + mib(L.total) +
                          ") and streaming it in chunks needs at least " +
@@ -177,13 +219,20 @@ key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, con
             ln.drop_msm();
         if (d.streamer.buffer_bytes() != kp.plan.buffer_bytes)
             d.streamer.release();
+        // The scalars of the proofs past the first of a shared pass.
+        const size_t sets = (kp.shared - 1) * shared_set_bytes(L);
+        if (d.streamer.sets_bytes() != sets)
+            d.streamer.ensure_sets(d.cuda_id, budget, 0, 0);
         const size_t buffers = 2 * kp.plan.buffer_bytes;
-        const size_t stream_need = d.streamer.buffer_bytes() == kp.plan.buffer_bytes ? 0 : buffers;
+        const size_t stream_need =
+            (d.streamer.buffer_bytes() == kp.plan.buffer_bytes ? 0 : buffers) +
+            (d.streamer.sets_bytes() == sets ? 0 : sets);
         if (sh)
             d.shape.ensure(*sh, d.cuda_id, budget,
                            kp.temp + ln.cache.need(L.total) + stream_need, d.stream());
         ln.cache.ensure(d.cuda_id, budget, L.total, kp.temp + stream_need);
-        d.streamer.ensure(d.cuda_id, budget, kp.plan.buffer_bytes, kp.temp);
+        d.streamer.ensure(d.cuda_id, budget, kp.plan.buffer_bytes, kp.temp + sets);
+        d.streamer.ensure_sets(d.cuda_id, budget, sets, kp.temp);
         ln.ensure_msm(d.gpu(), cs);
     }
     d.ensure_streams(ln);
@@ -214,6 +263,7 @@ void finish_msms(cp_cuda::msm_context &msm, const msm_job *jobs, device_partials
     t.msm_b_g2_ns += msm_ns[3];
     t.stream_chunks = 0;
     t.stream_buffer_bytes = 0;
+    t.stream_shared = 0;
 }
 
 // The memory a pass measured: what the device held, plus the default
@@ -283,16 +333,29 @@ void prepare_lanes(device_state &d, const memory_budget &budget, const srs &key,
         open_second_lane(d, budget, *dk, layout_for(key, m));
 }
 
-std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &budget,
-                                          const srs &key, const circuit_job &job,
-                                          device_partials &out, cp_timings &t, bool lanes_held) {
-    const uint64_t t_start = now_ns();
-    const size_t m = size_t(1) << job.lg_domain;
+namespace {
+
+// The device parts of batch[0, n) (one key and shape): the first alone (the
+// tail as groth16_pass says), or, when the key is streamed, as many as
+// share its pass (*served; plan_shared), each chunk summed for all of
+// them. A job whose witness fails its shape gets its error in errs[i] when
+// it shares a pass, and leaves it.
+std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budget,
+                                      const srs &key, const circuit_job *const *batch, size_t n,
+                                      device_partials *const *outs, cp_timings *const *ts,
+                                      std::exception_ptr *errs, bool lanes_held, size_t *served) {
+    uint64_t t_start = now_ns();
+    const circuit_job &job0 = *batch[0];
+    const size_t m = size_t(1) << job0.lg_domain;
     const cache_layout L = layout_for(key, m);
-    if (job.num_inputs != L.ni || job.num_aux != L.na ||
-        L.ni + job.a_aux_count != L.n_a || job.b_input_count + job.b_aux_count != L.n_b ||
-        key.h.size() != m - 1 || key.b_g2.size() != L.n_b)
-        fail(CP_ERR_INTERNAL, "circuit and proving key shapes disagree");
+    for (size_t i = 0; i < n; i++) {
+        const circuit_job &job = *batch[i];
+        if (job.lg_domain != job0.lg_domain || job.sh != job0.sh || job.num_inputs != L.ni ||
+            job.num_aux != L.na || L.ni + job.a_aux_count != L.n_a ||
+            job.b_input_count + job.b_aux_count != L.n_b || key.h.size() != m - 1 ||
+            key.b_g2.size() != L.n_b)
+            fail(CP_ERR_INTERNAL, "circuit and proving key shapes disagree");
+    }
 
     // The lane (state.hpp): in turn with the other when both are ready and
     // nothing shared changes (overlap_ready); the pass then returns its
@@ -301,7 +364,7 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
     std::vector<std::unique_lock<std::mutex>> all_lanes;
     std::unique_lock<std::mutex> lane_lock;
     pass_lane *lane = nullptr;
-    if (!lanes_held && overlap_ready(d, budget, key, L, job.sh))
+    if (!lanes_held && n == 1 && overlap_ready(d, budget, key, L, job0.sh))
         lane = &take_lane(d, lane_lock);
     const bool overlap = lane != nullptr;
     if (!overlap) {
@@ -315,7 +378,11 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
     // A first upload of the key or the shape falls in upload_ns through
     // t_start.
     cp_timings key_t{};
-    const key_place kp = place(d, ln, budget, key, L, job.sh, key_t);
+    const key_place kp = place(d, ln, budget, key, L, job0.sh, key_t, n);
+    // A resident key's pass serves one job; a streamed key's those that
+    // share it.
+    const size_t count = kp.dk ? 1 : std::min(n, kp.shared);
+    *served = count;
     // CP_TRACE_PASS (diagnostics): where the upload phase's time goes.
     const bool trace = std::getenv("CP_TRACE_PASS") != nullptr;
     const uint64_t t_placed = now_ns();
@@ -338,7 +405,8 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
         peak_probe probe;
         probe.pool = pool;
         probe.held = key_bytes + d.caches_bytes() + d.shape.bytes();
-        probe.estimated = key_bytes + L.total + temp + (job.sh ? d.shape.bytes() : 0);
+        probe.estimated = key_bytes + L.total + temp + (job0.sh ? d.shape.bytes() : 0) +
+                          (count - 1) * shared_set_bytes(L);
         return probe;
     };
 
@@ -359,6 +427,69 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
     const uint64_t *d_bits_a, *d_bits_bi, *d_bits_ba;
     const uint32_t *d_pre;
     const cudaStream_t zs = d.stream();
+
+    // Where each job's MSM scalars wait in a shared pass: the last job's
+    // stay in the working cache, the others' are copied to the stream's
+    // scalar sets (H + L's, A's, B's) before the next job reuses the cache.
+    struct job_scalars {
+        fr_raw *hl, *sa, *sb;
+    };
+    std::vector<job_scalars> scalars(count);
+    for (size_t i = 0; i < count; i++) {
+        if (i + 1 < count) {
+            fr_raw *set = (fr_raw *)d.streamer.sets() + i * (L.n_hl + L.n_a + L.n_b);
+            scalars[i] = {set, set + L.n_hl, set + L.n_hl + L.n_a};
+        } else {
+            scalars[i] = {d_hl, d_sa, d_sb};
+        }
+    }
+    // A streamed key's MSMs for the jobs `which` (their sums side by side),
+    // whose first chunk goes up while the NTTs run when the pass serves one
+    // job (started once its witness is staged; the helper is joined on
+    // every way out).
+    std::unique_ptr<streamed_msms> streamed;
+    auto start_stream = [&](const std::vector<size_t> &which) {
+        if (dk)
+            return;
+        const size_t g1 = sizeof(blst_p1_affine), g2 = sizeof(blst_p2_affine);
+        auto one = [](const void *pts, size_t nb, size_t bytes) {
+            host_bases b;
+            b.run[0] = pts;
+            b.n[0] = nb;
+            b.point_bytes = bytes;
+            return b;
+        };
+        host_bases hl;
+        hl.run[0] = key.h.data();
+        hl.n[0] = key.h.size();
+        hl.run[1] = key.l.data();
+        hl.n[1] = key.l.size();
+        hl.point_bytes = g1;
+        std::vector<stream_msm> msms = {{hl, msm_group::g1, 0, {}},
+                                        {one(key.a.data(), L.n_a, g1), msm_group::g1, 0, {}},
+                                        {one(key.b_g1.data(), L.n_b, g1), msm_group::g1, 0, {}},
+                                        {one(key.b_g2.data(), L.n_b, g2), msm_group::g2, 1, {}}};
+        for (size_t i : which) {
+            device_partials &o = *outs[i];
+            cp_timings &ti = *ts[i];
+            const job_scalars &sc = scalars[i];
+            msms[0].sums.push_back({sc.hl, &o.h, &ti.msm_h_ns});
+            msms[1].sums.push_back({sc.sa, &o.a, &ti.msm_a_ns});
+            msms[2].sums.push_back({sc.sb, &o.b_g1, &ti.msm_b_g1_ns});
+            msms[3].sums.push_back({sc.sb, &o.b_g2, &ti.msm_b_g2_ns});
+        }
+        streamed.reset(new streamed_msms(d.streamer, d.cuda_id, d.staging, std::move(msms),
+                                         kp.plan.g1_per_chunk, kp.plan.g2_per_chunk));
+    };
+    std::vector<size_t> live;  // the jobs whose fronts are done
+
+    for (size_t i = 0; i < count; i++) {
+    if (i)
+        t_start = now_ns();
+    const circuit_job &job = *batch[i];
+    device_partials &out = *outs[i];
+    cp_timings &t = *ts[i];
+    try {
     const size_t nc = std::min(job.num_constraints, m);
     uint64_t t_h;
 
@@ -381,37 +512,6 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
     // (device part 51.4 against 51.0).
     msm_job jobs[key_arrays];
     bool ab_started = false;
-    // A streamed key's MSMs, whose first chunk goes up while the NTTs run
-    // (started once the witness is staged; the helper is joined on every
-    // way out).
-    std::unique_ptr<streamed_msms> streamed;
-    auto start_stream = [&]() {
-        if (dk)
-            return;
-        const size_t g1 = sizeof(blst_p1_affine), g2 = sizeof(blst_p2_affine);
-        auto one = [](const void *pts, size_t n, size_t bytes) {
-            host_bases b;
-            b.run[0] = pts;
-            b.n[0] = n;
-            b.point_bytes = bytes;
-            return b;
-        };
-        host_bases hl;
-        hl.run[0] = key.h.data();
-        hl.n[0] = key.h.size();
-        hl.run[1] = key.l.data();
-        hl.n[1] = key.l.size();
-        hl.point_bytes = g1;
-        std::vector<stream_msm> msms = {
-            {hl, d_hl, msm_group::g1, 0, &out.h, &t.msm_h_ns},
-            {one(key.a.data(), L.n_a, g1), d_sa, msm_group::g1, 0, &out.a, &t.msm_a_ns},
-            {one(key.b_g1.data(), L.n_b, g1), d_sb, msm_group::g1, 0, &out.b_g1,
-             &t.msm_b_g1_ns},
-            {one(key.b_g2.data(), L.n_b, g2), d_sb, msm_group::g2, 1, &out.b_g2,
-             &t.msm_b_g2_ns}};
-        streamed.reset(new streamed_msms(d.streamer, d.cuda_id, d.staging, std::move(msms),
-                                         kp.plan.g1_per_chunk, kp.plan.g2_per_chunk));
-    };
     struct drain_guard {
         cp_cuda::msm_context *m = nullptr;
         ~drain_guard() {
@@ -482,7 +582,8 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
         cuda_check(cudaEventRecord(ln.ev_rest.get(), copy), "cudaEventRecord");
         cuda_check(cudaStreamSynchronize(copy), "upload of the witness");
         const uint64_t t_up = now_ns();
-        start_stream();
+        if (count == 1)
+            start_stream({0});
         if (trace)
             std::fprintf(stderr,
                          "cp pass trace: place %.2f ms, pool mark %.2f ms, staging %.2f ms "
@@ -554,7 +655,8 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
         d_bits_ba = bits_ba;
         d_pre = pre;
         start_ab();
-        start_stream();
+        if (count == 1)
+            start_stream({0});
         cuda_check(cudaEventSynchronize(ln.ev_rest.get()), "upload of the witness");
         t_h = now_ns();
         t.upload_ns += t_h - t_start;
@@ -632,20 +734,91 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
         if (!overlap)
             open_second_lane(d, budget, *dk, L);
     } else {
+        // The scalars out of the cache the next job reuses.
+        const job_scalars &sc = scalars[i];
+        if (sc.hl != d_hl) {
+            const std::pair<fr_raw *, const fr_raw *> parts[3] = {
+                {sc.hl, d_hl}, {sc.sa, d_sa}, {sc.sb, d_sb}};
+            const size_t lens[3] = {L.n_hl, L.n_a, L.n_b};
+            for (int k = 0; k < 3; k++)
+                if (lens[k])
+                    cuda_check(cudaMemcpyAsync(parts[k].first, parts[k].second,
+                                               lens[k] * sizeof(fr_raw),
+                                               cudaMemcpyDeviceToDevice, zs),
+                               "copy of a shared pass's scalars");
+        }
         gpu_sync_default(gpu);
         t0 = now_ns();
         t.ntt_ns += t0 - t_h;
-        // The same MSMs with the bases streamed from the host key; each
-        // MSM's time includes the uploads it waited for.
-        uint64_t chunks = 0;
-        streamed->run(*ln.msm, chunks);
-        std::memset(&out.l, 0, sizeof(out.l));  // infinity (Z = 0): L is in H's MSM
-        t.stream_chunks = chunks;
-        t.stream_buffer_bytes = kp.plan.buffer_bytes;
+        live.push_back(i);
+    }
+    if (dk) {
+        probe_of(dk->bytes()).record(t);
+        return nullptr;
+    }
+    } catch (const error &e) {
+        // A job's own failure leaves a shared pass; the others go on.
+        if (n == 1 || e.code != CP_ERR_UNSATISFIED)
+            throw;
+        errs[i] = std::current_exception();
+    }
     }
 
-    probe_of(dk ? dk->bytes() : d.streamer.held()).record(t);
+    // The MSMs with the bases streamed from the host key, each chunk summed
+    // for every job; each MSM's time includes the uploads it waited for,
+    // split evenly among the jobs.
+    if (live.empty())
+        return nullptr;
+    if (!streamed)
+        start_stream(live);
+    uint64_t chunks = 0;
+    streamed->run(*ln.msm, chunks);
+    for (size_t i : live) {
+        cp_timings &t = *ts[i];
+        std::memset(&outs[i]->l, 0, sizeof(outs[i]->l));  // infinity (Z = 0): L is in H's MSM
+        t.stream_chunks = chunks;
+        t.stream_buffer_bytes = kp.plan.buffer_bytes;
+        t.stream_shared = live.size();
+        probe_of(d.streamer.held()).record(t);
+    }
     return nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &budget,
+                                          const srs &key, const circuit_job &job,
+                                          device_partials &out, cp_timings &t, bool lanes_held) {
+    const circuit_job *batch[1] = {&job};
+    device_partials *outs[1] = {&out};
+    cp_timings *ts[1] = {&t};
+    std::exception_ptr err;
+    size_t served = 0;
+    return run_pass(d, budget, key, batch, 1, outs, ts, &err, lanes_held, &served);
+}
+
+size_t shared_pass_limit(device_state &d, const memory_budget &budget, const srs &key,
+                         const circuit_job &job, size_t n) {
+    if (n < 2 || resident_key(key, d.cuda_id))
+        return 1;
+    const cache_layout L = layout_for(key, size_t(1) << job.lg_domain);
+    const stream_choice c = choose(d, d.lanes[0], budget, key, L, job.sh, n);
+    return c.upload || !c.fits ? 1 : c.shared;
+}
+
+void groth16_shared_pass(device_state &d, const memory_budget &budget, const srs &key,
+                         const circuit_job *const *batch, size_t n, device_partials *const *outs,
+                         cp_timings *const *ts, std::exception_ptr *errs) {
+    // Every lane waited for: a shared pass runs on lane 0. The jobs go in
+    // as many passes as the memory allows (one when the decision that
+    // formed them still holds).
+    auto lanes = d.quiesce();
+    for (size_t at = 0; at < n;) {
+        size_t served = 0;
+        run_pass(d, budget, key, batch + at, n - at, outs + at, ts + at, errs + at, true,
+                 &served);
+        at += std::max<size_t>(served, 1);
+    }
 }
 
 }  // namespace cuda_dev

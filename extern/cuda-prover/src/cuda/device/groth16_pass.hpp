@@ -8,8 +8,11 @@
 // shape sends only its witness: a, b, c are evaluated and checked from the
 // resident shape. A key that does not fit next to the working set is
 // streamed through the device in chunks (stream_plan.hpp); the timings'
-// stream_chunks says so.
+// stream_chunks says so, and jobs with the same key may share one pass over
+// its chunks (groth16_shared_pass; stream_shared).
 #pragma once
+
+#include <exception>
 
 #include "backend.hpp"
 #include "device/budget.hpp"
@@ -44,6 +47,21 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
                                           const srs &key, const circuit_job &job,
                                           device_partials &out, cp_timings &t,
                                           bool lanes_held = false);
+
+// How many of n jobs like `job` (one key and shape) one pass of this
+// device would serve: 1 unless the key is streamed and the memory holds
+// more jobs' scalars next to the chunk buffers (plan_shared). The thread
+// is bound, the device mutex held.
+size_t shared_pass_limit(device_state &d, const memory_budget &budget, const srs &key,
+                         const circuit_job &job, size_t n);
+
+// The device parts of n jobs (one key and shape) with each chunk of a
+// streamed key sent up once and summed for each of them, in as few passes
+// as the memory allows, on lane 0 after every lane's passes; done when it
+// returns. errs[i] receives job i's own failure (an unsatisfied witness).
+void groth16_shared_pass(device_state &d, const memory_budget &budget, const srs &key,
+                         const circuit_job *const *batch, size_t n, device_partials *const *outs,
+                         cp_timings *const *ts, std::exception_ptr *errs);
 
 }  // namespace cuda_dev
 }  // namespace cp

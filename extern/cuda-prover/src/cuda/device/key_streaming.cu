@@ -34,9 +34,27 @@ void key_stream::ensure(int cuda_id, const memory_budget &budget, size_t bytes,
     for (cuda_event &e : up_) e.create();
 }
 
+void key_stream::ensure_sets(int cuda_id, const memory_budget &budget, size_t bytes,
+                             size_t extra_needed) {
+    if (sets_.size() == bytes && (bytes == 0 || sets_))
+        return;
+    const size_t held_now = sets_.size();
+    sets_.reset();
+    if (bytes == 0)
+        return;
+    const size_t free_b = budget.free_bytes();
+    if (bytes + extra_needed > free_b)
+        budget.oom(bytes + extra_needed, free_b + held_now);
+    const cudaError_t e = sets_.allocate(cuda_id, bytes);
+    if (e == cudaErrorMemoryAllocation)
+        budget.oom(bytes + extra_needed, budget.free_bytes());
+    cuda_check(e, "cudaMalloc(scalars of a shared pass)");
+}
+
 void key_stream::release() {
     for (cuda_event &e : up_) e.reset();
     for (device_buffer &b : buf_) b.reset();
+    sets_.reset();
 }
 
 streamed_msms::streamed_msms(key_stream &ks, int cuda_id, stager &staging,
@@ -45,7 +63,8 @@ streamed_msms::streamed_msms(key_stream &ks, int cuda_id, stager &staging,
     std::vector<stream_extent> extents;
     for (stream_msm &s : msms_) {
         const bool g2 = s.group == msm_group::g2;
-        std::memset(s.out, 0, g2 ? sizeof(blst_p2) : sizeof(blst_p1));  // Z = 0
+        for (const stream_sum &sum : s.sums)
+            std::memset(sum.out, 0, g2 ? sizeof(blst_p2) : sizeof(blst_p1));  // Z = 0
         extents.push_back({s.bases.total(), g2 ? g2_per : g1_per});
     }
     seq_ = stream_sequence(extents);
@@ -134,15 +153,20 @@ void streamed_msms::run(msm_context &msm, uint64_t &chunks) {
         const stream_chunk &c = seq_[k];
         const stream_msm &s = msms_[c.msm];
         const void *pts = ks_.buf_[k % 2].get();
-        const fr_raw *sc = s.scalars + c.first;
-        if (s.group == msm_group::g2)
-            sum_chunk<g2_proj_raw>(msm, s.slot, pts, sc, c.count, *static_cast<blst_p2 *>(s.out));
-        else
-            sum_chunk<g1_proj_raw>(msm, s.slot, pts, sc, c.count, *static_cast<blst_p1 *>(s.out));
+        for (const stream_sum &sum : s.sums) {
+            const fr_raw *sc = sum.scalars + c.first;
+            if (s.group == msm_group::g2)
+                sum_chunk<g2_proj_raw>(msm, s.slot, pts, sc, c.count,
+                                       *static_cast<blst_p2 *>(sum.out));
+            else
+                sum_chunk<g1_proj_raw>(msm, s.slot, pts, sc, c.count,
+                                       *static_cast<blst_p1 *>(sum.out));
+        }
         if (k + 1 == seq_.size() || seq_[k + 1].msm != c.msm) {
             const uint64_t now = now_ns();
-            if (s.ns)
-                *s.ns += now - t;
+            for (const stream_sum &sum : s.sums)
+                if (sum.ns)
+                    *sum.ns += (now - t) / s.sums.size();
             t = now;
         }
     }

@@ -4,7 +4,10 @@
 // The chunks of a pass's MSMs form one sequence: a helper thread stages
 // chunk k+1 into one buffer while the MSM of chunk k runs on the other, also
 // across the end of one MSM and the start of the next, and the first chunk
-// goes up while the pass's NTTs run. The partial sums are added on the host.
+// goes up while the pass's NTTs run. Proofs with the same key may share a
+// pass: each chunk goes up once and is summed for each of them (their
+// scalars wait in the stream's scalar sets). The partial sums are added on
+// the host.
 // Each MSM's result is the group element one MSM over all its bases gives,
 // so proofs are byte-identical to those of a resident key.
 #pragma once
@@ -33,16 +36,22 @@ struct host_bases {
     size_t total() const { return n[0] + n[1]; }
 };
 
-// One MSM of a streamed pass: its bases on the host, its scalars on the
-// device, the slot of the MSM context that sums its chunks, and where its
-// sum (a blst_p1 or blst_p2, by group) and its time go.
+// One proof's sum of a streamed MSM: its scalars on the device, and where
+// its sum (a blst_p1 or blst_p2, by the MSM's group) and its time go.
+struct stream_sum {
+    const cp_cuda::fr_raw *scalars = nullptr;
+    void *out = nullptr;
+    uint64_t *ns = nullptr;  // adds its share of the time from the previous MSM's end
+};
+
+// One MSM of a streamed pass: its bases on the host, the slot of the MSM
+// context that sums its chunks, and one sum per proof that shares the pass
+// (each chunk goes up once and is summed for each of them).
 struct stream_msm {
     host_bases bases;
-    const cp_cuda::fr_raw *scalars = nullptr;
     cp_cuda::msm_group group = cp_cuda::msm_group::g1;
     size_t slot = 0;
-    void *out = nullptr;
-    uint64_t *ns = nullptr;  // adds the time from the previous MSM's end
+    std::vector<stream_sum> sums;
 };
 
 class key_stream {
@@ -52,12 +61,20 @@ public:
     void ensure(int cuda_id, const memory_budget &budget, size_t bytes, size_t extra_needed);
     void release();
     size_t buffer_bytes() const { return buf_[0].size(); }
-    // Device bytes held: both buffers.
-    size_t held() const { return buf_[0].size() + buf_[1].size(); }
+    // The MSM scalars of the proofs past the first of a shared pass
+    // (exactly `bytes`; none for 0); `extra_needed` more bytes must stay
+    // free for the caller.
+    void ensure_sets(int cuda_id, const memory_budget &budget, size_t bytes,
+                     size_t extra_needed);
+    char *sets() const { return sets_.bytes_ptr(); }
+    size_t sets_bytes() const { return sets_.size(); }
+    // Device bytes held: both buffers and the scalar sets.
+    size_t held() const { return buf_[0].size() + buf_[1].size() + sets_.size(); }
 
 private:
     friend class streamed_msms;
     device_buffer buf_[2];
+    device_buffer sets_;
     cuda_event up_[2];  // chunk k is on the device once up_[k % 2] completes
 };
 
