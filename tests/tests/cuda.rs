@@ -311,6 +311,108 @@ fn cuda_streamed_equals_resident() {
     }
 }
 
+/// Proofs with one streamed key share passes over its chunks on the GPU:
+/// the witnesses of one call, and the partitions the engine's workers hold
+/// while the device is busy. Every proof equals the host backend's and
+/// verifies; each pass's proofs report its size.
+#[test]
+fn cuda_shared_streamed_passes() {
+    let Some(ctx) = gpu() else { return };
+    let host = Context::host(1).unwrap();
+    let log = 14.min(max_log());
+    let keys = cached_builtin_keys(Kind::Chain, log);
+    let key = fresh_key(&keys);
+    let n = key.domain_size().unwrap();
+    let est = key.device_memory_estimate(&ctx, 0, n).unwrap();
+    let circuits: Vec<_> = (0..6).map(|i| builtin(Kind::Chain, log, 40 + i)).collect();
+    let data = cuda_prover_bellperson::ShapeData::record(circuits[0]).unwrap();
+    let shape = cuda_prover_bellperson::Shape::new(&data).unwrap();
+    let hint = key.size_hint().unwrap();
+    let ws: Vec<_> = circuits
+        .iter()
+        .map(|c| cuda_prover_bellperson::synthesize_witness(*c, hint).unwrap())
+        .collect();
+    let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(41), ws.len());
+    let want =
+        cuda_prover_bellperson::prove_from_witnesses(&host, &keys.key, &shape, &ws, &bl, 0, None)
+            .unwrap();
+    let resident = est.working_bytes + est.srs_bytes;
+    let mut most = 0;
+    for limit in [
+        resident - 1,
+        est.streamed_bytes + (resident - est.streamed_bytes) / 2,
+    ] {
+        ctx.set_memory_limit(0, Some(limit)).unwrap();
+        let got =
+            cuda_prover_bellperson::prove_from_witnesses(&ctx, &key, &shape, &ws, &bl, 0, None)
+                .unwrap();
+        let passes: Vec<u64> = got.iter().map(|p| p.timings.stream_shared).collect();
+        eprintln!(
+            "chain 2^{log} limit {} KiB: proofs per pass {passes:?}, {} chunks of {} KiB",
+            limit >> 10,
+            got[0].timings.stream_chunks,
+            got[0].timings.stream_buffer_bytes >> 10
+        );
+        let mut i = 0;
+        while i < passes.len() {
+            let p = passes[i] as usize;
+            assert!(p >= 1 && i + p <= passes.len(), "{passes:?}");
+            assert!(
+                passes[i..i + p].iter().all(|&x| x as usize == p),
+                "{passes:?}"
+            );
+            most = most.max(p);
+            i += p;
+        }
+        for (k, p) in got.iter().enumerate() {
+            assert_eq!(
+                proof_bytes(&p.proof),
+                proof_bytes(&want[k].proof),
+                "limit {limit} partition {k}: shared pass on the GPU = host"
+            );
+            assert!(key.verify(&p.proof, &[circuits[k].public_input()]).unwrap());
+        }
+    }
+    assert!(most >= 2, "no limit let two proofs share a pass");
+
+    // The engine's workers: each pass holds the device a while (a delay),
+    // so the next finds the other workers' partitions waiting.
+    let ctx = Arc::new(ctx);
+    ctx.set_device_delay(0, std::time::Duration::from_millis(200))
+        .unwrap();
+    let job = Job {
+        name: "shared".into(),
+        partitions: (0..6).map(|i| builtin(Kind::Chain, log, 50 + i)).collect(),
+        blinding: BlindingSource::Seeded(50),
+        trim_after: false,
+        synthesis: SynthesisMode::Full,
+        shape: None,
+    };
+    let config = EngineConfig {
+        devices: DeviceSelection::List(vec![0]),
+        workers_per_device: 4,
+        device_memory_limit: Some(resident - 1),
+        ..Default::default()
+    };
+    let out = Engine::new(ctx.clone(), config)
+        .unwrap()
+        .run(job, &key, |_| {})
+        .unwrap();
+    ctx.set_device_delay(0, std::time::Duration::ZERO).unwrap();
+    let shared: Vec<u64> = out
+        .report
+        .per_partition
+        .iter()
+        .map(|p| p.stream_shared)
+        .collect();
+    eprintln!("engine, 4 workers: proofs per pass {shared:?}");
+    assert!(shared.iter().any(|&s| s >= 2), "{shared:?}");
+    for p in &out.proofs {
+        assert!(key.verify(&p.output.proof, &p.public_inputs).unwrap());
+    }
+    ctx.set_memory_limit(0, None).unwrap();
+}
+
 /// A 2^22 key whose device share is a quarter of its size (the limit is the
 /// working set plus a quarter of the key): streamed proofs equal resident
 /// ones and verify; prints the device part of both. Runs when
