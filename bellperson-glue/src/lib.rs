@@ -34,7 +34,7 @@ pub use witness::{synthesize_witness, Witness};
 /// The core's device-level types, for the layers above.
 pub use cuda_prover_sys::{
     built_with_cuda, cuda_device_count, cuda_device_info, cuda_usable_devices, Backend, Context,
-    ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, ErrorCode, Timings,
+    ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, ErrorCode, StreamSharing, Timings,
 };
 /// The core's GKR kernels (BabyBear sumcheck and tower), for the GKR crate.
 pub use cuda_prover_sys::{

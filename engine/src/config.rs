@@ -1,7 +1,7 @@
 //! How an engine is set up: its devices, ownership policy, worker CPU sets
 //! and thread counts; and where a job's blinding factors come from.
 
-use cuda_prover_pipeline::Blinding;
+use cuda_prover_pipeline::{Blinding, StreamSharing};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -56,6 +56,10 @@ pub struct EngineConfig {
     /// proof's working set is streamed through the device in chunks. `None`
     /// leaves the context's limits as they are.
     pub device_memory_limit: Option<u64>,
+    /// When partitions with the same streamed key share one pass over its
+    /// chunks on the engine's devices (`--stream-sharing`). `None` leaves
+    /// the context's setting as it is (by default `Auto`: where it pays).
+    pub stream_sharing: Option<StreamSharing>,
 }
 
 impl Default for EngineConfig {
@@ -67,6 +71,7 @@ impl Default for EngineConfig {
             synthesis_threads: 0,
             workers_per_device: 1,
             device_memory_limit: None,
+            stream_sharing: None,
         }
     }
 }

@@ -50,6 +50,12 @@ impl Engine {
                     .map_err(|e| EngineError::Setup(e.to_string()))?;
             }
         }
+        if let Some(mode) = config.stream_sharing {
+            for d in &devices {
+                ctx.set_stream_sharing(d.ordinal, mode)
+                    .map_err(|e| EngineError::Setup(e.to_string()))?;
+            }
+        }
         let mutexes = devices
             .iter()
             .map(|_| {

@@ -27,6 +27,8 @@ pub mod work;
 mod worker;
 
 pub use config::{BlindingSource, EngineConfig, Policy};
+/// When partitions share streamed passes (`EngineConfig::stream_sharing`).
+pub use cuda_prover_pipeline::StreamSharing;
 pub use devices::{list_devices, open_context, resolve, BackendChoice, DeviceSelection};
 pub use engine::Engine;
 pub use error::EngineError;

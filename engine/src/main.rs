@@ -22,7 +22,7 @@ use cuda_prover_engine::{
     EngineConfig, EngineError, Job, Policy,
 };
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
-use cuda_prover_pipeline::{PartitionProof, SynthesisMode};
+use cuda_prover_pipeline::{PartitionProof, StreamSharing, SynthesisMode};
 
 // Synthesis allocates three small vectors per constraint; mimalloc makes
 // that about 10% faster than the system allocator.
@@ -108,6 +108,12 @@ enum Command {
         #[arg(long, value_name = "MIB",
               value_parser = clap::value_parser!(u64).range(1..=(u64::MAX >> 20)))]
         device_memory_limit: Option<u64>,
+        /// When partitions with the same streamed key share one pass over
+        /// its chunks (each chunk sent up once for all of them): auto
+        /// (where the device measured that its copies outlast one proof's
+        /// sums), always (whenever the memory allows) or never.
+        #[arg(long, value_name = "MODE", default_value = "auto")]
+        stream_sharing: StreamSharing,
         /// Where proving keys are cached.
         #[arg(long, default_value = "params-cache")]
         params_dir: PathBuf,
@@ -241,6 +247,7 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             synthesis_threads,
             workers_per_device,
             device_memory_limit,
+            stream_sharing,
             params_dir,
             report,
             metrics,
@@ -273,6 +280,7 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                     synthesis_threads: synthesis_threads as usize,
                     workers_per_device: workers_per_device as usize,
                     device_memory_limit: device_memory_limit.map(|mib| mib << 20),
+                    stream_sharing: Some(stream_sharing),
                 },
             )?;
             let workers = engine.devices().len() * workers_per_device as usize;

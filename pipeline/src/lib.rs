@@ -21,7 +21,7 @@ pub use glue::{
     synthesize_recording, synthesize_sized, synthesize_witness, Backend, Blinding, Context,
     ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, Error, ErrorCode, GpuIndex, KeyCheck,
     Parameters, Proof, ProofOutput, ProvingKey, Result, Scalar, Shape, ShapeData, ShapeInfo,
-    SizeHint, Synthesized, Timings, Witness, GPU_AUTO, GPU_BOUND,
+    SizeHint, StreamSharing, Synthesized, Timings, Witness, GPU_AUTO, GPU_BOUND,
 };
 /// The core's GKR kernels, for the GKR crate (no pipeline of their own).
 pub use glue::{

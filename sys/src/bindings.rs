@@ -1064,3 +1064,14 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn cp_set_device_memory_limit(ctx: *mut cp_context, ordinal: i32, bytes: u64) -> cp_status;
 }
+pub const CP_SHARE_AUTO: cp_stream_sharing = 0;
+pub const CP_SHARE_ALWAYS: cp_stream_sharing = 1;
+pub const CP_SHARE_NEVER: cp_stream_sharing = 2;
+pub type cp_stream_sharing = ::std::os::raw::c_uint;
+unsafe extern "C" {
+    pub fn cp_set_stream_sharing(
+        ctx: *mut cp_context,
+        ordinal: i32,
+        mode: cp_stream_sharing,
+    ) -> cp_status;
+}

@@ -118,6 +118,36 @@ pub struct Context {
 unsafe impl Send for Context {}
 unsafe impl Sync for Context {}
 
+/// When proofs with the same streamed key share one pass over its chunks
+/// (each chunk sent up once and summed for each proof). A pass copies the
+/// next chunk while it sums the current one, so sharing pays while the
+/// key's copy takes longer than one proof's sums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StreamSharing {
+    /// Where it pays, by the device's last streamed pass of the same key
+    /// (none before one was measured). The default.
+    #[default]
+    Auto,
+    /// Whenever the device's memory holds the proofs' scalars.
+    Always,
+    /// Never: each proof streams the key alone.
+    Never,
+}
+
+impl std::str::FromStr for StreamSharing {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "always" => Ok(Self::Always),
+            "never" => Ok(Self::Never),
+            other => Err(format!(
+                "'{other}' is not a sharing mode: auto, always or never"
+            )),
+        }
+    }
+}
+
 impl Context {
     pub fn new(options: ContextOptions) -> Result<Self> {
         // The C ABI holds these in i32: a larger value is refused here rather
@@ -296,6 +326,19 @@ impl Context {
         check(unsafe {
             ffi::cp_set_device_memory_limit(self.raw, ordinal as i32, bytes.unwrap_or(0))
         })
+    }
+
+    /// When proofs with the same streamed key share one pass over its
+    /// chunks on `ordinal` ([`StreamSharing`]; `Timings::stream_shared`).
+    pub fn set_stream_sharing(&self, ordinal: u32, mode: StreamSharing) -> Result<()> {
+        let raw = match mode {
+            StreamSharing::Auto => ffi::CP_SHARE_AUTO,
+            StreamSharing::Always => ffi::CP_SHARE_ALWAYS,
+            StreamSharing::Never => ffi::CP_SHARE_NEVER,
+        };
+        // SAFETY: `self.raw` is a live context for the lifetime of `self`;
+        // the core checks the ordinal and the mode.
+        check(unsafe { ffi::cp_set_stream_sharing(self.raw, ordinal as i32, raw) })
     }
 
     /// Runs the device part of every circuit and returns once it is done.

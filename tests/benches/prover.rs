@@ -31,7 +31,7 @@ use blstrs::Bls12;
 use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
 use cuda_prover_bellperson::{
     prove_from_assignments, prove_from_witnesses, synthesize_sized, synthesize_witness, Backend,
-    Blinding, Context, ContextOptions, ProofOutput,
+    Blinding, Context, ContextOptions, ProofOutput, StreamSharing,
 };
 use cuda_prover_engine::params::{cache_path, load_key_and_shape, load_or_create};
 use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
@@ -264,6 +264,7 @@ fn stream_compare(args: &Args, spec: &str) {
                 // time of `repeats` calls after a first.
                 let k = args.stream_share;
                 let shared = (k > 1).then(|| {
+                    ctx.set_stream_sharing(0, StreamSharing::Always).unwrap();
                     let many: Vec<_> = (0..k)
                         .map(|i| {
                             synthesize_sized(
@@ -283,7 +284,14 @@ fn stream_compare(args: &Args, spec: &str) {
                             best = Some((wall, out));
                         }
                     }
-                    (many, bl, best.unwrap())
+                    // What `Auto` makes of the same call, the pass measured.
+                    ctx.set_stream_sharing(0, StreamSharing::Auto).unwrap();
+                    let auto: Vec<u64> = prove_from_assignments(&ctx, &key, &many, &bl, 0, None)
+                        .unwrap()
+                        .iter()
+                        .map(|o| o.timings.stream_shared)
+                        .collect();
+                    (many, bl, best.unwrap(), auto)
                 });
                 ctx.set_memory_limit(0, None).unwrap();
                 let resident = run();
@@ -302,7 +310,7 @@ fn stream_compare(args: &Args, spec: &str) {
                     st / r
                 );
                 let mut shared_row = Value::Null;
-                if let Some((many, bl, (wall, out))) = shared {
+                if let Some((many, bl, (wall, out), auto)) = shared {
                     let again = prove_from_assignments(&ctx, &key, &many, &bl, 0, None).unwrap();
                     let same = out
                         .iter()
@@ -310,15 +318,21 @@ fn stream_compare(args: &Args, spec: &str) {
                         .all(|(a, b)| proof_bytes(&a.proof) == proof_bytes(&b.proof));
                     let passes: Vec<u64> = out.iter().map(|o| o.timings.stream_shared).collect();
                     let per = wall / k as f64;
+                    // One pass's device time over its proofs (each reports the pass's).
+                    let dev = ms(out[0].timings.device_ns) / passes[0].max(1) as f64;
                     println!(
-                        "  {k} partitions in one call under the limit: {wall:.1} ms, {per:.1} ms a partition ({:.2}x resident); proofs per pass {passes:?}, {} chunks of {} KiB; same bytes as resident: {same}",
+                        "  {k} partitions in one call under the limit, always shared: {wall:.1} ms, {per:.1} ms a partition ({:.2}x resident), device part {dev:.1} ms a partition ({:.2}x streamed alone); proofs per pass {passes:?}, {} chunks of {} KiB; same bytes as resident: {same}; auto shares {auto:?}",
                         per / r,
+                        dev / st,
                         out[0].timings.stream_chunks,
                         out[0].timings.stream_buffer_bytes >> 10,
                     );
                     shared_row = json!({
                         "partitions": k, "wall_ms": wall, "ms_per_partition": per,
                         "per_partition_over_resident": per / r,
+                        "device_ms_per_partition": dev,
+                        "device_per_partition_over_streamed": dev / st,
+                        "auto_proofs_per_pass": auto,
                         "proofs_per_pass": passes,
                         "stream_chunks": out[0].timings.stream_chunks,
                         "stream_buffer_bytes": out[0].timings.stream_buffer_bytes,

@@ -337,6 +337,10 @@ fn cuda_shared_streamed_passes() {
         cuda_prover_bellperson::prove_from_witnesses(&host, &keys.key, &shape, &ws, &bl, 0, None)
             .unwrap();
     let resident = est.working_bytes + est.srs_bytes;
+    // Whenever the memory allows (at 2^14 the copies are shorter than the
+    // sums, so `Auto` would stream each alone).
+    ctx.set_stream_sharing(0, cuda_prover_bellperson::StreamSharing::Always)
+        .unwrap();
     let mut most = 0;
     for limit in [
         resident - 1,
@@ -392,6 +396,7 @@ fn cuda_shared_streamed_passes() {
         devices: DeviceSelection::List(vec![0]),
         workers_per_device: 4,
         device_memory_limit: Some(resident - 1),
+        stream_sharing: Some(cuda_prover_bellperson::StreamSharing::Always),
         ..Default::default()
     };
     let out = Engine::new(ctx.clone(), config)
@@ -399,6 +404,8 @@ fn cuda_shared_streamed_passes() {
         .run(job, &key, |_| {})
         .unwrap();
     ctx.set_device_delay(0, std::time::Duration::ZERO).unwrap();
+    ctx.set_stream_sharing(0, cuda_prover_bellperson::StreamSharing::Auto)
+        .unwrap();
     let shared: Vec<u64> = out
         .report
         .per_partition

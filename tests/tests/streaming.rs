@@ -10,7 +10,7 @@ use std::sync::Arc;
 use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
 use cuda_prover_bellperson::{
     prove_from_assignments, prove_from_witnesses, synthesize, synthesize_witness, Blinding,
-    Context, ErrorCode, Shape, ShapeData,
+    Context, ErrorCode, Shape, ShapeData, StreamSharing,
 };
 use cuda_prover_engine::{BlindingSource, Engine, EngineConfig, Job};
 use cuda_prover_pipeline::SynthesisMode;
@@ -196,6 +196,14 @@ fn call_shares_passes(witness: bool) {
     let limit = whole + scalar_set_bytes(&keys);
     assert!(limit < est.working_bytes + est.srs_bytes, "still streams");
     ctx.set_memory_limit(1, Some(limit)).unwrap();
+    // By default a pass is shared where that pays: on the host, copies
+    // cost far less than sums, so each proof streams alone.
+    let auto = prove(1);
+    assert!(
+        auto.iter().all(|p| p.timings.stream_shared == 1),
+        "auto: alone"
+    );
+    ctx.set_stream_sharing(1, StreamSharing::Always).unwrap();
     let streamed = prove(1);
     let shared: Vec<u64> = streamed.iter().map(|p| p.timings.stream_shared).collect();
     assert_passes(&shared);
@@ -225,6 +233,16 @@ fn call_shares_passes(witness: bool) {
     let alone = prove(1);
     for (k, p) in alone.iter().enumerate() {
         assert_eq!(p.timings.stream_shared, 1);
+        assert_eq!(proof_bytes(&p.proof), proof_bytes(&resident[k].proof));
+    }
+    // Never: alone under the larger limit too.
+    ctx.set_memory_limit(1, Some(limit)).unwrap();
+    ctx.set_stream_sharing(1, StreamSharing::Never).unwrap();
+    assert!(
+        prove(1).iter().all(|p| p.timings.stream_shared == 1),
+        "never"
+    );
+    for (k, p) in auto.iter().enumerate() {
         assert_eq!(proof_bytes(&p.proof), proof_bytes(&resident[k].proof));
     }
 }
@@ -273,6 +291,7 @@ fn unsatisfied_witness_in_a_shared_pass() {
     let (whole, _) = *limits(&keys, &ctx).last().unwrap();
     ctx.set_memory_limit(1, Some(whole + scalar_set_bytes(&keys)))
         .unwrap();
+    ctx.set_stream_sharing(1, StreamSharing::Always).unwrap();
     let bl = blinding(3, 9);
     let mid = ws[1].aux.len() / 2;
     ws[1].aux[mid] += blstrs::Scalar::from(1u64);
@@ -306,6 +325,7 @@ fn waiting_callers_share_one_streamed_pass() {
         devices: cuda_prover_engine::DeviceSelection::List(vec![0]),
         workers_per_device: 4,
         device_memory_limit: Some(whole + scalar_set_bytes(&keys)),
+        stream_sharing: Some(StreamSharing::Always),
         ..Default::default()
     };
     let engine = Engine::new(ctx.clone(), config).unwrap();

@@ -428,9 +428,10 @@ typedef struct cp_timings {
      * (stream_chunks went up once and were summed for each of them): 1 when
      * it streamed alone, 0 when the key was resident. Items of one call and
      * of other callers waiting on the same device with the same key, shape
-     * and cp_mutex share a pass when the backend's memory holds their
-     * scalars next to the chunk buffers (at most 8). The MSM times of a
-     * shared pass are split evenly among its proofs. */
+     * and cp_mutex share a pass where that pays (cp_set_stream_sharing) and
+     * the device's memory holds their scalars next to the chunk buffers (at
+     * most 8). The MSM times of a shared pass are split evenly among its
+     * proofs. */
     uint64_t stream_shared;
 } cp_timings;
 
@@ -761,6 +762,25 @@ cp_status cp_set_tag_delay(cp_context *ctx, int64_t tag, uint64_t extra_ns);
  * device with other processes, for keys larger than the device, and to test
  * both paths. */
 cp_status cp_set_device_memory_limit(cp_context *ctx, int32_t ordinal, uint64_t bytes);
+
+/* When proofs with the same streamed key share one pass over its chunks
+ * (cp_timings.stream_shared). A pass copies the next chunk while it sums
+ * the current one, so one proof's pass takes about the longer of the key's
+ * copy and its sums, and n proofs' the longer of the copy and n proofs'
+ * sums: sharing pays while the copy is the longer. */
+typedef enum cp_stream_sharing {
+    /* Where it pays, by the device's last streamed pass of the same key:
+     * up to copy time / one proof's sum time proofs (none before a pass of
+     * the key was measured). The default. */
+    CP_SHARE_AUTO = 0,
+    /* Whenever the memory holds the proofs' scalars. */
+    CP_SHARE_ALWAYS = 1,
+    /* Never: each proof streams the key alone. */
+    CP_SHARE_NEVER = 2
+} cp_stream_sharing;
+
+/* Sets when proofs on `ordinal` share streamed passes. */
+cp_status cp_set_stream_sharing(cp_context *ctx, int32_t ordinal, cp_stream_sharing mode);
 
 #ifdef __cplusplus
 }

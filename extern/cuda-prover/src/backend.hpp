@@ -154,6 +154,12 @@ public:
     void set_memory_limit(uint64_t bytes) { memory_limit_ = bytes ? bytes : UINT64_MAX; }
     uint64_t memory_limit() const { return memory_limit_.load(); }
 
+    // When proofs share streamed passes (cp_set_stream_sharing).
+    void set_stream_sharing(cp_stream_sharing mode) { sharing_ = static_cast<int>(mode); }
+    cp_stream_sharing stream_sharing() const {
+        return static_cast<cp_stream_sharing>(sharing_.load());
+    }
+
     // Makes the calling thread run on this device (cudaSetDevice for CUDA).
     virtual void bind_thread() = 0;
 
@@ -174,9 +180,10 @@ public:
 
     // How many of the n jobs (jobs[0] first; one key and one shape) one
     // pass of this device would serve: more than 1 only when the key's bases
-    // are streamed (stream_plan.hpp, plan_shared), so that each chunk goes
-    // up once for all of them. Called with the thread bound and the device's
-    // mutex held.
+    // are streamed, sharing pays by stream_sharing() (stream_share_pays) and
+    // the memory holds them (plan_shared), so that each chunk goes up once
+    // for all of them. Called with the thread bound and the device's mutex
+    // held.
     virtual size_t shared_pass_limit(const srs &key, const circuit_job *const *jobs, size_t n) {
         (void)key;
         (void)jobs;
@@ -227,6 +234,7 @@ public:
 
 private:
     std::atomic<uint64_t> memory_limit_{UINT64_MAX};
+    std::atomic<int> sharing_{CP_SHARE_AUTO};
 };
 
 // Backend factories.

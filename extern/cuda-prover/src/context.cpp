@@ -429,6 +429,19 @@ cp_status cp_set_device_memory_limit(cp_context *ctx, int32_t ordinal, uint64_t 
     });
 }
 
+cp_status cp_set_stream_sharing(cp_context *ctx, int32_t ordinal, cp_stream_sharing mode) {
+    return guard("cp_set_stream_sharing", [&] {
+        if (!ctx) fail(CP_ERR_INVALID_ARGUMENT, "cp_set_stream_sharing: ctx is NULL");
+        check_ordinal(ctx, ordinal, "cp_set_stream_sharing");
+        const int m = static_cast<int>(mode);
+        if (m != CP_SHARE_AUTO && m != CP_SHARE_ALWAYS && m != CP_SHARE_NEVER)
+            fail(CP_ERR_INVALID_ARGUMENT, "cp_set_stream_sharing: mode " + std::to_string(m) +
+                                              " is not CP_SHARE_AUTO (0), CP_SHARE_ALWAYS (1) "
+                                              "or CP_SHARE_NEVER (2)");
+        ctx->slot(ordinal).dev->set_stream_sharing(mode);
+    });
+}
+
 cp_status cp_set_tag_delay(cp_context *ctx, int64_t tag, uint64_t extra_ns) {
     return guard("cp_set_tag_delay", [&] {
         if (!ctx) fail(CP_ERR_INVALID_ARGUMENT, "cp_set_tag_delay: ctx is NULL");

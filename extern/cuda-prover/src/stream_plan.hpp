@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "cuda_prover.h"
+
 namespace cp {
 
 constexpr uint64_t STREAM_G1_BYTES = 96;   // blst_p1_affine
@@ -130,6 +132,35 @@ size_t plan_shared(stream_plan &p, const stream_plan &single, size_t wanted, uin
         n = k;
     }
     return n;
+}
+
+// What a device measured of its last streamed pass of `key`: the copies of
+// the key's chunks, and one proof's sums of them.
+struct stream_cost {
+    const void *key = nullptr;
+    uint64_t copy_ns = 0;
+    uint64_t sum_ns = 0;
+};
+
+// Proofs worth one shared pass (CP_SHARE_AUTO) by the last pass of the same
+// key: a pass copies the next chunk while it sums the current one, so n
+// proofs take about max(copy, n * sum); sharing pays while the copy is the
+// longer, up to copy / sum proofs. 1 without a measurement of this key.
+inline size_t stream_share_pays(const stream_cost &c, const void *key) {
+    if (c.key != key || c.sum_ns == 0 || c.copy_ns <= c.sum_ns)
+        return 1;
+    return (size_t)std::min<uint64_t>(STREAM_MAX_SHARED, (c.copy_ns + c.sum_ns - 1) / c.sum_ns);
+}
+
+// How many of n proofs may share a pass by `mode` (the memory decides the
+// rest: plan_shared).
+inline size_t stream_share_wanted(cp_stream_sharing mode, const stream_cost &c, const void *key,
+                                  size_t n) {
+    if (mode == CP_SHARE_NEVER)
+        return 1;
+    if (mode == CP_SHARE_ALWAYS)
+        return n;
+    return std::min(n, stream_share_pays(c, key));
 }
 
 // One chunk of a streamed pass: bases [first, first + count) of MSM `msm`.

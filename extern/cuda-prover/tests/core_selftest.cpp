@@ -1032,6 +1032,22 @@ static void test_plan_shared() {
             cases++;
         }
     std::printf("  %d cases\n", cases);
+    // Where sharing pays (CP_SHARE_AUTO): while the key's copy outlasts one
+    // proof's sums, up to copy / sum proofs, only for the measured key.
+    const int k1 = 0, k2 = 0;
+    const stream_cost none, fast{&k1, 10, 100}, even{&k1, 100, 100}, slow{&k1, 350, 100},
+        slowest{&k1, 100000, 1};
+    CHECK(stream_share_pays(none, &k1) == 1, "no measurement: alone");
+    CHECK(stream_share_pays(fast, &k1) == 1 && stream_share_pays(even, &k1) == 1,
+          "sums at least as long as the copy: alone");
+    CHECK(stream_share_pays(slow, &k1) == 4, "copy 3.5 sums: 4 (%zu)", stream_share_pays(slow, &k1));
+    CHECK(stream_share_pays(slowest, &k1) == STREAM_MAX_SHARED, "at most STREAM_MAX_SHARED");
+    CHECK(stream_share_pays(slow, &k2) == 1, "another key's measurement: alone");
+    CHECK(stream_share_wanted(CP_SHARE_ALWAYS, none, &k1, 5) == 5 &&
+              stream_share_wanted(CP_SHARE_NEVER, slow, &k1, 5) == 1 &&
+              stream_share_wanted(CP_SHARE_AUTO, slow, &k1, 3) == 3 &&
+              stream_share_wanted(CP_SHARE_AUTO, slow, &k1, 9) == 4,
+          "modes");
 }
 
 // ---------------------------------------------------------------- Groth16

@@ -155,7 +155,7 @@ public:
                              size_t n) override {
         bind_thread();
         try {
-            return cuda_dev::shared_pass_limit(d_, budget(), key, *jobs[0], n);
+            return cuda_dev::shared_pass_limit(d_, budget(), key, *jobs[0], n, stream_sharing());
         } catch (const cuda_error &e) {
             rethrow_sppark(e, d_.cuda_id);
         }

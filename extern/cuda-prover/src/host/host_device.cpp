@@ -253,8 +253,9 @@ public:
     size_t shared_pass_limit(const srs &key, const circuit_job *const *jobs,
                              size_t n) override {
         stream_plan single, plan;
-        if (n < 2 || !check_memory(key, jobs[0]->num_constraints, single)) return 1;
-        return share_plan(key, jobs[0]->num_constraints, single, n, plan);
+        const size_t wanted = stream_share_wanted(stream_sharing(), cost_, &key, n);
+        if (wanted < 2 || !check_memory(key, jobs[0]->num_constraints, single)) return 1;
+        return share_plan(key, jobs[0]->num_constraints, single, wanted, plan);
     }
 
     void shared_part(const srs &key, const circuit_job *const *jobs, size_t n,
@@ -302,6 +303,7 @@ private:
         std::vector<blst_fr> h, sa, sb;
     };
     std::vector<scalar_set> sets_;
+    stream_cost cost_;  // of the last streamed pass (stream_share_pays)
     std::unique_ptr<gkr::kernels> gkr_;
     witness_pool witnesses_{host_witness_alloc, host_witness_free, HOST_WITNESS_POOL_BYTES};
     std::atomic<bool> touched_{false};
@@ -452,7 +454,8 @@ private:
                                       {nullptr, b2.data(), 1, sets, o_b2.data(), n_b2.data()}};
         uint64_t add_ns = 0, chunks = 0;
         streamed_msms(msms, 4, plan.g1_per_chunk, plan.g2_per_chunk, stream_, threads_, &add_ns,
-                      &chunks);
+                      &chunks, &cost_);
+        cost_.key = &key;
 
         uint64_t held = cache_.bytes + 2 * stream_.bytes;
         for (size_t i : live)

@@ -2,6 +2,7 @@
 #include "host/streamed_msm.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -96,7 +97,15 @@ size_t total(const base_segment<Affine> *segs, size_t nsegs) {
 }  // namespace
 
 void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per, uint64_t g2_per,
-                   stream_buffers &bufs, int threads, uint64_t *add_ns, uint64_t *chunks) {
+                   stream_buffers &bufs, int threads, uint64_t *add_ns, uint64_t *chunks,
+                   stream_cost *cost) {
+    using steady = std::chrono::steady_clock;
+    auto ns_since = [](steady::time_point t0) {
+        return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now() - t0)
+            .count();
+    };
+    std::atomic<uint64_t> copy_ns{0};
+    uint64_t sum_ns = 0;
     std::vector<stream_extent> extents;
     for (size_t j = 0; j < n; j++) {
         const streamed_msm &m = msms[j];
@@ -110,6 +119,7 @@ void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per, uint64_t
     }
     const std::vector<stream_chunk> seq = stream_sequence(extents);
     auto copy = [&](size_t k) {
+        const auto t0 = steady::now();
         const stream_chunk &c = seq[k];
         const streamed_msm &m = msms[c.msm];
         unsigned char *dst = bufs.buf[k % 2].get();
@@ -117,6 +127,7 @@ void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per, uint64_t
             upload(m.g2, m.nsegs, c.first, c.count, dst);
         else
             upload(m.g1, m.nsegs, c.first, c.count, dst);
+        copy_ns += ns_since(t0);
     };
     auto t = std::chrono::steady_clock::now();
     if (!seq.empty()) copy(0);
@@ -137,6 +148,7 @@ void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per, uint64_t
         const stream_chunk &c = seq[k];
         const streamed_msm &m = msms[c.msm];
         const unsigned char *src = bufs.buf[k % 2].get();
+        const auto t_sum = steady::now();
         try {
             for (size_t s = 0; s < m.sets; s++) {
                 if (m.g2)
@@ -150,6 +162,7 @@ void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per, uint64_t
             if (next.joinable()) next.join();
             throw;
         }
+        sum_ns += ns_since(t_sum) / std::max<size_t>(1, m.sets);
         if (next.joinable()) next.join();
         if (failed) std::rethrow_exception(failed);
         if (k + 1 == seq.size() || seq[k + 1].msm != c.msm) {
@@ -162,6 +175,8 @@ void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per, uint64_t
         }
     }
     *chunks += seq.size();
+    cost->copy_ns = copy_ns.load();
+    cost->sum_ns = sum_ns;
 }
 
 }  // namespace host

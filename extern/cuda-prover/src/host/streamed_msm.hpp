@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "blst.h"
+#include "stream_plan.hpp"
 
 namespace cp {
 namespace host {
@@ -55,9 +56,11 @@ struct streamed_msm {
 // Sums the MSMs with their bases copied through `bufs`, g1_per_chunk or
 // g2_per_chunk bases at a time, each chunk once for every proof that
 // shares it. Adds to *chunks the chunks it streamed.
+// *cost receives the time of the copies and one proof's share of the
+// sums' (stream_cost; its key is left to the caller).
 void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per_chunk,
                    uint64_t g2_per_chunk, stream_buffers &bufs, int threads,
-                   uint64_t *batch_add_ns, uint64_t *chunks);
+                   uint64_t *batch_add_ns, uint64_t *chunks, stream_cost *cost);
 
 }  // namespace host
 }  // namespace cp

@@ -772,7 +772,8 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
     if (!streamed)
         start_stream(live);
     uint64_t chunks = 0;
-    streamed->run(*ln.msm, chunks);
+    streamed->run(*ln.msm, chunks, d.streamer.cost);
+    d.streamer.cost.key = &key;
     for (size_t i : live) {
         cp_timings &t = *ts[i];
         std::memset(&outs[i]->l, 0, sizeof(outs[i]->l));  // infinity (Z = 0): L is in H's MSM
@@ -798,11 +799,12 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
 }
 
 size_t shared_pass_limit(device_state &d, const memory_budget &budget, const srs &key,
-                         const circuit_job &job, size_t n) {
-    if (n < 2 || resident_key(key, d.cuda_id))
+                         const circuit_job &job, size_t n, cp_stream_sharing mode) {
+    const size_t wanted = stream_share_wanted(mode, d.streamer.cost, &key, n);
+    if (wanted < 2 || resident_key(key, d.cuda_id))
         return 1;
     const cache_layout L = layout_for(key, size_t(1) << job.lg_domain);
-    const stream_choice c = choose(d, d.lanes[0], budget, key, L, job.sh, n);
+    const stream_choice c = choose(d, d.lanes[0], budget, key, L, job.sh, wanted);
     return c.upload || !c.fits ? 1 : c.shared;
 }
 

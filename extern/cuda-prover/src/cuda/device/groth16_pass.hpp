@@ -49,11 +49,12 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
                                           bool lanes_held = false);
 
 // How many of n jobs like `job` (one key and shape) one pass of this
-// device would serve: 1 unless the key is streamed and the memory holds
-// more jobs' scalars next to the chunk buffers (plan_shared). The thread
-// is bound, the device mutex held.
+// device would serve: 1 unless the key is streamed, `mode` says sharing
+// pays (stream_share_wanted, by the device's last pass of the key) and the
+// memory holds more jobs' scalars next to the chunk buffers (plan_shared).
+// The thread is bound, the device mutex held.
 size_t shared_pass_limit(device_state &d, const memory_budget &budget, const srs &key,
-                         const circuit_job &job, size_t n);
+                         const circuit_job &job, size_t n, cp_stream_sharing mode);
 
 // The device parts of n jobs (one key and shape) with each chunk of a
 // streamed key sent up once and summed for each of them, in as few passes

@@ -31,7 +31,8 @@ void key_stream::ensure(int cuda_id, const memory_budget &budget, size_t bytes,
             cuda_check(e, "cudaMalloc(key chunk buffer)");
         }
     }
-    for (cuda_event &e : up_) e.create();
+    for (cuda_event &e : up_) e.create_timed();
+    for (cuda_event &e : from_) e.create_timed();
 }
 
 void key_stream::ensure_sets(int cuda_id, const memory_budget &budget, size_t bytes,
@@ -53,6 +54,7 @@ void key_stream::ensure_sets(int cuda_id, const memory_budget &budget, size_t by
 
 void key_stream::release() {
     for (cuda_event &e : up_) e.reset();
+    for (cuda_event &e : from_) e.reset();
     for (device_buffer &b : buf_) b.reset();
     sets_.reset();
 }
@@ -83,6 +85,7 @@ void streamed_msms::upload(size_t k) {
     const gpu_t &gpu = gpu_of(cuda_id_);
     size_t first = c.first, left = c.count, at = 0;
     char *dst = ks_.buf_[k % 2].bytes_ptr();
+    cuda_check(cudaEventRecord(ks_.from_[k % 2].get(), staging_.stream()), "cudaEventRecord");
     for (int r = 0; r < 2 && left; r++) {
         if (first >= at + bases.n[r]) {
             at += bases.n[r];
@@ -140,8 +143,9 @@ void sum_chunk(msm_context &msm, size_t slot, const void *pts, const fr_raw *sc,
 
 }  // namespace
 
-void streamed_msms::run(msm_context &msm, uint64_t &chunks) {
+void streamed_msms::run(msm_context &msm, uint64_t &chunks, stream_cost &cost) {
     uint64_t t = now_ns();
+    uint64_t copy_ns = 0, sum_ns = 0;
     for (size_t k = 0; k < seq_.size(); k++) {
         // Chunk k was staged by the helper; chunk k + 1 goes up into the
         // other buffer (free: the sum of chunk k - 1 was read) while chunk
@@ -150,6 +154,12 @@ void streamed_msms::run(msm_context &msm, uint64_t &chunks) {
         if (k + 1 < seq_.size())
             start_upload(k + 1);
         cuda_check(cudaEventSynchronize(ks_.up_[k % 2].get()), "upload of a key chunk");
+        float copy_ms = 0;
+        if (cudaEventElapsedTime(&copy_ms, ks_.from_[k % 2].get(), ks_.up_[k % 2].get()) ==
+            cudaSuccess)
+            copy_ns += (uint64_t)(copy_ms * 1e6);
+        (void)cudaGetLastError();
+        const uint64_t t_sum = now_ns();
         const stream_chunk &c = seq_[k];
         const stream_msm &s = msms_[c.msm];
         const void *pts = ks_.buf_[k % 2].get();
@@ -162,6 +172,7 @@ void streamed_msms::run(msm_context &msm, uint64_t &chunks) {
                 sum_chunk<g1_proj_raw>(msm, s.slot, pts, sc, c.count,
                                        *static_cast<blst_p1 *>(sum.out));
         }
+        sum_ns += (now_ns() - t_sum) / std::max<size_t>(1, s.sums.size());
         if (k + 1 == seq_.size() || seq_[k + 1].msm != c.msm) {
             const uint64_t now = now_ns();
             for (const stream_sum &sum : s.sums)
@@ -172,6 +183,8 @@ void streamed_msms::run(msm_context &msm, uint64_t &chunks) {
     }
     join_upload();
     chunks += seq_.size();
+    cost.copy_ns = copy_ns;
+    cost.sum_ns = sum_ns;
 }
 
 }  // namespace cuda_dev

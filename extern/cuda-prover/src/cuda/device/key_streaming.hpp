@@ -70,12 +70,15 @@ public:
     size_t sets_bytes() const { return sets_.size(); }
     // Device bytes held: both buffers and the scalar sets.
     size_t held() const { return buf_[0].size() + buf_[1].size() + sets_.size(); }
+    // The last streamed pass's copies and sums (stream_share_pays).
+    stream_cost cost;
 
 private:
     friend class streamed_msms;
     device_buffer buf_[2];
     device_buffer sets_;
-    cuda_event up_[2];  // chunk k is on the device once up_[k % 2] completes
+    cuda_event up_[2];    // chunk k is on the device once up_[k % 2] completes
+    cuda_event from_[2];  // recorded before chunk k's copy: its time
 };
 
 // The MSMs of one streamed pass. Construction starts sending the first
@@ -91,8 +94,9 @@ public:
     streamed_msms &operator=(const streamed_msms &) = delete;
 
     // Sums the chunks with `msm` (its slots hold a chunk of their group),
-    // each MSM's sum into its out; adds the chunks summed to *chunks.
-    void run(cp_cuda::msm_context &msm, uint64_t &chunks);
+    // each MSM's sum into its out; adds the chunks summed to *chunks and
+    // sets *cost's times (the copies', one proof's share of the sums').
+    void run(cp_cuda::msm_context &msm, uint64_t &chunks, stream_cost &cost);
 
 private:
     key_stream &ks_;

@@ -53,6 +53,11 @@ public:
         if (!e_)
             cuda_check(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming), "cudaEventCreate");
     }
+    // An event cudaEventElapsedTime can measure.
+    void create_timed() {
+        if (!e_)
+            cuda_check(cudaEventCreate(&e_), "cudaEventCreate");
+    }
     void reset() {
         if (e_) {
             (void)cudaEventSynchronize(e_);
