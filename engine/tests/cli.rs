@@ -241,12 +241,13 @@ fn device_memory_limit_streams_the_key_or_refuses() {
     let dir = std::env::temp_dir().join(format!("cp-cli-limit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let report = dir.join("r.json");
-    let run = |limit: &str| {
+    let run_with = |limit: &str, sharing: &str| {
         cli()
             .args(["prove", "--backend", "host", "--host-devices", "2"])
             .args(["--circuit", "chain", "--log-constraints", "13"])
             .args(["--partitions", "2", "--seed", "5"])
             .args(["--device-memory-limit", limit])
+            .args(["--stream-sharing", sharing])
             .arg("--params-dir")
             .arg(&dir)
             .arg("--report")
@@ -254,6 +255,7 @@ fn device_memory_limit_streams_the_key_or_refuses() {
             .output()
             .unwrap()
     };
+    let run = |limit: &str| run_with(limit, "auto");
     // 2^13 on the host: the key (about 4.5 MiB) and the working set (about
     // 1.3 MiB) do not fit 3 MiB together; the working set and two chunks do.
     let out = run("3");
@@ -264,7 +266,15 @@ fn device_memory_limit_streams_the_key_or_refuses() {
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     for p in r["per_partition"].as_array().unwrap() {
         assert!(p["stream_chunks"].as_u64().unwrap() > 4, "streamed: {p}");
+        assert_eq!(p["stream_shared"].as_u64(), Some(1), "auto on the host: alone");
     }
+    // Every sharing mode is accepted; a wrong one is named.
+    let out = run_with("3", "always");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run_with("3", "sometimes");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("auto, always or never"), "{stderr}");
     // 1 MiB holds not even the working set: refused before any work.
     let out = run("1");
     assert!(!out.status.success());
