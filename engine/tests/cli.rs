@@ -266,11 +266,19 @@ fn device_memory_limit_streams_the_key_or_refuses() {
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     for p in r["per_partition"].as_array().unwrap() {
         assert!(p["stream_chunks"].as_u64().unwrap() > 4, "streamed: {p}");
-        assert_eq!(p["stream_shared"].as_u64(), Some(1), "auto on the host: alone");
+        assert_eq!(
+            p["stream_shared"].as_u64(),
+            Some(1),
+            "auto on the host: alone"
+        );
     }
     // Every sharing mode is accepted; a wrong one is named.
     let out = run_with("3", "always");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = run_with("3", "sometimes");
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -309,9 +309,10 @@ fn waiting_callers_share_one_streamed_pass() {
     let keys = builtin_keys(Kind::Chain, LOG);
     let ctx = Arc::new(Context::host(2).unwrap());
     let (whole, _) = *limits(&keys, &ctx).last().unwrap();
-    // Each pass holds the device a while, so that the other workers'
-    // partitions are waiting when it ends.
-    ctx.set_device_delay(0, std::time::Duration::from_millis(300))
+    // Partition 0's pass holds the device a second, so that the other
+    // workers' partitions are waiting when it ends (a tag delay also keeps
+    // partition 0 out of other passes).
+    ctx.set_tag_delay(0, std::time::Duration::from_secs(1))
         .unwrap();
     let job = Job {
         name: "shared".into(),
@@ -330,7 +331,7 @@ fn waiting_callers_share_one_streamed_pass() {
     };
     let engine = Engine::new(ctx.clone(), config).unwrap();
     let out = engine.run(job, &keys.key, |_| {}).unwrap();
-    ctx.set_device_delay(0, std::time::Duration::ZERO).unwrap();
+    ctx.set_tag_delay(0, std::time::Duration::ZERO).unwrap();
     let shared: Vec<u64> = out
         .report
         .per_partition
@@ -339,7 +340,7 @@ fn waiting_callers_share_one_streamed_pass() {
         .collect();
     assert!(shared.iter().all(|&s| s >= 1), "all streamed: {shared:?}");
     assert!(
-        shared.iter().filter(|&&s| s >= 3).count() >= 3,
+        shared.iter().filter(|&&s| s >= 2).count() >= 2,
         "the waiting workers' partitions shared a pass: {shared:?}"
     );
     for p in &out.proofs {

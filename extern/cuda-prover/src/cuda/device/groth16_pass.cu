@@ -405,8 +405,7 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
         peak_probe probe;
         probe.pool = pool;
         probe.held = key_bytes + d.caches_bytes() + d.shape.bytes();
-        probe.estimated = key_bytes + L.total + temp + (job0.sh ? d.shape.bytes() : 0) +
-                          (count - 1) * shared_set_bytes(L);
+        probe.estimated = key_bytes + L.total + temp + (job0.sh ? d.shape.bytes() : 0);
         return probe;
     };
 
