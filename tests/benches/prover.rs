@@ -321,12 +321,11 @@ fn stream_compare(args: &Args, spec: &str) {
                     // One pass's device time over its proofs (each reports the pass's).
                     let dev = ms(out[0].timings.device_ns) / passes[0].max(1) as f64;
                     println!(
-                        "  {k} partitions in one call under the limit, always shared: {wall:.1} ms, {per:.1} ms a partition ({:.2}x resident), device part {dev:.1} ms a partition ({:.2}x streamed alone); proofs per pass {passes:?}, {} chunks of {} KiB, peak {} MiB; same bytes as resident: {same}; auto shares {auto:?}",
+                        "  {k} partitions in one call under the limit, always shared: {wall:.1} ms, {per:.1} ms a partition ({:.2}x resident), device part {dev:.1} ms a partition ({:.2}x streamed alone); proofs per pass {passes:?}, {} chunks of {} KiB; same bytes as resident: {same}; auto shares {auto:?}",
                         per / r,
                         dev / st,
                         out[0].timings.stream_chunks,
                         out[0].timings.stream_buffer_bytes >> 10,
-                        out[0].timings.peak_device_bytes >> 20,
                     );
                     shared_row = json!({
                         "partitions": k, "wall_ms": wall, "ms_per_partition": per,

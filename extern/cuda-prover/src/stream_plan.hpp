@@ -143,9 +143,6 @@ struct stream_cost {
     const void *key = nullptr;
     uint64_t copy_ns = 0;
     uint64_t sum_ns = 0;
-    // A shared pass of this key measured more device memory than the limit
-    // (the plan missed something): its passes stream alone from then on.
-    bool over_limit = false;
 };
 
 // Proofs worth one shared pass (CP_SHARE_AUTO) by the last pass of the same
@@ -162,7 +159,7 @@ inline size_t stream_share_pays(const stream_cost &c, const void *key) {
 // rest: plan_shared).
 inline size_t stream_share_wanted(cp_stream_sharing mode, const stream_cost &c, const void *key,
                                   size_t n) {
-    if (mode == CP_SHARE_NEVER || (c.key == key && c.over_limit))
+    if (mode == CP_SHARE_NEVER)
         return 1;
     if (mode == CP_SHARE_ALWAYS)
         return n;

@@ -1043,11 +1043,6 @@ static void test_plan_shared() {
     CHECK(stream_share_pays(slow, &k1) == 4, "copy 3.5 sums: 4 (%zu)", stream_share_pays(slow, &k1));
     CHECK(stream_share_pays(slowest, &k1) == STREAM_MAX_SHARED, "at most STREAM_MAX_SHARED");
     CHECK(stream_share_pays(slow, &k2) == 1, "another key's measurement: alone");
-    stream_cost over = slow;
-    over.over_limit = true;
-    CHECK(stream_share_wanted(CP_SHARE_ALWAYS, over, &k1, 5) == 1 &&
-              stream_share_wanted(CP_SHARE_ALWAYS, over, &k2, 5) == 5,
-          "a key whose shared pass measured over the limit streams alone");
     CHECK(stream_share_wanted(CP_SHARE_ALWAYS, none, &k1, 5) == 5 &&
               stream_share_wanted(CP_SHARE_NEVER, slow, &k1, 5) == 1 &&
               stream_share_wanted(CP_SHARE_AUTO, slow, &k1, 3) == 3 &&

@@ -771,10 +771,8 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
     if (!streamed)
         start_stream(live);
     uint64_t chunks = 0;
-    const bool was_over = d.streamer.cost.key == &key && d.streamer.cost.over_limit;
     streamed->run(*ln.msm, chunks, d.streamer.cost);
     d.streamer.cost.key = &key;
-    d.streamer.cost.over_limit = was_over;
     for (size_t i : live) {
         cp_timings &t = *ts[i];
         std::memset(&outs[i]->l, 0, sizeof(outs[i]->l));  // infinity (Z = 0): L is in H's MSM
@@ -782,8 +780,6 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
         t.stream_buffer_bytes = kp.plan.buffer_bytes;
         t.stream_shared = live.size();
         probe_of(d.streamer.held()).record(t);
-        if (count > 1 && t.peak_device_bytes > budget.limit)
-            d.streamer.cost.over_limit = true;
     }
     return nullptr;
 }
