@@ -196,8 +196,9 @@ fn call_shares_passes(witness: bool) {
     let limit = whole + scalar_set_bytes(&keys);
     assert!(limit < est.working_bytes + est.srs_bytes, "still streams");
     ctx.set_memory_limit(1, Some(limit)).unwrap();
-    // By default a pass is shared where that pays: on the host, copies
-    // cost far less than sums, so each proof streams alone.
+    // Where that pays: on the host, copies cost far less than sums, so each
+    // proof streams alone.
+    ctx.set_stream_sharing(1, StreamSharing::Auto).unwrap();
     let auto = prove(1);
     assert!(
         auto.iter().all(|p| p.timings.stream_shared == 1),

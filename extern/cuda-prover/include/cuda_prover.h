@@ -767,15 +767,17 @@ cp_status cp_set_device_memory_limit(cp_context *ctx, int32_t ordinal, uint64_t 
  * (cp_timings.stream_shared). A pass copies the next chunk while it sums
  * the current one, so one proof's pass takes about the longer of the key's
  * copy and its sums, and n proofs' the longer of the copy and n proofs'
- * sums: sharing pays while the copy is the longer. */
+ * sums: sharing pays while the copy is the longer. Off by default
+ * (CP_SHARE_NEVER): on a GPU, a shared pass has measured more device
+ * memory (the pool's high-water mark) than its plan counts. */
 typedef enum cp_stream_sharing {
     /* Where it pays, by the device's last streamed pass of the same key:
      * up to copy time / one proof's sum time proofs (none before a pass of
-     * the key was measured). The default. */
+     * the key was measured). */
     CP_SHARE_AUTO = 0,
     /* Whenever the memory holds the proofs' scalars. */
     CP_SHARE_ALWAYS = 1,
-    /* Never: each proof streams the key alone. */
+    /* Never: each proof streams the key alone. The default. */
     CP_SHARE_NEVER = 2
 } cp_stream_sharing;
 

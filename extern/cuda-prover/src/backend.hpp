@@ -234,7 +234,7 @@ public:
 
 private:
     std::atomic<uint64_t> memory_limit_{UINT64_MAX};
-    std::atomic<int> sharing_{CP_SHARE_AUTO};
+    std::atomic<int> sharing_{CP_SHARE_NEVER};
 };
 
 // Backend factories.
