@@ -483,284 +483,292 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
     std::vector<size_t> live;  // the jobs whose fronts are done
 
     for (size_t i = 0; i < count; i++) {
-    if (i)
-        t_start = now_ns();
-    const circuit_job &job = *batch[i];
-    device_partials &out = *outs[i];
-    cp_timings &t = *ts[i];
-    try {
-    const size_t nc = std::min(job.num_constraints, m);
-    uint64_t t_h;
+        if (i)
+            t_start = now_ns();
+        const circuit_job &job = *batch[i];
+        device_partials &out = *outs[i];
+        cp_timings &t = *ts[i];
+        try {
+            const size_t nc = std::min(job.num_constraints, m);
+            uint64_t t_h;
 
-    // With a resident key, the MSMs of A and B (slots 1-3) need only the
-    // witness: their scalars are gathered on slot 1's stream once it is up,
-    // and they start while H's NTTs run on the compute stream; H + L (slot
-    // 0) follows H. A failure in between waits for them (guard) before the
-    // buffers they read can be reused. The NTTs are queued before A's and
-    // B's kernels, and A and B over tables (dense scalars) sort while the
-    // NTTs run and add once they are done (msm_job::gate): their additions
-    // hold every SM, and NTT kernels queued behind them waited for their
-    // end, so H + L ran alone after them (chain 2^20 on an H200: A and B 36
-    // ms with the NTTs inside, then H + L 16 ms; now all four at once after
-    // an NTT phase of 2.7 ms). With the NTTs queued first the gate changes
-    // nothing measurable (50.5-51.2 ms with it, 50.5 without); it keeps the
-    // order from resting on the block scheduler. CP_AB_WITH_NTT
-    // (diagnostics) leaves it out. Starting A and B whole (their gather,
-    // breakdown and sort too) only after the NTTs was measured and lost:
-    // the NTT phase stayed 2.7-2.8 ms and H + L took 46.6 ms against 45.9
-    // (device part 51.4 against 51.0).
-    msm_job jobs[key_arrays];
-    bool ab_started = false;
-    struct drain_guard {
-        cp_cuda::msm_context *m = nullptr;
-        ~drain_guard() {
-            if (m)
-                m->drain();
-        }
-    } guard;
-    // The scalars of A and B, gathered by their densities (d_bits_*, d_pre,
-    // set by either branch below first).
-    auto gather_ab = [&](cudaStream_t s) {
-        if (L.ni)
-            cuda_check(
-                cudaMemcpyAsync(d_sa, d_in, L.ni * sizeof(fr_raw), cudaMemcpyDeviceToDevice, s),
-                "copy of the inputs");
-        launch_compact(s, d_sa + L.ni, d_aux, d_bits_a, d_pre, L.na);
-        launch_compact(s, d_sb, d_in, d_bits_bi, d_pre + L.w_aux, L.ni);
-        launch_compact(s, d_sb + job.b_input_count, d_aux, d_bits_ba, d_pre + L.w_aux + L.w_in,
-                       L.na);
-    };
-    auto start_ab = [&]() {
-        if (!dk)
-            return;
-        // Slot k serves key array k (key_residency.hpp), over its table
-        // when the key has one.
-        const fr_raw *scalars[key_arrays] = {d_hl, d_sa, d_sb, d_sb};
-        for (int k = 0; k < key_arrays; k++) {
-            const key_table &tab = dk->tables[k];
-            jobs[k] = msm_job{(size_t)k, tab.wbits ? tab.buf.bytes_ptr() : dk->bases(key_array(k)),
-                              scalars[k], dk->n[k], tab.wbits};
-        }
-        const cudaStream_t s1 = ln.msm->stream(1);
-        cuda_check(cudaStreamWaitEvent(s1, ln.ev_rest.get(), 0), "cudaStreamWaitEvent");
-        gather_ab(s1);
-        cuda_check(cudaEventRecord(ln.ev_ab.get(), s1), "cudaEventRecord");
-        if (std::getenv("CP_AB_WITH_NTT") == nullptr)
-            for (int k = 1; k < key_arrays; k++)
-                jobs[k].gate = ln.ev_ntt.get();
-        guard.m = ln.msm.get();
-        ln.msm->start(jobs + 1, 3, ln.ev_ab.get());
-        ab_started = true;
-    };
-
-    if (job.sh) {
-        // Only the witness goes up; a, b, c are evaluated from the
-        // resident shape and checked before H.
-        const uint64_t t_pool = now_ns();
-        if (job.early_upload || job.lent) {
-            // Already on the device (witness_lender.hpp): copied into place;
-            // else pinned (device::lend_witness): one DMA per array.
-            const void *aux = job.aux, *inputs = job.inputs;
-            cudaMemcpyKind kind = cudaMemcpyHostToDevice;
-            if (job.early_upload) {
-                const early_upload &up = *static_cast<const early_upload *>(job.early_upload);
-                cuda_check(cudaStreamWaitEvent(copy, up.done, 0), "cudaStreamWaitEvent");
-                aux = up.d_aux;
-                inputs = up.d_inputs;
-                kind = cudaMemcpyDeviceToDevice;
-            }
-            cuda_check(cudaMemcpyAsync(d_aux, aux, L.na * sizeof(fr_raw), kind, copy),
-                       "upload of the witness");
-            cuda_check(cudaMemcpyAsync(d_in, inputs, L.ni * sizeof(fr_raw), kind, copy),
-                       "upload of the witness");
-        } else {
-            stage(d_aux, job.aux, L.na * sizeof(fr_raw));
-            stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
-        }
-        const uint64_t t_staged = now_ns();
-        cuda_check(cudaEventRecord(ln.ev_rest.get(), copy), "cudaEventRecord");
-        cuda_check(cudaStreamSynchronize(copy), "upload of the witness");
-        const uint64_t t_up = now_ns();
-        if (count == 1)
-            start_stream({0});
-        if (trace)
-            std::fprintf(stderr,
-                         "cp pass trace: place %.2f ms, pool mark %.2f ms, staging %.2f ms "
-                         "(%zu bytes), copy stream drained %.2f ms later\n",
-                         (t_placed - t_start) / 1e6, (t_pool - t_placed) / 1e6,
-                         (t_staged - t_pool) / 1e6, (L.na + L.ni) * sizeof(fr_raw),
-                         (t_up - t_staged) / 1e6);
-        t.upload_ns += t_up - t_start;
-        cuda_check(cudaStreamWaitEvent(zs, ln.ev_rest.get(), 0), "cudaStreamWaitEvent");
-        d_bits_a = d.shape.bits;
-        d_bits_bi = d_bits_a + L.w_aux;
-        d_bits_ba = d_bits_bi + L.w_in;
-        d_pre = d.shape.pre;
-        d.shape.evaluate(gpu, *job.sh, base, L);
-        uint64_t bad = 0;
-        cuda_check(cudaMemcpyAsync(&bad, base + L.bad, sizeof bad, cudaMemcpyDeviceToHost, zs),
-                   "read of the row check");
-        cuda_check(cudaStreamSynchronize(zs), "evaluation of the shape");
-        if (bad != UINT64_MAX)
-            fail(CP_ERR_UNSATISFIED, "constraint " + std::to_string(bad) +
-                                         " is not satisfied by the witness (a*b != c)");
-        for (fr_raw *p : {d_a, d_b, d_c})
-            if (m > nc)
-                cuda_check(cudaMemsetAsync(p + nc, 0, (m - nc) * sizeof(fr_raw), zs),
-                           "cudaMemsetAsync");
-        t_h = now_ns();
-        t.eval_ns += t_h - t_up;
-        compute_h_async(gpu, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
-        cuda_check(cudaEventRecord(ln.ev_ntt.get(), zs), "cudaEventRecord");
-        start_ab();
-    } else {
-        uint64_t *bits_a = (uint64_t *)(base + L.bits);
-        uint64_t *bits_bi = bits_a + L.w_aux;
-        uint64_t *bits_ba = bits_bi + L.w_in;
-        uint32_t *pre = (uint32_t *)(base + L.pre);
-        // a, b, c, zero-padded to the domain, then H on the compute
-        // stream while the rest of the witness is copied.
-        const blst_fr *src[3] = {job.a, job.b, job.c};
-        fr_raw *dst[3] = {d_a, d_b, d_c};
-        for (int i = 0; i < 3; i++) {
-            stage(dst[i], src[i], nc * sizeof(fr_raw));
-            if (m > nc)
-                cuda_check(cudaMemsetAsync(dst[i] + nc, 0, (m - nc) * sizeof(fr_raw), copy),
-                           "cudaMemsetAsync");
-        }
-        cuda_check(cudaEventRecord(ln.ev_abc.get(), copy), "cudaEventRecord");
-        cuda_check(cudaStreamWaitEvent(zs, ln.ev_abc.get(), 0), "cudaStreamWaitEvent");
-        compute_h_async(gpu, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
-        cuda_check(cudaEventRecord(ln.ev_ntt.get(), zs), "cudaEventRecord");
-
-        stage(d_aux, job.aux, L.na * sizeof(fr_raw));
-        stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
-        stage(bits_a, job.a_aux_density, L.w_aux * sizeof(uint64_t));
-        stage(bits_bi, job.b_input_density, L.w_in * sizeof(uint64_t));
-        stage(bits_ba, job.b_aux_density, L.w_aux * sizeof(uint64_t));
-        ln.pre_host.resize(2 * L.w_aux + L.w_in);
-        uint32_t *pre_a = ln.pre_host.data();
-        uint32_t *pre_bi = pre_a + L.w_aux;
-        uint32_t *pre_ba = pre_bi + L.w_in;
-        if (L.na) {
-            word_prefix(pre_a, job.a_aux_density, L.na);
-            word_prefix(pre_ba, job.b_aux_density, L.na);
-        }
-        word_prefix(pre_bi, job.b_input_density, L.ni);
-        stage(pre, ln.pre_host.data(), ln.pre_host.size() * sizeof(uint32_t));
-        cuda_check(cudaEventRecord(ln.ev_rest.get(), copy), "cudaEventRecord");
-        d_bits_a = bits_a;
-        d_bits_bi = bits_bi;
-        d_bits_ba = bits_ba;
-        d_pre = pre;
-        start_ab();
-        if (count == 1)
-            start_stream({0});
-        cuda_check(cudaEventSynchronize(ln.ev_rest.get()), "upload of the witness");
-        t_h = now_ns();
-        t.upload_ns += t_h - t_start;
-        cuda_check(cudaStreamWaitEvent(zs, ln.ev_rest.get(), 0), "cudaStreamWaitEvent");
-    }
-
-    // H's coefficients before aux, and (unless their MSMs already run) the
-    // scalars of A and B gathered by their densities.
-    cuda_check(cudaStreamWaitEvent(zs, ln.ev_rest.get(), 0), "cudaStreamWaitEvent");
-    if (m > 1)
-        cuda_check(cudaMemcpyAsync(d_hl, d_a, (m - 1) * sizeof(fr_raw), cudaMemcpyDeviceToDevice,
-                                   zs),
-                   "copy of H");
-    if (!ab_started)
-        gather_ab(zs);
-    uint64_t t0;
-    if (dk) {
-        // h + l (one MSM over the adjacent H and L points) once H is
-        // ready, next to a, b_g1 and b_g2; the times are each MSM's own on
-        // its stream, so they overlap.
-        cuda_check(cudaEventRecord(ln.ev_h.get(), zs), "cudaEventRecord");
-        ln.msm->start(jobs, 1, ln.ev_h.get());
-        t0 = now_ns();
-        t.ntt_ns += t0 - t_h;
-        // Tables for the arrays whose scalars would have used one, for the
-        // next proofs (below): known once the MSMs started.
-        bool to_build = false;
-        for (int k = 0; k < key_arrays; k++)
-            to_build = to_build ||
-                       (ln.msm->wants_table((size_t)k) && may_build_table(*dk, key_array(k)));
-        if (overlap && !to_build) {
-            std::unique_ptr<device_tail> tail(new lane_tail(std::move(lane_lock), *ln.msm, jobs,
-                                                            out, t, probe_of(dk->bytes())));
-            guard.m = nullptr;  // the tail drains the lane if it is not finished
-            return tail;
-        }
-        finish_msms(*ln.msm, jobs, out, t);
-        guard.m = nullptr;
-        // The tables are built in half of what the device may still use
-        // (under the limit and on the card) less the MSM slots' room for
-        // table runs: tables stay until the key is freed, and other keys
-        // and work need the rest. The other lane's pass, if any, is waited
-        // for first. The card's free memory (a driver call, cudaMemGetInfo)
-        // is asked only when a table may be built.
-        if (to_build) {
-            std::vector<std::unique_lock<std::mutex>> others;
-            if (overlap)
-                for (auto &l : d.lanes)
-                    if (&l != &ln)
-                        others.emplace_back(l.mu);
-            const uint64_t held = dk->bytes() + d.lanes_bytes() + d.shape.bytes();
-            const uint64_t usable = budget.usable(held);
-            const uint64_t half = usable > held ? (usable - held) / 2 : 0;
-            const uint64_t slots_room = temp_bytes(L, d.props.multiProcessorCount, true);
-            uint64_t room = half > slots_room ? half - slots_room : 0;
-            uint64_t built = 0;
-            for (int k = 0; k < key_arrays; k++)
-                if (ln.msm->wants_table((size_t)k)) {
-                    const uint64_t b =
-                        build_key_table(*dk, key_array(k), d.cuda_id, room, d.stream(), t);
-                    room -= b;
-                    built += b;
+            // With a resident key, the MSMs of A and B (slots 1-3) need only the
+            // witness: their scalars are gathered on slot 1's stream once it is up,
+            // and they start while H's NTTs run on the compute stream; H + L (slot
+            // 0) follows H. A failure in between waits for them (guard) before the
+            // buffers they read can be reused. The NTTs are queued before A's and
+            // B's kernels, and A and B over tables (dense scalars) sort while the
+            // NTTs run and add once they are done (msm_job::gate): their additions
+            // hold every SM, and NTT kernels queued behind them waited for their
+            // end, so H + L ran alone after them (chain 2^20 on an H200: A and B 36
+            // ms with the NTTs inside, then H + L 16 ms; now all four at once after
+            // an NTT phase of 2.7 ms). With the NTTs queued first the gate changes
+            // nothing measurable (50.5-51.2 ms with it, 50.5 without); it keeps the
+            // order from resting on the block scheduler. CP_AB_WITH_NTT
+            // (diagnostics) leaves it out. Starting A and B whole (their gather,
+            // breakdown and sort too) only after the NTTs was measured and lost:
+            // the NTT phase stayed 2.7-2.8 ms and H + L took 46.6 ms against 45.9
+            // (device part 51.4 against 51.0).
+            msm_job jobs[key_arrays];
+            bool ab_started = false;
+            struct drain_guard {
+                cp_cuda::msm_context *m = nullptr;
+                ~drain_guard() {
+                    if (m)
+                        m->drain();
                 }
-            // The MSM buffers for table runs (counted in slots_room), now,
-            // so the next proof does not pay for them (5-7 ms at C2's size).
-            // This proof is done: if they cannot be made here, the next
-            // pass's place makes them (or fails with its own error).
-            if (built) {
-                try {
-                    ln.ensure_msm(d.gpu(), msm_slots(L, true));
-                } catch (...) {
+            } guard;
+            // The scalars of A and B, gathered by their densities (d_bits_*, d_pre,
+            // set by either branch below first).
+            auto gather_ab = [&](cudaStream_t s) {
+                if (L.ni)
+                    cuda_check(
+                        cudaMemcpyAsync(d_sa, d_in, L.ni * sizeof(fr_raw),
+                                        cudaMemcpyDeviceToDevice, s),
+                        "copy of the inputs");
+                launch_compact(s, d_sa + L.ni, d_aux, d_bits_a, d_pre, L.na);
+                launch_compact(s, d_sb, d_in, d_bits_bi, d_pre + L.w_aux, L.ni);
+                launch_compact(s, d_sb + job.b_input_count, d_aux, d_bits_ba,
+                               d_pre + L.w_aux + L.w_in,
+                               L.na);
+            };
+            auto start_ab = [&]() {
+                if (!dk)
+                    return;
+                // Slot k serves key array k (key_residency.hpp), over its table
+                // when the key has one.
+                const fr_raw *scalars[key_arrays] = {d_hl, d_sa, d_sb, d_sb};
+                for (int k = 0; k < key_arrays; k++) {
+                    const key_table &tab = dk->tables[k];
+                    jobs[k] = msm_job{(size_t)k,
+                                      tab.wbits ? tab.buf.bytes_ptr() : dk->bases(key_array(k)),
+                                      scalars[k], dk->n[k], tab.wbits};
                 }
+                const cudaStream_t s1 = ln.msm->stream(1);
+                cuda_check(cudaStreamWaitEvent(s1, ln.ev_rest.get(), 0), "cudaStreamWaitEvent");
+                gather_ab(s1);
+                cuda_check(cudaEventRecord(ln.ev_ab.get(), s1), "cudaEventRecord");
+                if (std::getenv("CP_AB_WITH_NTT") == nullptr)
+                    for (int k = 1; k < key_arrays; k++)
+                        jobs[k].gate = ln.ev_ntt.get();
+                guard.m = ln.msm.get();
+                ln.msm->start(jobs + 1, 3, ln.ev_ab.get());
+                ab_started = true;
+            };
+
+            if (job.sh) {
+                // Only the witness goes up; a, b, c are evaluated from the
+                // resident shape and checked before H.
+                const uint64_t t_pool = now_ns();
+                if (job.early_upload || job.lent) {
+                    // Already on the device (witness_lender.hpp): copied into place;
+                    // else pinned (device::lend_witness): one DMA per array.
+                    const void *aux = job.aux, *inputs = job.inputs;
+                    cudaMemcpyKind kind = cudaMemcpyHostToDevice;
+                    if (job.early_upload) {
+                        const early_upload &up =
+                            *static_cast<const early_upload *>(job.early_upload);
+                        cuda_check(cudaStreamWaitEvent(copy, up.done, 0), "cudaStreamWaitEvent");
+                        aux = up.d_aux;
+                        inputs = up.d_inputs;
+                        kind = cudaMemcpyDeviceToDevice;
+                    }
+                    cuda_check(cudaMemcpyAsync(d_aux, aux, L.na * sizeof(fr_raw), kind, copy),
+                               "upload of the witness");
+                    cuda_check(cudaMemcpyAsync(d_in, inputs, L.ni * sizeof(fr_raw), kind, copy),
+                               "upload of the witness");
+                } else {
+                    stage(d_aux, job.aux, L.na * sizeof(fr_raw));
+                    stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
+                }
+                const uint64_t t_staged = now_ns();
+                cuda_check(cudaEventRecord(ln.ev_rest.get(), copy), "cudaEventRecord");
+                cuda_check(cudaStreamSynchronize(copy), "upload of the witness");
+                const uint64_t t_up = now_ns();
+                if (count == 1)
+                    start_stream({0});
+                if (trace)
+                    std::fprintf(stderr,
+                                 "cp pass trace: place %.2f ms, pool mark %.2f ms, staging %.2f ms "
+                                 "(%zu bytes), copy stream drained %.2f ms later\n",
+                                 (t_placed - t_start) / 1e6, (t_pool - t_placed) / 1e6,
+                                 (t_staged - t_pool) / 1e6, (L.na + L.ni) * sizeof(fr_raw),
+                                 (t_up - t_staged) / 1e6);
+                t.upload_ns += t_up - t_start;
+                cuda_check(cudaStreamWaitEvent(zs, ln.ev_rest.get(), 0), "cudaStreamWaitEvent");
+                d_bits_a = d.shape.bits;
+                d_bits_bi = d_bits_a + L.w_aux;
+                d_bits_ba = d_bits_bi + L.w_in;
+                d_pre = d.shape.pre;
+                d.shape.evaluate(gpu, *job.sh, base, L);
+                uint64_t bad = 0;
+                cuda_check(cudaMemcpyAsync(&bad, base + L.bad, sizeof bad, cudaMemcpyDeviceToHost,
+                                           zs),
+                           "read of the row check");
+                cuda_check(cudaStreamSynchronize(zs), "evaluation of the shape");
+                if (bad != UINT64_MAX)
+                    fail(CP_ERR_UNSATISFIED, "constraint " + std::to_string(bad) +
+                                                 " is not satisfied by the witness (a*b != c)");
+                for (fr_raw *p : {d_a, d_b, d_c})
+                    if (m > nc)
+                        cuda_check(cudaMemsetAsync(p + nc, 0, (m - nc) * sizeof(fr_raw), zs),
+                                   "cudaMemsetAsync");
+                t_h = now_ns();
+                t.eval_ns += t_h - t_up;
+                compute_h_async(gpu, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
+                cuda_check(cudaEventRecord(ln.ev_ntt.get(), zs), "cudaEventRecord");
+                start_ab();
+            } else {
+                uint64_t *bits_a = (uint64_t *)(base + L.bits);
+                uint64_t *bits_bi = bits_a + L.w_aux;
+                uint64_t *bits_ba = bits_bi + L.w_in;
+                uint32_t *pre = (uint32_t *)(base + L.pre);
+                // a, b, c, zero-padded to the domain, then H on the compute
+                // stream while the rest of the witness is copied.
+                const blst_fr *src[3] = {job.a, job.b, job.c};
+                fr_raw *dst[3] = {d_a, d_b, d_c};
+                for (int i = 0; i < 3; i++) {
+                    stage(dst[i], src[i], nc * sizeof(fr_raw));
+                    if (m > nc)
+                        cuda_check(cudaMemsetAsync(dst[i] + nc, 0, (m - nc) * sizeof(fr_raw), copy),
+                                   "cudaMemsetAsync");
+                }
+                cuda_check(cudaEventRecord(ln.ev_abc.get(), copy), "cudaEventRecord");
+                cuda_check(cudaStreamWaitEvent(zs, ln.ev_abc.get(), 0), "cudaStreamWaitEvent");
+                compute_h_async(gpu, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
+                cuda_check(cudaEventRecord(ln.ev_ntt.get(), zs), "cudaEventRecord");
+
+                stage(d_aux, job.aux, L.na * sizeof(fr_raw));
+                stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
+                stage(bits_a, job.a_aux_density, L.w_aux * sizeof(uint64_t));
+                stage(bits_bi, job.b_input_density, L.w_in * sizeof(uint64_t));
+                stage(bits_ba, job.b_aux_density, L.w_aux * sizeof(uint64_t));
+                ln.pre_host.resize(2 * L.w_aux + L.w_in);
+                uint32_t *pre_a = ln.pre_host.data();
+                uint32_t *pre_bi = pre_a + L.w_aux;
+                uint32_t *pre_ba = pre_bi + L.w_in;
+                if (L.na) {
+                    word_prefix(pre_a, job.a_aux_density, L.na);
+                    word_prefix(pre_ba, job.b_aux_density, L.na);
+                }
+                word_prefix(pre_bi, job.b_input_density, L.ni);
+                stage(pre, ln.pre_host.data(), ln.pre_host.size() * sizeof(uint32_t));
+                cuda_check(cudaEventRecord(ln.ev_rest.get(), copy), "cudaEventRecord");
+                d_bits_a = bits_a;
+                d_bits_bi = bits_bi;
+                d_bits_ba = bits_ba;
+                d_pre = pre;
+                start_ab();
+                if (count == 1)
+                    start_stream({0});
+                cuda_check(cudaEventSynchronize(ln.ev_rest.get()), "upload of the witness");
+                t_h = now_ns();
+                t.upload_ns += t_h - t_start;
+                cuda_check(cudaStreamWaitEvent(zs, ln.ev_rest.get(), 0), "cudaStreamWaitEvent");
             }
+
+            // H's coefficients before aux, and (unless their MSMs already run) the
+            // scalars of A and B gathered by their densities.
+            cuda_check(cudaStreamWaitEvent(zs, ln.ev_rest.get(), 0), "cudaStreamWaitEvent");
+            if (m > 1)
+                cuda_check(cudaMemcpyAsync(d_hl, d_a, (m - 1) * sizeof(fr_raw),
+                                           cudaMemcpyDeviceToDevice,
+                                           zs),
+                           "copy of H");
+            if (!ab_started)
+                gather_ab(zs);
+            uint64_t t0;
+            if (dk) {
+                // h + l (one MSM over the adjacent H and L points) once H is
+                // ready, next to a, b_g1 and b_g2; the times are each MSM's own on
+                // its stream, so they overlap.
+                cuda_check(cudaEventRecord(ln.ev_h.get(), zs), "cudaEventRecord");
+                ln.msm->start(jobs, 1, ln.ev_h.get());
+                t0 = now_ns();
+                t.ntt_ns += t0 - t_h;
+                // Tables for the arrays whose scalars would have used one, for the
+                // next proofs (below): known once the MSMs started.
+                bool to_build = false;
+                for (int k = 0; k < key_arrays; k++)
+                    to_build = to_build ||
+                               (ln.msm->wants_table((size_t)k) &&
+                                may_build_table(*dk, key_array(k)));
+                if (overlap && !to_build) {
+                    std::unique_ptr<device_tail> tail(new lane_tail(std::move(lane_lock), *ln.msm,
+                                                                    jobs,
+                                                                    out, t, probe_of(dk->bytes())));
+                    guard.m = nullptr;  // the tail drains the lane if it is not finished
+                    return tail;
+                }
+                finish_msms(*ln.msm, jobs, out, t);
+                guard.m = nullptr;
+                // The tables are built in half of what the device may still use
+                // (under the limit and on the card) less the MSM slots' room for
+                // table runs: tables stay until the key is freed, and other keys
+                // and work need the rest. The other lane's pass, if any, is waited
+                // for first. The card's free memory (a driver call, cudaMemGetInfo)
+                // is asked only when a table may be built.
+                if (to_build) {
+                    std::vector<std::unique_lock<std::mutex>> others;
+                    if (overlap)
+                        for (auto &l : d.lanes)
+                            if (&l != &ln)
+                                others.emplace_back(l.mu);
+                    const uint64_t held = dk->bytes() + d.lanes_bytes() + d.shape.bytes();
+                    const uint64_t usable = budget.usable(held);
+                    const uint64_t half = usable > held ? (usable - held) / 2 : 0;
+                    const uint64_t slots_room = temp_bytes(L, d.props.multiProcessorCount, true);
+                    uint64_t room = half > slots_room ? half - slots_room : 0;
+                    uint64_t built = 0;
+                    for (int k = 0; k < key_arrays; k++)
+                        if (ln.msm->wants_table((size_t)k)) {
+                            const uint64_t b =
+                                build_key_table(*dk, key_array(k), d.cuda_id, room, d.stream(), t);
+                            room -= b;
+                            built += b;
+                        }
+                    // The MSM buffers for table runs (counted in slots_room), now,
+                    // so the next proof does not pay for them (5-7 ms at C2's size).
+                    // This proof is done: if they cannot be made here, the next
+                    // pass's place makes them (or fails with its own error).
+                    if (built) {
+                        try {
+                            ln.ensure_msm(d.gpu(), msm_slots(L, true));
+                        } catch (...) {
+                        }
+                    }
+                }
+                if (!overlap)
+                    open_second_lane(d, budget, *dk, L);
+            } else {
+                // The scalars out of the cache the next job reuses.
+                const job_scalars &sc = scalars[i];
+                if (sc.hl != d_hl) {
+                    const std::pair<fr_raw *, const fr_raw *> parts[3] = {
+                        {sc.hl, d_hl}, {sc.sa, d_sa}, {sc.sb, d_sb}};
+                    const size_t lens[3] = {L.n_hl, L.n_a, L.n_b};
+                    for (int k = 0; k < 3; k++)
+                        if (lens[k])
+                            cuda_check(cudaMemcpyAsync(parts[k].first, parts[k].second,
+                                                       lens[k] * sizeof(fr_raw),
+                                                       cudaMemcpyDeviceToDevice, zs),
+                                       "copy of a shared pass's scalars");
+                }
+                gpu_sync_default(gpu);
+                t0 = now_ns();
+                t.ntt_ns += t0 - t_h;
+                live.push_back(i);
+            }
+            if (dk) {
+                probe_of(dk->bytes()).record(t);
+                return nullptr;
+            }
+        } catch (const error &e) {
+            // A job's own failure leaves a shared pass; the others go on.
+            if (n == 1 || e.code != CP_ERR_UNSATISFIED)
+                throw;
+            errs[i] = std::current_exception();
         }
-        if (!overlap)
-            open_second_lane(d, budget, *dk, L);
-    } else {
-        // The scalars out of the cache the next job reuses.
-        const job_scalars &sc = scalars[i];
-        if (sc.hl != d_hl) {
-            const std::pair<fr_raw *, const fr_raw *> parts[3] = {
-                {sc.hl, d_hl}, {sc.sa, d_sa}, {sc.sb, d_sb}};
-            const size_t lens[3] = {L.n_hl, L.n_a, L.n_b};
-            for (int k = 0; k < 3; k++)
-                if (lens[k])
-                    cuda_check(cudaMemcpyAsync(parts[k].first, parts[k].second,
-                                               lens[k] * sizeof(fr_raw),
-                                               cudaMemcpyDeviceToDevice, zs),
-                               "copy of a shared pass's scalars");
-        }
-        gpu_sync_default(gpu);
-        t0 = now_ns();
-        t.ntt_ns += t0 - t_h;
-        live.push_back(i);
-    }
-    if (dk) {
-        probe_of(dk->bytes()).record(t);
-        return nullptr;
-    }
-    } catch (const error &e) {
-        // A job's own failure leaves a shared pass; the others go on.
-        if (n == 1 || e.code != CP_ERR_UNSATISFIED)
-            throw;
-        errs[i] = std::current_exception();
-    }
     }
 
     // The MSMs with the bases streamed from the host key, each chunk summed
