@@ -178,15 +178,15 @@ public:
     virtual std::unique_ptr<device_tail> device_part(const srs &key, const circuit_job &job,
                                                      device_partials &out, cp_timings &t) = 0;
 
-    // How many of the n jobs (jobs[0] first; one key and one shape) one
-    // pass of this device would serve: more than 1 only when the key's bases
+    // How many of n jobs like `first` (one key and one shape) one pass of
+    // this device would serve: more than 1 only when the key's bases
     // are streamed, sharing pays by stream_sharing() (stream_share_pays) and
     // the memory holds them (plan_shared), so that each chunk goes up once
     // for all of them. Called with the thread bound and the device's mutex
     // held.
-    virtual size_t shared_pass_limit(const srs &key, const circuit_job *const *jobs, size_t n) {
+    virtual size_t shared_pass_limit(const srs &key, const circuit_job &first, size_t n) {
         (void)key;
-        (void)jobs;
+        (void)first;
         (void)n;
         return 1;
     }

@@ -168,10 +168,8 @@ dispatch_share groth16_sharing(const srs &key, const std::vector<circuit_job> &r
     };
     sh.payload = [&records](size_t k) -> void * { return &records[k]; };
     sh.limit = [](void *const *payloads, size_t n, device &dev) {
-        std::vector<const circuit_job *> jobs(n);
-        for (size_t i = 0; i < n; i++) jobs[i] = static_cast<shared_item *>(payloads[i])->job;
-        const srs &k = *static_cast<shared_item *>(payloads[0])->key;
-        return dev.shared_pass_limit(k, jobs.data(), n);
+        const shared_item &first = *static_cast<shared_item *>(payloads[0]);
+        return dev.shared_pass_limit(*first.key, *first.job, n);
     };
     sh.run = [](void *const *payloads, size_t n, int ordinal, device &dev,
                 std::exception_ptr *errs) {

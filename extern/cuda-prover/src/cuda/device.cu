@@ -151,11 +151,10 @@ public:
         return std::unique_ptr<device_tail>(new sppark_errors_tail(std::move(tail), d_.cuda_id));
     }
 
-    size_t shared_pass_limit(const srs &key, const circuit_job *const *jobs,
-                             size_t n) override {
+    size_t shared_pass_limit(const srs &key, const circuit_job &first, size_t n) override {
         bind_thread();
         try {
-            return cuda_dev::shared_pass_limit(d_, budget(), key, *jobs[0], n, stream_sharing());
+            return cuda_dev::shared_pass_limit(d_, budget(), key, first, n, stream_sharing());
         } catch (const cuda_error &e) {
             rethrow_sppark(e, d_.cuda_id);
         }

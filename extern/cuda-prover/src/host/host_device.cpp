@@ -250,12 +250,11 @@ public:
         return nullptr;  // the host's work is done when it returns
     }
 
-    size_t shared_pass_limit(const srs &key, const circuit_job *const *jobs,
-                             size_t n) override {
+    size_t shared_pass_limit(const srs &key, const circuit_job &first, size_t n) override {
         stream_plan single, plan;
         const size_t wanted = stream_share_wanted(stream_sharing(), cost_, &key, n);
-        if (wanted < 2 || !check_memory(key, jobs[0]->num_constraints, single)) return 1;
-        return share_plan(key, jobs[0]->num_constraints, single, wanted, plan);
+        if (wanted < 2 || !check_memory(key, first.num_constraints, single)) return 1;
+        return share_plan(key, first.num_constraints, single, wanted, plan);
     }
 
     void shared_part(const srs &key, const circuit_job *const *jobs, size_t n,
