@@ -279,6 +279,11 @@ fn cuda_streamed_equals_resident() {
             for k in 0..2 {
                 let t = &got[k].timings;
                 assert!(t.stream_chunks > 0, "{kind:?} limit {limit}: streamed");
+                assert!(
+                    t.peak_device_bytes <= limit,
+                    "{kind:?} limit {limit}: measured peak {}",
+                    t.peak_device_bytes
+                );
                 assert_eq!(
                     t.stream_chunks,
                     expected_stream_chunks(&keys.params, t.stream_buffer_bytes)
@@ -374,6 +379,13 @@ fn cuda_shared_streamed_passes() {
                 proof_bytes(&want[k].proof),
                 "limit {limit} partition {k}: shared pass on the GPU = host"
             );
+            // The device memory measured (held bytes and the default
+            // pool's high-water mark), not the plan.
+            assert!(
+                p.timings.peak_device_bytes <= limit,
+                "limit {limit} partition {k} ({passes:?}): measured peak {}",
+                p.timings.peak_device_bytes
+            );
             assert!(key.verify(&p.proof, &[circuits[k].public_input()]).unwrap());
         }
     }
@@ -414,6 +426,14 @@ fn cuda_shared_streamed_passes() {
         .collect();
     eprintln!("engine, 4 workers: proofs per pass {shared:?}");
     assert!(shared.iter().any(|&s| s >= 2), "{shared:?}");
+    for d in &out.report.per_device {
+        assert!(
+            d.peak_device_bytes < resident,
+            "engine: measured peak {} over the limit {}",
+            d.peak_device_bytes,
+            resident - 1
+        );
+    }
     for p in &out.proofs {
         assert!(key.verify(&p.output.proof, &p.public_inputs).unwrap());
     }

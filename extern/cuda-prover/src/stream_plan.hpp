@@ -107,11 +107,9 @@ constexpr size_t STREAM_MAX_SHARED = 8;
 // How many of `wanted` proofs (at most STREAM_MAX_SHARED) share one
 // streamed pass, each chunk sent up once and summed for every one of them,
 // and the plan for that pass in *p. Each proof past the first keeps
-// `set_bytes` of MSM scalars on the device until the chunks are summed, so
-// the buffers shrink as proofs join; a shared plan also leaves one more
-// set's bytes free, for what the plan does not count (a GPU's NTT and sort
-// temporaries; measured about 21 MiB over a plan filled to the limit at
-// 2^20). A proof joins while the buffers stay at least half of one proof's
+// `set_bytes` of MSM scalars on the device until the chunks are summed (the
+// last one's stay in the working set), so the buffers shrink as proofs
+// join. A proof joins while the buffers stay at least half of one proof's
 // (`single`, from plan_stream with the same avail, fixed and temp): the
 // chunks at most about double, the copies per proof fall to 1 / n. 1 (and
 // *p = single) when no second proof fits.
@@ -122,8 +120,8 @@ size_t plan_shared(stream_plan &p, const stream_plan &single, size_t wanted, uin
     size_t n = 1;
     const size_t most = std::min(wanted, STREAM_MAX_SHARED);
     for (size_t k = 2; k <= most; k++) {
-        const uint64_t extra = uint64_t(k) * set_bytes;
-        if (set_bytes && extra / set_bytes != k)
+        const uint64_t extra = uint64_t(k - 1) * set_bytes;
+        if (set_bytes && extra / set_bytes != k - 1)
             break;
         if (extra > UINT64_MAX - fixed)
             break;

@@ -1018,14 +1018,14 @@ static void test_plan_shared() {
             CHECK(p.total_bytes <= avail, "avail %llu: the shared plan needs %llu",
                   (unsigned long long)avail, (unsigned long long)p.total_bytes);
             CHECK(n == 1 || (p.buffer_bytes * 2 >= single.buffer_bytes &&
-                             p.total_bytes >= fixed + n * set + 2 * p.buffer_bytes),
+                             p.total_bytes >= fixed + (n - 1) * set + 2 * p.buffer_bytes),
                   "avail %llu: %zu proofs, buffers %llu of %llu", (unsigned long long)avail, n,
                   (unsigned long long)p.buffer_bytes, (unsigned long long)single.buffer_bytes);
             CHECK(n > 1 || (p.buffer_bytes == single.buffer_bytes), "alone: the single plan");
             // One more would not fit, or would halve the buffers.
             if (n < std::min(wanted, STREAM_MAX_SHARED)) {
                 stream_plan q;
-                const bool fits = plan_stream(q, avail, fixed + (n + 1) * set, ms, temp);
+                const bool fits = plan_stream(q, avail, fixed + n * set, ms, temp);
                 CHECK(!fits || q.buffer_bytes * 2 < single.buffer_bytes,
                       "avail %llu: a proof more would have fitted", (unsigned long long)avail);
             }

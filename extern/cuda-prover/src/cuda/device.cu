@@ -231,10 +231,16 @@ public:
     cp_memory_estimate estimate(const srs &key, uint64_t num_constraints) const override {
         const cache_layout L = layout_for(key, domain_for(num_constraints));
         cp_memory_estimate e;
-        e.working_bytes = L.total + temp_bytes(L, d_.props.multiProcessorCount);
+        // sppark's tables count as part of every proof's working set.
+        {
+            cp_cuda::device_scope scope(d_.cuda_id);
+            know_library_bytes(d_);
+        }
+        const uint64_t library = d_.library_bytes.load();
+        e.working_bytes = L.total + temp_bytes(L, d_.props.multiProcessorCount) + library;
         e.srs_bytes = srs_layout(key).total;
         bool fits = false;
-        e.streamed_bytes = plan_for(d_, 0, L.total, key, &fits).total_bytes;
+        e.streamed_bytes = plan_for(d_, 0, L.total + library, key, &fits).total_bytes;
         return e;
     }
 

@@ -215,6 +215,10 @@ void compute_h_async(const gpu_t &gpu, void *d_a, void *d_b, void *d_c, uint32_t
                      const fr_raw &z_inv);
 void gpu_sync_default(const gpu_t &gpu);
 
+// Makes sppark's NTT twiddle tables (made once per process, on every GPU
+// at once, from each device's default pool) and waits for them.
+void ntt_tables_ready();
+
 // d_out[i] = sum of coeff * w[col] over row i of a CSR matrix, for rows
 // [0, rows), where w is d_inputs (columns < num_inputs) followed by d_aux;
 // entry coeff 0 is +1, 1 is -1, k >= 2 is d_coeffs[k - 2]. Asynchronous on

@@ -165,6 +165,18 @@ struct msm_context::impl {
         int prev = -1;
         (void)cudaGetDevice(&prev);
         (void)cudaSetDevice(device);
+        // The buffers came from the default pool (cudaMallocAsync) and go
+        // back to it in stream order, once every slot's work is done:
+        // cudaFree would release the memory but leave the pool's count of
+        // used bytes (what a pass reads as its peak) as it was.
+        for (auto &s : slots)
+            if (s.stream)
+                (void)cudaStreamSynchronize(s.stream);
+        if (base) {
+            const cudaStream_t s0 = slots.empty() ? nullptr : slots[0].stream;
+            (void)cudaFreeAsync(base, s0);
+            (void)cudaStreamSynchronize(s0);
+        }
         for (auto &s : slots) {
             if (s.stream) {
                 (void)cudaStreamSynchronize(s.stream);
@@ -178,8 +190,6 @@ struct msm_context::impl {
                 if (e)
                     (void)cudaEventDestroy(e);
         }
-        if (base)
-            (void)cudaFree(base);
         if (pinned)
             (void)cudaFreeHost(pinned);
         (void)cudaGetLastError();

@@ -58,6 +58,11 @@ void compute_h_async(const gpu_t &gpu, void *d_a, void *d_b, void *d_c, uint32_t
     NTT::Base_dev_ptr(s, polys[0], lg, IO::NN, Dir::inverse, Ty::coset);
 }
 
+void ntt_tables_ready() {
+    (void)NTTParameters::all(false);
+    (void)NTTParameters::all(true);  // both made and synchronized by the first call
+}
+
 void gpu_sync_default(const gpu_t &gpu) {
     const cudaStream_t s = gpu;
     CUDA_OK(cudaStreamSynchronize(s));

@@ -96,6 +96,23 @@ uint64_t shared_set_bytes(const cache_layout &L) {
     return (uint64_t(L.n_hl) + L.n_a + L.n_b) * sizeof(fr_raw);
 }
 
+void know_library_bytes(const device_state &d) {
+    std::call_once(d.library_once, [&d] {
+        ntt_tables_ready();
+        cudaMemPool_t pool = nullptr;
+        uint64_t used = 0;
+        if (cudaDeviceGetDefaultMemPool(&pool, d.cuda_id) == cudaSuccess &&
+            cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) ==
+                cudaSuccess) {
+            uint64_t msm = 0;
+            for (const auto &l : d.lanes)
+                msm += l.msm_held.load();
+            d.library_bytes = used > msm ? used - msm : 0;
+        }
+        (void)cudaGetLastError();
+    });
+}
+
 namespace {
 
 // Where a pass finds the key's bases: resident (dk) or streamed (plan).
@@ -116,7 +133,7 @@ struct stream_choice {
     bool upload = false;
     uint64_t avail = 0;      // what the pass may use in all
     uint64_t fixed = 0;      // the caches and shape held after the pass
-    uint64_t fixed_own = 0;  // this pass's own cache and the shape
+    uint64_t fixed_own = 0;  // this pass's own cache, the shape and sppark's tables
     bool fits = false;       // the streamed plan fits
     stream_plan plan;
     size_t shared = 1;
@@ -130,7 +147,8 @@ stream_choice choose(const device_state &d, const pass_lane &ln, const memory_bu
     stream_choice c;
     const int sm = d.props.multiProcessorCount;
     const size_t shape_need = d.shape.need(sh);
-    const uint64_t other = d.lanes_bytes(&ln);
+    // The other lane's cache and MSM context, and sppark's tables.
+    const uint64_t other = d.lanes_bytes(&ln) + d.library_bytes.load();
     const uint64_t held = ln.cache.bytes.load() + d.shape.bytes() + d.streamer.held() +
                           ln.msm_bytes() + other;
     c.avail = budget.usable(held);
@@ -145,7 +163,7 @@ stream_choice choose(const device_state &d, const pass_lane &ln, const memory_bu
     // Streaming is for tight memory: the plan counts this proof's own
     // cache (a larger one held from an earlier proof is given back when it
     // would not fit next to the plan).
-    c.fixed_own = L.total + shape_after;
+    c.fixed_own = L.total + shape_after + d.library_bytes.load();
     c.plan = plan_for(d, c.avail, c.fixed_own, key, &c.fits);
     if (c.fits && share > 1) {
         const stream_plan single = c.plan;
@@ -158,6 +176,7 @@ stream_choice choose(const device_state &d, const pass_lane &ln, const memory_bu
 key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, const srs &key,
                 const cache_layout &L, const shape *sh, cp_timings &key_t, size_t share = 1) {
     key_place kp;
+    know_library_bytes(d);
     const int sm = d.props.multiProcessorCount;
     std::vector<msm_slot_spec> slots = msm_slots(L);
     const size_t full_temp = temp_bytes(L, sm);
@@ -266,6 +285,31 @@ void finish_msms(cp_cuda::msm_context &msm, const msm_job *jobs, device_partials
     t.stream_shared = 0;
 }
 
+// CP_TRACE_MEMORY (diagnostics): what the device holds at `where`, part
+// by part, next to the default pool's use and the card's.
+void trace_memory(const device_state &d, const char *where) {
+    if (std::getenv("CP_TRACE_MEMORY") == nullptr)
+        return;
+    uint64_t used = 0, high = 0, reserved = 0;
+    cudaMemPool_t pool = nullptr;
+    if (cudaDeviceGetDefaultMemPool(&pool, d.cuda_id) == cudaSuccess) {
+        (void)cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used);
+        (void)cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high);
+        (void)cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved);
+    }
+    size_t free_b = 0, total_b = 0;
+    (void)cudaMemGetInfo(&free_b, &total_b);
+    (void)cudaGetLastError();
+    auto mb = [](uint64_t b) { return b / 1048576.0; };
+    std::fprintf(stderr,
+                 "cp memory %s: buffers %.1f sets %.1f caches %.1f + %.1f msm %.1f + %.1f shape "
+                 "%.1f | pool used %.1f high %.1f reserved %.1f | card used %.1f MiB\n",
+                 where, mb(d.streamer.buffer_bytes() * 2), mb(d.streamer.sets_bytes()),
+                 mb(d.lanes[0].cache.bytes.load()), mb(d.lanes[1].cache.bytes.load()),
+                 mb(d.lanes[0].msm_bytes()), mb(d.lanes[1].msm_bytes()), mb(d.shape.bytes()),
+                 mb(used), mb(high), mb(reserved), mb(total_b - free_b));
+}
+
 // The memory a pass measured: what the device held, plus the default
 // pool's high-water mark since the pass reset it.
 struct peak_probe {
@@ -283,6 +327,12 @@ struct peak_probe {
             (void)cudaGetLastError();
         }
         t.peak_device_bytes = std::max<uint64_t>(t.peak_device_bytes, held + pool_high);
+        if (std::getenv("CP_TRACE_MEMORY"))
+            std::fprintf(stderr,
+                         "cp memory recorded: held %.1f + pool high %.1f = %.1f MiB, estimated "
+                         "%.1f MiB\n",
+                         held / 1048576.0, pool_high / 1048576.0,
+                         (held + pool_high) / 1048576.0, estimated / 1048576.0);
         t.estimated_device_bytes = std::max<uint64_t>(t.estimated_device_bytes, estimated);
     }
 };
@@ -390,6 +440,13 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
     const size_t temp = kp.temp;
     // The pool's high-water mark from here on measures sppark's
     // temporaries of this device part.
+    trace_memory(d, count > 1 ? "placed (shared)" : "placed");
+    if (trace && !dk)
+        std::fprintf(stderr,
+                     "cp pass trace: streamed plan for %zu: buffer %.1f MiB, temp %.1f MiB, "
+                     "total %.1f MiB\n",
+                     count, kp.plan.buffer_bytes / 1048576.0, kp.plan.temp_bytes / 1048576.0,
+                     kp.plan.total_bytes / 1048576.0);
     cudaMemPool_t pool = nullptr;
     if (cudaDeviceGetDefaultMemPool(&pool, d.cuda_id) == cudaSuccess) {
         uint64_t zero = 0;
@@ -405,7 +462,8 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
         peak_probe probe;
         probe.pool = pool;
         probe.held = key_bytes + d.caches_bytes() + d.shape.bytes();
-        probe.estimated = key_bytes + L.total + temp + (job0.sh ? d.shape.bytes() : 0);
+        probe.estimated =
+            key_bytes + L.total + temp + (job0.sh ? d.shape.bytes() : 0) + d.library_bytes.load();
         return probe;
     };
 
@@ -758,6 +816,7 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
                 t0 = now_ns();
                 t.ntt_ns += t0 - t_h;
                 live.push_back(i);
+                trace_memory(d, "front done");
             }
             if (dk) {
                 probe_of(dk->bytes()).record(t);
@@ -781,6 +840,7 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
     uint64_t chunks = 0;
     streamed->run(*ln.msm, chunks, d.streamer.cost);
     d.streamer.cost.key = &key;
+    trace_memory(d, "summed");
     for (size_t i : live) {
         cp_timings &t = *ts[i];
         std::memset(&outs[i]->l, 0, sizeof(outs[i]->l));  // infinity (Z = 0): L is in H's MSM
@@ -810,6 +870,7 @@ size_t shared_pass_limit(device_state &d, const memory_budget &budget, const srs
     const size_t wanted = stream_share_wanted(mode, d.streamer.cost, &key, n);
     if (wanted < 2 || resident_key(key, d.cuda_id))
         return 1;
+    know_library_bytes(d);
     const cache_layout L = layout_for(key, size_t(1) << job.lg_domain);
     const stream_choice c = choose(d, d.lanes[0], budget, key, L, job.sh, wanted);
     return c.upload || !c.fits ? 1 : c.shared;

@@ -43,6 +43,12 @@ struct device_state {
     size_t warmed_m = 0;        // largest domain warm_up or a pass ran for since the last trim
     uint64_t warmed_shape = 0;  // shape whose evaluation warm_up or a pass ran
     std::atomic<uint64_t> srs_uploads{0};
+    // What sppark keeps in the device's default pool for the process's
+    // lifetime (its NTT twiddle tables, about 36 MiB), measured once
+    // (know_library_bytes, groth16_pass.hpp) and counted against the
+    // memory limit.
+    mutable std::atomic<uint64_t> library_bytes{0};
+    mutable std::once_flag library_once;
 
     // The device's gpu_t (sppark's streams and pool), built the first time
     // (the thread is bound).
