@@ -58,7 +58,7 @@ pub struct EngineConfig {
     pub device_memory_limit: Option<u64>,
     /// When partitions with the same streamed key share one pass over its
     /// chunks on the engine's devices (`--stream-sharing`). `None` leaves
-    /// the context's setting as it is (by default `Never`).
+    /// the context's setting as it is (by default `Auto`).
     pub stream_sharing: Option<StreamSharing>,
 }
 

@@ -109,11 +109,10 @@ enum Command {
               value_parser = clap::value_parser!(u64).range(1..=(u64::MAX >> 20)))]
         device_memory_limit: Option<u64>,
         /// When partitions with the same streamed key share one pass over
-        /// its chunks (each chunk sent up once for all of them): never (the
-        /// default), auto (where the device measured that its copies
-        /// outlast one proof's sums) or always (whenever the memory
-        /// allows).
-        #[arg(long, value_name = "MODE", default_value = "never")]
+        /// its chunks (each chunk sent up once for all of them): auto (the
+        /// default: where the device measured that its copies outlast one
+        /// proof's sums), always (whenever the memory allows) or never.
+        #[arg(long, value_name = "MODE", default_value = "auto")]
         stream_sharing: StreamSharing,
         /// Where proving keys are cached.
         #[arg(long, default_value = "params-cache")]

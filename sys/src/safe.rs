@@ -121,17 +121,17 @@ unsafe impl Sync for Context {}
 /// When proofs with the same streamed key share one pass over its chunks
 /// (each chunk sent up once and summed for each proof). A pass copies the
 /// next chunk while it sums the current one, so sharing pays while the
-/// key's copy takes longer than one proof's sums. Off by default: on a GPU
-/// a shared pass has measured more device memory than its plan counts.
+/// key's copy takes longer than one proof's sums. The proofs' scalars are
+/// counted within the device's memory limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StreamSharing {
     /// Where it pays, by the device's last streamed pass of the same key
-    /// (none before one was measured).
+    /// (none before one was measured). The default.
+    #[default]
     Auto,
     /// Whenever the device's memory holds the proofs' scalars.
     Always,
-    /// Never: each proof streams the key alone. The default.
-    #[default]
+    /// Never: each proof streams the key alone.
     Never,
 }
 

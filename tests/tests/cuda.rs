@@ -416,7 +416,7 @@ fn cuda_shared_streamed_passes() {
         .run(job, &key, |_| {})
         .unwrap();
     ctx.set_device_delay(0, std::time::Duration::ZERO).unwrap();
-    ctx.set_stream_sharing(0, cuda_prover_bellperson::StreamSharing::Never)
+    ctx.set_stream_sharing(0, cuda_prover_bellperson::StreamSharing::Auto)
         .unwrap();
     let shared: Vec<u64> = out
         .report

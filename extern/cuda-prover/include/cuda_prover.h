@@ -231,7 +231,9 @@ cp_status cp_current_gpu(const cp_context *ctx, int32_t *out);
  * instead: streamed_bytes is the least memory that works (the working set,
  * the scalars the streamed MSMs need, two of the smallest chunk buffers and
  * their MSM temporaries); below it a proof fails with
- * CP_ERR_OUT_OF_MEMORY. */
+ * CP_ERR_OUT_OF_MEMORY. On a GPU, working_bytes and streamed_bytes include
+ * what sppark keeps on the device for the process's lifetime (its NTT
+ * tables, about 36 MiB, measured the first time the device is asked). */
 typedef struct cp_memory_estimate {
     uint64_t working_bytes;
     uint64_t srs_bytes;
@@ -767,17 +769,17 @@ cp_status cp_set_device_memory_limit(cp_context *ctx, int32_t ordinal, uint64_t 
  * (cp_timings.stream_shared). A pass copies the next chunk while it sums
  * the current one, so one proof's pass takes about the longer of the key's
  * copy and its sums, and n proofs' the longer of the copy and n proofs'
- * sums: sharing pays while the copy is the longer. Off by default
- * (CP_SHARE_NEVER): on a GPU, a shared pass has measured more device
- * memory (the pool's high-water mark) than its plan counts. */
+ * sums: sharing pays while the copy is the longer. Each proof past the
+ * first keeps its MSM scalars on the device until the chunks are summed:
+ * the pass's plan counts them within the memory limit. */
 typedef enum cp_stream_sharing {
     /* Where it pays, by the device's last streamed pass of the same key:
      * up to copy time / one proof's sum time proofs (none before a pass of
-     * the key was measured). */
+     * the key was measured). The default. */
     CP_SHARE_AUTO = 0,
     /* Whenever the memory holds the proofs' scalars. */
     CP_SHARE_ALWAYS = 1,
-    /* Never: each proof streams the key alone. The default. */
+    /* Never: each proof streams the key alone. */
     CP_SHARE_NEVER = 2
 } cp_stream_sharing;
 

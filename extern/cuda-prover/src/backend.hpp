@@ -234,7 +234,7 @@ public:
 
 private:
     std::atomic<uint64_t> memory_limit_{UINT64_MAX};
-    std::atomic<int> sharing_{CP_SHARE_NEVER};
+    std::atomic<int> sharing_{CP_SHARE_AUTO};
 };
 
 // Backend factories.
