@@ -22,6 +22,7 @@
 #include "backend.hpp"
 #include "gkr/kernels.hpp"
 #include "device/groth16_pass.hpp"
+#include "device/key_placement.hpp"
 #include "device/key_residency.hpp"
 #include "device/scope.hpp"
 #include "device/state.hpp"

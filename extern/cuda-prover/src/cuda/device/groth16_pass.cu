@@ -10,9 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "device/key_placement.hpp"
 #include "device/key_residency.hpp"
 #include "device/key_streaming.hpp"
 #include "device/lanes.hpp"
+#include "device/pass_memory.hpp"
 #include "device/witness_lender.hpp"
 #include "stream_plan.hpp"
 
@@ -72,191 +74,7 @@ fr_raw z_inverse(uint32_t lg) {
 
 }  // namespace
 
-// The MSM slots of a streamed key: one G1 and one G2 chunk.
-static std::vector<msm_slot_spec> chunk_slots(uint64_t g1_per_chunk, uint64_t g2_per_chunk) {
-    return {{msm_group::g1, (size_t)g1_per_chunk}, {msm_group::g2, (size_t)g2_per_chunk}};
-}
-
-// The MSM context of one chunk's sums, as plan_stream counts it.
-static auto chunk_temp(const device_state &d) {
-    const int sm = d.props.multiProcessorCount;
-    return [sm](uint64_t g1, uint64_t g2) {
-        return (uint64_t)msm_context_bytes(chunk_slots(g1, g2), sm);
-    };
-}
-
-stream_plan plan_for(const device_state &d, uint64_t avail, uint64_t fixed, const srs &key,
-                     bool *fits) {
-    stream_plan plan;
-    *fits = plan_stream(plan, avail, fixed, msm_sizes_of(key), chunk_temp(d));
-    return plan;
-}
-
-uint64_t shared_set_bytes(const cache_layout &L) {
-    return (uint64_t(L.n_hl) + L.n_a + L.n_b) * sizeof(fr_raw);
-}
-
-void know_library_bytes(const device_state &d) {
-    std::call_once(d.library_once, [&d] {
-        ntt_tables_ready();
-        cudaMemPool_t pool = nullptr;
-        uint64_t used = 0;
-        if (cudaDeviceGetDefaultMemPool(&pool, d.cuda_id) == cudaSuccess &&
-            cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) ==
-                cudaSuccess) {
-            uint64_t msm = 0;
-            for (const auto &l : d.lanes)
-                msm += l.msm_held.load();
-            d.library_bytes = used > msm ? used - msm : 0;
-        }
-        (void)cudaGetLastError();
-    });
-}
-
 namespace {
-
-// Where a pass finds the key's bases: resident (dk) or streamed (plan).
-struct key_place {
-    const srs_copy *dk = nullptr;
-    stream_plan plan;  // when dk is NULL
-    size_t temp = 0;   // sppark's temporaries of the largest MSM
-    size_t shared = 1;  // proofs the streamed pass serves (plan_shared)
-};
-
-// Places the key (resident when it fits next to the working set and the
-// shape, streamed otherwise), the shape and the working cache.
-// Where a key that is not resident on the device goes for a pass on lane
-// `ln`: uploaded (it fits next to the working set), or streamed by `plan`
-// for `shared` proofs (of up to `share`; plan_shared). Nothing changes on
-// the device.
-struct stream_choice {
-    bool upload = false;
-    uint64_t avail = 0;      // what the pass may use in all
-    uint64_t fixed = 0;      // the caches and shape held after the pass
-    uint64_t fixed_own = 0;  // this pass's own cache, the shape and sppark's tables
-    bool fits = false;       // the streamed plan fits
-    stream_plan plan;
-    size_t shared = 1;
-};
-
-stream_choice choose(const device_state &d, const pass_lane &ln, const memory_budget &budget,
-                     const srs &key, const cache_layout &L, const shape *sh, size_t share) {
-    // The decision counts what the device holds: the memory it may use in
-    // all (the limit) against the cache and shape it will hold plus the key,
-    // or plus the chunk buffers (given back for a resident key).
-    stream_choice c;
-    const int sm = d.props.multiProcessorCount;
-    const size_t shape_need = d.shape.need(sh);
-    // The other lane's cache and MSM context, and sppark's tables.
-    const uint64_t other = d.lanes_bytes(&ln) + d.library_bytes.load();
-    const uint64_t held = ln.cache.bytes.load() + d.shape.bytes() + d.streamer.held() +
-                          ln.msm_bytes() + other;
-    c.avail = budget.usable(held);
-    const uint64_t cache_after = std::max<uint64_t>(ln.cache.bytes.load(), L.total) + other;
-    const uint64_t shape_after = sh ? (shape_need ? shape_need : d.shape.bytes()) : d.shape.bytes();
-    c.fixed = cache_after + shape_after;
-    const uint64_t need = srs_layout(key).total + temp_bytes(L, sm) + c.fixed;
-    if (need <= c.avail) {
-        c.upload = true;
-        return c;
-    }
-    // Streaming is for tight memory: the plan counts this proof's own
-    // cache (a larger one held from an earlier proof is given back when it
-    // would not fit next to the plan).
-    c.fixed_own = L.total + shape_after + d.library_bytes.load();
-    c.plan = plan_for(d, c.avail, c.fixed_own, key, &c.fits);
-    if (c.fits && share > 1) {
-        const stream_plan single = c.plan;
-        c.shared = plan_shared(c.plan, single, share, c.avail, c.fixed_own, shared_set_bytes(L),
-                               msm_sizes_of(key), chunk_temp(d));
-    }
-    return c;
-}
-
-key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, const srs &key,
-                const cache_layout &L, const shape *sh, cp_timings &key_t, size_t share = 1) {
-    key_place kp;
-    know_library_bytes(d);
-    const int sm = d.props.multiProcessorCount;
-    std::vector<msm_slot_spec> slots = msm_slots(L);
-    const size_t full_temp = temp_bytes(L, sm);
-    const size_t cache_need = ln.cache.need(L.total);
-    const size_t shape_need = d.shape.need(sh);
-    kp.dk = resident_key(key, d.cuda_id);
-    if (!kp.dk) {
-        const stream_choice c = choose(d, ln, budget, key, L, sh, share);
-        if (c.upload) {
-            d.streamer.release();
-            ln.drop_msm_unless(slots);
-            kp.dk = &ensure_key(key, d.cuda_id, budget,
-                                ln.msm_need(slots, sm) + cache_need + shape_need, d.stream(),
-                                key_t, d.srs_uploads);
-        } else {
-            kp.plan = c.plan;
-            kp.shared = c.shared;
-            if (c.fits && ln.cache.bytes.load() > L.total &&
-                kp.plan.total_bytes - c.fixed_own + c.fixed > c.avail)
-                ln.cache.release();
-            if (!c.fits)
-                fail(CP_ERR_OUT_OF_MEMORY,
-                     "needs " + mib(kp.plan.total_bytes) + " on device " +
-                         std::to_string(d.ordinal) + ", " + mib(c.avail) +
-                         " free: the proving key (" + mib(srs_layout(key).total) +
-                         ") does not fit next to the working set (" + mib(L.total) +
-                         ") and streaming it in chunks needs at least " +
-                         mib(kp.plan.total_bytes));
-        }
-    }
-    if (kp.dk) {
-        const bool trace = std::getenv("CP_TRACE_PASS") != nullptr;
-        const uint64_t t0 = now_ns();
-        const bool tables = kp.dk->has_tables();
-        if (tables)
-            slots = msm_slots(L, true);
-        kp.temp = tables ? temp_bytes(L, sm, true) : full_temp;
-        ln.drop_msm_unless(slots);
-        const size_t msm_need = ln.msm_need(slots, sm);
-        const uint64_t t1 = now_ns();
-        if (sh)
-            d.shape.ensure(*sh, d.cuda_id, budget, msm_need + cache_need, d.stream());
-        const uint64_t t2 = now_ns();
-        ln.cache.ensure(d.cuda_id, budget, L.total, msm_need);
-        const uint64_t t3 = now_ns();
-        ln.ensure_msm(d.gpu(), slots);
-        if (trace)
-            std::fprintf(stderr,
-                         "cp pass trace: place (resident key): sizes %.2f ms, shape %.2f ms, "
-                         "cache %.2f ms, MSM context %.2f ms\n",
-                         (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6,
-                         (now_ns() - t3) / 1e6);
-    } else {
-        kp.temp = kp.plan.temp_bytes;
-        // The MSM buffers of the plan's chunks, not more.
-        const std::vector<msm_slot_spec> cs =
-            chunk_slots(kp.plan.g1_per_chunk, kp.plan.g2_per_chunk);
-        if (ln.msm && (!ln.msm->fits(cs) || ln.msm_bytes() > kp.plan.temp_bytes))
-            ln.drop_msm();
-        if (d.streamer.buffer_bytes() != kp.plan.buffer_bytes)
-            d.streamer.release();
-        // The scalars of the proofs past the first of a shared pass.
-        const size_t sets = (kp.shared - 1) * shared_set_bytes(L);
-        if (d.streamer.sets_bytes() != sets)
-            d.streamer.ensure_sets(d.cuda_id, budget, 0, 0);
-        const size_t buffers = 2 * kp.plan.buffer_bytes;
-        const size_t stream_need =
-            (d.streamer.buffer_bytes() == kp.plan.buffer_bytes ? 0 : buffers) +
-            (d.streamer.sets_bytes() == sets ? 0 : sets);
-        if (sh)
-            d.shape.ensure(*sh, d.cuda_id, budget,
-                           kp.temp + ln.cache.need(L.total) + stream_need, d.stream());
-        ln.cache.ensure(d.cuda_id, budget, L.total, kp.temp + stream_need);
-        d.streamer.ensure(d.cuda_id, budget, kp.plan.buffer_bytes, kp.temp + sets);
-        d.streamer.ensure_sets(d.cuda_id, budget, sets, kp.temp);
-        ln.ensure_msm(d.gpu(), cs);
-    }
-    d.ensure_streams(ln);
-    return kp;
-}
 
 // The sums of a resident key's four MSMs (started on `msm`) into out, and
 // their times.
@@ -284,58 +102,6 @@ void finish_msms(cp_cuda::msm_context &msm, const msm_job *jobs, device_partials
     t.stream_buffer_bytes = 0;
     t.stream_shared = 0;
 }
-
-// CP_TRACE_MEMORY (diagnostics): what the device holds at `where`, part
-// by part, next to the default pool's use and the card's.
-void trace_memory(const device_state &d, const char *where) {
-    if (std::getenv("CP_TRACE_MEMORY") == nullptr)
-        return;
-    uint64_t used = 0, high = 0, reserved = 0;
-    cudaMemPool_t pool = nullptr;
-    if (cudaDeviceGetDefaultMemPool(&pool, d.cuda_id) == cudaSuccess) {
-        (void)cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used);
-        (void)cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high);
-        (void)cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved);
-    }
-    size_t free_b = 0, total_b = 0;
-    (void)cudaMemGetInfo(&free_b, &total_b);
-    (void)cudaGetLastError();
-    auto mb = [](uint64_t b) { return b / 1048576.0; };
-    std::fprintf(stderr,
-                 "cp memory %s: buffers %.1f sets %.1f caches %.1f + %.1f msm %.1f + %.1f shape "
-                 "%.1f | pool used %.1f high %.1f reserved %.1f | card used %.1f MiB\n",
-                 where, mb(d.streamer.buffer_bytes() * 2), mb(d.streamer.sets_bytes()),
-                 mb(d.lanes[0].cache.bytes.load()), mb(d.lanes[1].cache.bytes.load()),
-                 mb(d.lanes[0].msm_bytes()), mb(d.lanes[1].msm_bytes()), mb(d.shape.bytes()),
-                 mb(used), mb(high), mb(reserved), mb(total_b - free_b));
-}
-
-// The memory a pass measured: what the device held, plus the default
-// pool's high-water mark since the pass reset it.
-struct peak_probe {
-    cudaMemPool_t pool = nullptr;
-    uint64_t held = 0, estimated = 0;
-
-    void record(cp_timings &t) const {
-        uint64_t pool_high = 0;
-        if (pool) {
-            uint64_t high = 0, used = 0;
-            if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high) == cudaSuccess &&
-                cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) ==
-                    cudaSuccess)
-                pool_high = std::max<uint64_t>(high, used);
-            (void)cudaGetLastError();
-        }
-        t.peak_device_bytes = std::max<uint64_t>(t.peak_device_bytes, held + pool_high);
-        if (std::getenv("CP_TRACE_MEMORY"))
-            std::fprintf(stderr,
-                         "cp memory recorded: held %.1f + pool high %.1f = %.1f MiB, estimated "
-                         "%.1f MiB\n",
-                         held / 1048576.0, pool_high / 1048576.0,
-                         (held + pool_high) / 1048576.0, estimated / 1048576.0);
-        t.estimated_device_bytes = std::max<uint64_t>(t.estimated_device_bytes, estimated);
-    }
-};
 
 // The tail of an overlapped pass: its MSMs run on its lane's streams, the
 // lane held until their sums are read.

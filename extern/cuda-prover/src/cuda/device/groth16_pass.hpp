@@ -22,18 +22,6 @@
 namespace cp {
 namespace cuda_dev {
 
-// The chunk plan of a streamed key: `avail` bytes for everything, `fixed`
-// of them held by what stays resident; *fits says whether it fits.
-stream_plan plan_for(const device_state &d, uint64_t avail, uint64_t fixed, const srs &key,
-                     bool *fits);
-
-// Makes sppark's NTT tables and measures what they hold on this device
-// (device_state::library_bytes): the default pool's bytes in use less the
-// lanes' MSM contexts. Nothing else of the core comes from that pool, and
-// a pass's own temporaries are freed before it ends. Once per device
-// (later calls return at once); the thread is bound.
-void know_library_bytes(const device_state &d);
-
 // Places the key (resident, or streamed when it does not fit the budget next
 // to the working set: key_streaming.hpp), the shape and lane 0's working
 // cache as the pass needs them (the thread is bound, every lane held).

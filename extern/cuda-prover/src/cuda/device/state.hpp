@@ -45,7 +45,7 @@ struct device_state {
     std::atomic<uint64_t> srs_uploads{0};
     // What sppark keeps in the device's default pool for the process's
     // lifetime (its NTT twiddle tables, about 36 MiB), measured once
-    // (know_library_bytes, groth16_pass.hpp) and counted against the
+    // (know_library_bytes, key_placement.hpp) and counted against the
     // memory limit.
     mutable std::atomic<uint64_t> library_bytes{0};
     mutable std::once_flag library_once;

@@ -1,0 +1,179 @@
+// Where a pass finds the proving key (key_placement.hpp).
+#include "device/key_placement.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "device/key_streaming.hpp"
+#include "device/shape_residency.hpp"
+
+namespace cp {
+namespace cuda_dev {
+
+using namespace cp_cuda;
+
+// The MSM slots of a streamed key: one G1 and one G2 chunk.
+static std::vector<msm_slot_spec> chunk_slots(uint64_t g1_per_chunk, uint64_t g2_per_chunk) {
+    return {{msm_group::g1, (size_t)g1_per_chunk}, {msm_group::g2, (size_t)g2_per_chunk}};
+}
+
+// The MSM context of one chunk's sums, as plan_stream counts it.
+static auto chunk_temp(const device_state &d) {
+    const int sm = d.props.multiProcessorCount;
+    return [sm](uint64_t g1, uint64_t g2) {
+        return (uint64_t)msm_context_bytes(chunk_slots(g1, g2), sm);
+    };
+}
+
+stream_plan plan_for(const device_state &d, uint64_t avail, uint64_t fixed, const srs &key,
+                     bool *fits) {
+    stream_plan plan;
+    *fits = plan_stream(plan, avail, fixed, msm_sizes_of(key), chunk_temp(d));
+    return plan;
+}
+
+uint64_t shared_set_bytes(const cache_layout &L) {
+    return (uint64_t(L.n_hl) + L.n_a + L.n_b) * sizeof(fr_raw);
+}
+
+void know_library_bytes(const device_state &d) {
+    std::call_once(d.library_once, [&d] {
+        ntt_tables_ready();
+        cudaMemPool_t pool = nullptr;
+        uint64_t used = 0;
+        if (cudaDeviceGetDefaultMemPool(&pool, d.cuda_id) == cudaSuccess &&
+            cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) ==
+                cudaSuccess) {
+            uint64_t msm = 0;
+            for (const auto &l : d.lanes)
+                msm += l.msm_held.load();
+            d.library_bytes = used > msm ? used - msm : 0;
+        }
+        (void)cudaGetLastError();
+    });
+}
+
+stream_choice choose(const device_state &d, const pass_lane &ln, const memory_budget &budget,
+                     const srs &key, const cache_layout &L, const shape *sh, size_t share) {
+    // The decision counts what the device holds: the memory it may use in
+    // all (the limit) against the cache and shape it will hold plus the key,
+    // or plus the chunk buffers (given back for a resident key).
+    stream_choice c;
+    const int sm = d.props.multiProcessorCount;
+    const size_t shape_need = d.shape.need(sh);
+    // The other lane's cache and MSM context, and sppark's tables.
+    const uint64_t other = d.lanes_bytes(&ln) + d.library_bytes.load();
+    const uint64_t held = ln.cache.bytes.load() + d.shape.bytes() + d.streamer.held() +
+                          ln.msm_bytes() + other;
+    c.avail = budget.usable(held);
+    const uint64_t cache_after = std::max<uint64_t>(ln.cache.bytes.load(), L.total) + other;
+    const uint64_t shape_after = sh ? (shape_need ? shape_need : d.shape.bytes()) : d.shape.bytes();
+    c.fixed = cache_after + shape_after;
+    const uint64_t need = srs_layout(key).total + temp_bytes(L, sm) + c.fixed;
+    if (need <= c.avail) {
+        c.upload = true;
+        return c;
+    }
+    // Streaming is for tight memory: the plan counts this proof's own
+    // cache (a larger one held from an earlier proof is given back when it
+    // would not fit next to the plan).
+    c.fixed_own = L.total + shape_after + d.library_bytes.load();
+    c.plan = plan_for(d, c.avail, c.fixed_own, key, &c.fits);
+    if (c.fits && share > 1) {
+        const stream_plan single = c.plan;
+        c.shared = plan_shared(c.plan, single, share, c.avail, c.fixed_own, shared_set_bytes(L),
+                               msm_sizes_of(key), chunk_temp(d));
+    }
+    return c;
+}
+
+key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, const srs &key,
+                const cache_layout &L, const shape *sh, cp_timings &key_t, size_t share) {
+    key_place kp;
+    know_library_bytes(d);
+    const int sm = d.props.multiProcessorCount;
+    std::vector<msm_slot_spec> slots = msm_slots(L);
+    const size_t full_temp = temp_bytes(L, sm);
+    const size_t cache_need = ln.cache.need(L.total);
+    const size_t shape_need = d.shape.need(sh);
+    kp.dk = resident_key(key, d.cuda_id);
+    if (!kp.dk) {
+        const stream_choice c = choose(d, ln, budget, key, L, sh, share);
+        if (c.upload) {
+            d.streamer.release();
+            ln.drop_msm_unless(slots);
+            kp.dk = &ensure_key(key, d.cuda_id, budget,
+                                ln.msm_need(slots, sm) + cache_need + shape_need, d.stream(),
+                                key_t, d.srs_uploads);
+        } else {
+            kp.plan = c.plan;
+            kp.shared = c.shared;
+            if (c.fits && ln.cache.bytes.load() > L.total &&
+                kp.plan.total_bytes - c.fixed_own + c.fixed > c.avail)
+                ln.cache.release();
+            if (!c.fits)
+                fail(CP_ERR_OUT_OF_MEMORY,
+                     "needs " + mib(kp.plan.total_bytes) + " on device " +
+                         std::to_string(d.ordinal) + ", " + mib(c.avail) +
+                         " free: the proving key (" + mib(srs_layout(key).total) +
+                         ") does not fit next to the working set (" + mib(L.total) +
+                         ") and streaming it in chunks needs at least " +
+                         mib(kp.plan.total_bytes));
+        }
+    }
+    if (kp.dk) {
+        const bool trace = std::getenv("CP_TRACE_PASS") != nullptr;
+        const uint64_t t0 = now_ns();
+        const bool tables = kp.dk->has_tables();
+        if (tables)
+            slots = msm_slots(L, true);
+        kp.temp = tables ? temp_bytes(L, sm, true) : full_temp;
+        ln.drop_msm_unless(slots);
+        const size_t msm_need = ln.msm_need(slots, sm);
+        const uint64_t t1 = now_ns();
+        if (sh)
+            d.shape.ensure(*sh, d.cuda_id, budget, msm_need + cache_need, d.stream());
+        const uint64_t t2 = now_ns();
+        ln.cache.ensure(d.cuda_id, budget, L.total, msm_need);
+        const uint64_t t3 = now_ns();
+        ln.ensure_msm(d.gpu(), slots);
+        if (trace)
+            std::fprintf(stderr,
+                         "cp pass trace: place (resident key): sizes %.2f ms, shape %.2f ms, "
+                         "cache %.2f ms, MSM context %.2f ms\n",
+                         (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6,
+                         (now_ns() - t3) / 1e6);
+    } else {
+        kp.temp = kp.plan.temp_bytes;
+        // The MSM buffers of the plan's chunks, not more.
+        const std::vector<msm_slot_spec> cs =
+            chunk_slots(kp.plan.g1_per_chunk, kp.plan.g2_per_chunk);
+        if (ln.msm && (!ln.msm->fits(cs) || ln.msm_bytes() > kp.plan.temp_bytes))
+            ln.drop_msm();
+        if (d.streamer.buffer_bytes() != kp.plan.buffer_bytes)
+            d.streamer.release();
+        // The scalars of the proofs past the first of a shared pass.
+        const size_t sets = (kp.shared - 1) * shared_set_bytes(L);
+        if (d.streamer.sets_bytes() != sets)
+            d.streamer.ensure_sets(d.cuda_id, budget, 0, 0);
+        const size_t buffers = 2 * kp.plan.buffer_bytes;
+        const size_t stream_need =
+            (d.streamer.buffer_bytes() == kp.plan.buffer_bytes ? 0 : buffers) +
+            (d.streamer.sets_bytes() == sets ? 0 : sets);
+        if (sh)
+            d.shape.ensure(*sh, d.cuda_id, budget,
+                           kp.temp + ln.cache.need(L.total) + stream_need, d.stream());
+        ln.cache.ensure(d.cuda_id, budget, L.total, kp.temp + stream_need);
+        d.streamer.ensure(d.cuda_id, budget, kp.plan.buffer_bytes, kp.temp + sets);
+        d.streamer.ensure_sets(d.cuda_id, budget, sets, kp.temp);
+        ln.ensure_msm(d.gpu(), cs);
+    }
+    d.ensure_streams(ln);
+    return kp;
+}
+
+}  // namespace cuda_dev
+}  // namespace cp
