@@ -470,6 +470,11 @@ fn cuda_key_four_times_the_limit() {
     let resident = prove_from_assignments(&ctx, &key, &s, &bl, 0, None).unwrap();
     for k in 0..3 {
         assert!(streamed[k].timings.stream_chunks > 0);
+        assert!(
+            streamed[k].timings.peak_device_bytes <= limit,
+            "partition {k}: measured peak {} over the limit {limit}",
+            streamed[k].timings.peak_device_bytes
+        );
         assert_eq!(resident[k].timings.stream_chunks, 0);
         assert_eq!(
             proof_bytes(&streamed[k].proof),
@@ -487,12 +492,14 @@ fn cuda_key_four_times_the_limit() {
             .sum::<f64>()
             / (p.len() - 1) as f64
     };
+    let passes: Vec<u64> = streamed.iter().map(|p| p.timings.stream_shared).collect();
     eprintln!(
-        "chain 2^{LOG}: key {} MiB, limit {} MiB ({} chunks of {} MiB): device part resident {:.1} ms, streamed {:.1} ms ({:.2}x)",
+        "chain 2^{LOG}: key {} MiB, limit {} MiB ({} chunks of {} MiB, proofs per pass {passes:?}, peak {} MiB): device part resident {:.1} ms, streamed {:.1} ms ({:.2}x)",
         est.srs_bytes >> 20,
         limit >> 20,
         streamed[1].timings.stream_chunks,
         streamed[1].timings.stream_buffer_bytes >> 20,
+        streamed.iter().map(|p| p.timings.peak_device_bytes).max().unwrap_or(0) >> 20,
         ms(&resident),
         ms(&streamed),
         ms(&streamed) / ms(&resident)
