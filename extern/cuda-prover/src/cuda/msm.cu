@@ -178,10 +178,8 @@ struct msm_context::impl {
             (void)cudaStreamSynchronize(s0);
         }
         for (auto &s : slots) {
-            if (s.stream) {
-                (void)cudaStreamSynchronize(s.stream);
-                (void)cudaStreamDestroy(s.stream);
-            }
+            if (s.stream)
+                (void)cudaStreamDestroy(s.stream);  // idle: synchronized above
             if (s.start)
                 (void)cudaEventDestroy(s.start);
             if (s.stop)
