@@ -13,5 +13,4 @@ export CUDA_HOME="$_cp_cu"
 export NVCC="$_cp_cu/bin/nvcc"
 export PATH="$_cp_cu/bin:$PATH"
 export LIBRARY_PATH="$_cp_cu/lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
-export CPATH="$_cp_cu/include${CPATH:+:$CPATH}"
 unset _cp_root _cp_cu

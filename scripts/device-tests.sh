@@ -21,7 +21,7 @@ features="--features cuda-prover-tests/cuda"
 {
     cargo test --release --workspace $features --no-run --message-format=json
     cargo bench -p cuda-prover-tests $features --no-run --message-format=json
-    cargo build --release -p cuda-prover-engine --features cuda --message-format=json
+    cargo build --release --workspace --bins $features --message-format=json
 } | pick | while read -r name exe; do
     case "$name" in
         cuda | engine | routing | proofs | bad_input | seed_scenario | pipeline | witness | isolation) cp "$exe" "$out/test-$name" ;;

@@ -18,4 +18,4 @@ echo
 echo "Toolchain in $cu. Use it with:"
 echo "  source $root/scripts/cuda-env.sh"
 echo "which exports:"
-bash -c "source '$root/scripts/cuda-env.sh' >/dev/null && env | grep -E '^(PATH|LIBRARY_PATH|CPATH|NVCC|CUDA_PATH|CUDA_HOME|RUSTFLAGS)=' | sed 's/^/  export /'"
+bash -c "source '$root/scripts/cuda-env.sh' >/dev/null && env | grep -E '^(PATH|LIBRARY_PATH|NVCC|CUDA_PATH|CUDA_HOME|RUSTFLAGS)=' | sed 's/^/  export /'"

@@ -22,6 +22,11 @@ fn sources(dir: &Path, ext: &str) -> Vec<PathBuf> {
 }
 
 fn main() {
+    // SAFETY: the first thing this build script does, before it opens any
+    // file, so the descriptors that cargo's jobserver variables name are
+    // still the jobserver's. `cc` (compiling the C++ core in parallel) reads
+    // the same descriptors; neither closes them.
+    let jobs = unsafe { jobserver::Client::from_env() };
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let core = manifest.join("../extern/cuda-prover");
     let include = core.join("include");
@@ -56,11 +61,11 @@ fn main() {
     cpp.compile("cuda_prover_core");
 
     if cuda {
-        build_cuda(&src, &include, &blst_bindings);
+        build_cuda(&src, &include, &blst_bindings, jobs.as_ref());
     }
 }
 
-fn build_cuda(src: &Path, include: &Path, blst_bindings: &Path) {
+fn build_cuda(src: &Path, include: &Path, blst_bindings: &Path, jobs: Option<&jobserver::Client>) {
     let sppark_root = PathBuf::from(env::var("DEP_SPPARK_ROOT").expect("sppark exposes its root"));
     // sppark's host-side field types include blst's blst_t.hpp from blst's C source.
     let blst_src = blst_bindings.join("../src");
@@ -69,53 +74,67 @@ fn build_cuda(src: &Path, include: &Path, blst_bindings: &Path) {
     let adx = blst_uses_adx();
     let archs = env::var("CUDA_PROVER_CUDA_ARCHS").unwrap_or_else(|_| "80,90".to_string());
 
-    // One library per .cu file: each is compiled whole-program (no -rdc), as
+    // One static library per .cu file: each is compiled whole-program (no
+    // -rdc, which `cc` would turn on for a build of several CUDA files), as
     // sppark's kernels expect, and the units stay free of each other's
-    // non-template kernels.
-    let files = sources(&cuda_src, "cu");
+    // non-template kernels. The files compile in parallel on the jobs cargo
+    // gives the build (its jobserver, else NUM_JOBS), the files with the most
+    // device code first, so that the longest compile starts at once.
+    let mut files = sources(&cuda_src, "cu");
+    files.sort_by_key(|f| std::cmp::Reverse(device_code_weight(f)));
+    // sm_90 machine code (H100/H200) so the first proof pays no PTX JIT,
+    // sm_80 machine code for A100, and compute_90 PTX as the fallback for
+    // newer GPUs.
+    let real: Vec<String> = archs
+        .split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(str::to_string)
+        .collect();
+    let mut gencodes: Vec<String> = real
+        .iter()
+        .map(|a| format!("-gencode=arch=compute_{a},code=sm_{a}"))
+        .collect();
+    gencodes.push("-gencode=arch=compute_90,code=compute_90".to_string());
+    // nvcc runs its front end (cicc) once per virtual architecture and the
+    // assembler once per real one, one after the other unless told
+    // otherwise: for the MSM file that is two front ends of minutes each.
+    let front_ends = real.len() + usize::from(!real.iter().any(|a| a == "90"));
     // cc picks nvcc from $NVCC (and recognizes it as nvcc from that).
     env::set_var("NVCC", &nvcc);
-    std::thread::scope(|scope| {
-        for f in &files {
-            let (archs, sppark_root, blst_src, cuda_src) =
-                (&archs, &sppark_root, &blst_src, &cuda_src);
-            scope.spawn(move || {
-                let stem = f.file_stem().unwrap().to_string_lossy().to_string();
-                let mut nv = cc::Build::new();
-                nv.cuda(true)
-                    .cudart("none")
-                    .cargo_metadata(false)
-                    .warnings(false)
-                    .debug(false)
-                    .opt_level(3)
-                    .include(include)
-                    .include(src)
-                    .include(cuda_src)
-                    .include(blst_bindings)
-                    .include(blst_src)
-                    .include(sppark_root)
-                    .define("CP_WITH_CUDA", None)
-                    .define("FEATURE_BLS12_381", None)
-                    .flag("-std=c++17")
-                    .flag("-Xcompiler")
-                    .flag("-fPIC")
-                    .flag("--expt-relaxed-constexpr")
-                    .flag("-cudart=static");
-                // sm_90 machine code (H100/H200) so the first proof pays no PTX
-                // JIT, sm_80 machine code for A100, and compute_90 PTX as the
-                // fallback for newer GPUs.
-                for a in archs.split(',').map(str::trim).filter(|a| !a.is_empty()) {
-                    nv.flag(format!("-gencode=arch=compute_{a},code=sm_{a}"));
-                }
-                nv.flag("-gencode=arch=compute_90,code=compute_90");
-                if adx {
-                    nv.define("__ADX__", None);
-                }
-                nv.file(f);
-                nv.compile(&format!("cuda_prover_cuda_{stem}"));
-            });
+    let compile = |f: &Path| {
+        let stem = f.file_stem().unwrap().to_string_lossy().to_string();
+        let mut nv = cc::Build::new();
+        nv.cuda(true)
+            .cudart("none")
+            .cargo_metadata(false)
+            .warnings(false)
+            .debug(false)
+            .opt_level(3)
+            .include(include)
+            .include(src)
+            .include(&cuda_src)
+            .include(blst_bindings)
+            .include(&blst_src)
+            .include(&sppark_root)
+            .define("CP_WITH_CUDA", None)
+            .define("FEATURE_BLS12_381", None)
+            .flag("-std=c++17")
+            .flag("-Xcompiler")
+            .flag("-fPIC")
+            .flag("--expt-relaxed-constexpr")
+            .flag("-cudart=static")
+            .flag(format!("--threads={front_ends}"));
+        for g in &gencodes {
+            nv.flag(g);
         }
-    });
+        if adx {
+            nv.define("__ADX__", None);
+        }
+        nv.file(f);
+        nv.compile(&format!("cuda_prover_cuda_{stem}"));
+    };
+    parallel_on_jobs(&files, jobs, compile);
 
     // Link order: each library before the ones it uses (device ->
     // device/* -> eval, msm, ntt -> registry), as `sources` sorts them.
@@ -123,7 +142,7 @@ fn build_cuda(src: &Path, include: &Path, blst_bindings: &Path) {
         "cargo:rustc-link-search=native={}",
         env::var("OUT_DIR").unwrap()
     );
-    for f in &files {
+    for f in sources(&cuda_src, "cu") {
         let stem = f.file_stem().unwrap().to_string_lossy();
         println!("cargo:rustc-link-lib=static=cuda_prover_cuda_{stem}");
     }
@@ -138,6 +157,58 @@ fn build_cuda(src: &Path, include: &Path, blst_bindings: &Path) {
     println!("cargo:rustc-link-lib=dylib=rt");
     println!("cargo:rustc-link-lib=dylib=dl");
     println!("cargo:rustc-link-lib=dylib=pthread");
+}
+
+// Runs `job` for every file, as many at once as cargo's jobserver lends
+// tokens (this build script holds one; each further job waits for one), or
+// NUM_JOBS at once without a jobserver. Files are started in order.
+fn parallel_on_jobs(
+    files: &[PathBuf],
+    client: Option<&jobserver::Client>,
+    job: impl Fn(&Path) + Sync,
+) {
+    let workers = env::var("NUM_JOBS")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(1)
+        .clamp(1, files.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for w in 0..workers {
+            let (next, failed, job) = (&next, &failed, &job);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if i >= files.len() || failed.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                // Worker 0 runs on the token this build script holds.
+                let _token = match (w, client) {
+                    (0, _) | (_, None) => None,
+                    (_, Some(c)) => Some(c.acquire().expect("a jobserver token")),
+                };
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&files[i])));
+                if run.is_err() {
+                    failed.store(true, std::sync::atomic::Ordering::SeqCst);
+                    panic!("compiling {} failed", files[i].display());
+                }
+            });
+        }
+    });
+}
+
+// How much device code a .cu file instantiates, to start the slowest compiles
+// first: the MSM (Pippenger and tables in G1 and G2, minutes per
+// architecture), then the files with kernels of their own, then the rest.
+fn device_code_weight(f: &Path) -> u32 {
+    let text = std::fs::read_to_string(f).unwrap_or_default();
+    if text.contains("msm_engine.cuh") {
+        2
+    } else if text.contains("__global__") {
+        1
+    } else {
+        0
+    }
 }
 
 // Whether the blst crate compiles its ADX (mulx) assembly, which it decides
@@ -193,11 +264,12 @@ fn find_nvcc() -> PathBuf {
     );
 }
 
+// A program on PATH, as `which` finds it. The same crate (and version) that
+// sppark's build script uses: with it in both builds, the build scripts'
+// shared dependencies keep one set of features, so turning `cuda` on
+// rebuilds no dependency of another crate (ec-gpu-gen, bellperson, ...).
 fn search_path(name: &str) -> Option<PathBuf> {
-    let path = env::var_os("PATH")?;
-    env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
+    which::which(name).ok()
 }
 
 // The folder holding libcudart_static.a next to nvcc (toolkit or wheel layout).

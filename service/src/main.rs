@@ -21,6 +21,36 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 const DEFAULT_ADDR: &str = "127.0.0.1:7411";
 
+// Bounds of `serve`'s options, the same as `cuda-prover prove` takes where
+// both have the option: past them a value is a mistake (0 workers or a queue
+// of 0 take no job at all; a byte count times 2^20 must not wrap).
+const MAX_QUEUE: i64 = 1_000_000;
+const MAX_RUNNING: i64 = 1024;
+const MAX_WORKERS_PER_DEVICE: i64 = 64;
+const MAX_HOST_DEVICES: i64 = 64; // the core's own limit
+const MAX_REQUEST_BYTES: i64 = 256 << 20; // the gRPC decoder's own limit
+const MAX_FILECOIN_REQUEST_MIB: i64 = 256;
+const MAX_KEY_MEMORY_MIB: u64 = u64::MAX >> 20;
+const MAX_TOKEN_BYTES: usize = 4096;
+
+/// A token is sent in a request header: visible ASCII only (no space, no
+/// newline, no control character), 1 to 4096 bytes.
+fn parse_token(t: &str) -> Result<String, String> {
+    if t.is_empty() {
+        return Err("the token is empty".into());
+    }
+    if t.len() > MAX_TOKEN_BYTES {
+        return Err(format!("the token has {} bytes (at most {MAX_TOKEN_BYTES})", t.len()));
+    }
+    if let Some((i, c)) = t.char_indices().find(|(_, c)| !c.is_ascii_graphic()) {
+        return Err(format!(
+            "the token may hold visible ASCII only; byte {i} is {:?}",
+            c
+        ));
+    }
+    Ok(t.to_string())
+}
+
 #[derive(Parser)]
 #[command(
     name = "cuda-prover-service",
@@ -38,7 +68,7 @@ struct Remote {
     #[arg(long, default_value = DEFAULT_ADDR)]
     server: String,
     /// The daemon's token, when it has one.
-    #[arg(long, env = "CUDA_PROVER_TOKEN", hide_env_values = true)]
+    #[arg(long, env = "CUDA_PROVER_TOKEN", hide_env_values = true, value_parser = parse_token)]
     token: Option<String>,
 }
 
@@ -131,37 +161,42 @@ enum Command {
         /// Prometheus text at http://ADDR/metrics.
         #[arg(long)]
         metrics_listen: Option<String>,
-        #[arg(long, env = "CUDA_PROVER_TOKEN", hide_env_values = true)]
+        #[arg(long, env = "CUDA_PROVER_TOKEN", hide_env_values = true, value_parser = parse_token)]
         token: Option<String>,
         /// Where keys are read and written (repeat for more; the first is
         /// the default). Requests cannot name a file outside them.
         #[arg(long, default_value = "params-cache")]
         params_dir: Vec<PathBuf>,
         /// Jobs queued or running at most (past it: "busy").
-        #[arg(long, default_value_t = 256)]
-        max_queue: usize,
+        #[arg(long, default_value_t = 256,
+              value_parser = clap::value_parser!(u32).range(1..=MAX_QUEUE))]
+        max_queue: u32,
         /// Jobs running at once.
-        #[arg(long, default_value_t = 4)]
-        max_running: usize,
+        #[arg(long, default_value_t = 4,
+              value_parser = clap::value_parser!(u32).range(1..=MAX_RUNNING))]
+        max_running: u32,
         /// Largest request, in bytes.
-        #[arg(long, default_value_t = 64 << 10)]
-        max_request_bytes: usize,
+        #[arg(long, default_value_t = 64 << 10,
+              value_parser = clap::value_parser!(u32).range(1..=MAX_REQUEST_BYTES))]
+        max_request_bytes: u32,
         /// Device memory resident keys may take (default: half the free
         /// memory of the smallest device).
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_KEY_MEMORY_MIB))]
         key_memory_mib: Option<u64>,
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendChoice,
         /// Simulated devices of the host backend.
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0,
+              value_parser = clap::value_parser!(u32).range(0..=MAX_HOST_DEVICES))]
         host_devices: u32,
         /// Device ordinals the daemon owns, e.g. 0,1 (default: all).
         #[arg(long)]
         gpu_devices: Option<String>,
         #[arg(long, default_value = "round-robin")]
         policy: Policy,
-        #[arg(long, default_value_t = 1)]
-        workers_per_device: usize,
+        #[arg(long, default_value_t = 1,
+              value_parser = clap::value_parser!(u32).range(1..=MAX_WORKERS_PER_DEVICE))]
+        workers_per_device: u32,
         /// Take no Filecoin jobs.
         #[arg(long)]
         no_filecoin: bool,
@@ -172,8 +207,9 @@ enum Command {
         #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "")]
         filecoin_test_params: Option<PathBuf>,
         /// Largest Filecoin request (it holds the C1 output), in MiB.
-        #[arg(long, default_value_t = 256)]
-        max_filecoin_request_mib: usize,
+        #[arg(long, default_value_t = 256,
+              value_parser = clap::value_parser!(u32).range(1..=MAX_FILECOIN_REQUEST_MIB))]
+        max_filecoin_request_mib: u32,
     },
     /// Queue a job; prints its id alone on the last line.
     Submit {
@@ -397,21 +433,23 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 EngineConfig {
                     devices,
                     policy,
-                    workers_per_device,
+                    workers_per_device: workers_per_device as usize,
                     ..Default::default()
                 },
             )
             .map_err(|e| e.to_string())?;
             let config = ServiceConfig {
                 params_dirs: params_dir,
-                max_queue,
-                max_running,
-                max_request_bytes,
+                max_queue: max_queue as usize,
+                max_running: max_running as usize,
+                max_request_bytes: max_request_bytes as usize,
+                // At most u64::MAX >> 20 MiB (the option's bound): no wrap.
                 key_budget_bytes: key_memory_mib.map(|m| m << 20),
                 token,
                 filecoin: !no_filecoin,
                 filecoin_test_params: test_params_dir(filecoin_test_params)?,
-                max_filecoin_request_bytes: max_filecoin_request_mib << 20,
+                // At most 256 MiB (the option's bound): no wrap.
+                max_filecoin_request_bytes: (max_filecoin_request_mib as usize) << 20,
                 ..Default::default()
             };
             let service = Service::new(Arc::new(engine), config)?;

@@ -276,13 +276,28 @@ impl Service {
     }
 
     fn job(&self, id: &str) -> Result<Arc<JobEntry>, Status> {
-        let n: u64 = id
-            .parse()
-            .map_err(|_| Status::invalid_argument(format!("job id '{id}' is not a number")))?;
-        self.jobs
-            .get(n)
-            .ok_or_else(|| Status::not_found(format!("no job {id} (unknown, or forgotten)")))
+        let n: u64 = id.parse().map_err(|_| {
+            Status::invalid_argument(format!("job id '{}' is not a number", shown_id(id)))
+        })?;
+        self.jobs.get(n).ok_or_else(|| {
+            Status::not_found(format!("no job {} (unknown, or forgotten)", shown_id(id)))
+        })
     }
+}
+
+/// A client's job id as an error message shows it: in full up to 64 bytes,
+/// else its first 64 bytes and its length (a reply that echoed a 100 KB id
+/// would be dropped by the client).
+pub fn shown_id(id: &str) -> String {
+    const SHOWN: usize = 64;
+    if id.len() <= SHOWN {
+        return id.to_string();
+    }
+    let mut end = SHOWN;
+    while !id.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &id[..end], id.len())
 }
 
 /// Streams a job's progress, then its result.

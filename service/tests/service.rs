@@ -408,6 +408,13 @@ async fn bad_requests_are_clear_errors() {
         tonic::Code::InvalidArgument,
         "not a number",
     );
+    // A 100 KB id is named by its start and length, not echoed in full.
+    for long in ["7".repeat(100_000), "z".repeat(100_000)] {
+        let e = cl.cancel(&long).await.expect_err("an id of 100 KB");
+        let text = e.to_string();
+        assert!(text.contains("(100000 bytes)"), "{text}");
+        assert!(text.len() < 400, "the error echoes {} bytes", text.len());
+    }
     // The daemon still works.
     let id = cl.submit(job("chain", 7, 1, 0, 0)).await.unwrap();
     assert!(cl.await_job(&id, |_, _, _| {}).await.unwrap().ok());

@@ -21,17 +21,19 @@ srcs=$(find "$here/src" -name '*.cpp' -not -path '*/cuda/*' | sort)
 # one binary per self-test.
 objs=$(mktemp -d "${TMPDIR:-/tmp}/cp_core_objs.XXXXXX")
 trap 'rm -rf "$objs"' EXIT
+# Every core compiles (JOBS, default: all of them), one object per source.
+jobs="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
+cxxflags=(-std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter -pthread
+          -I"$here/include" -I"$here/src" -I"$blst/bindings")
+obj_of() { echo "$objs/$(echo "${1#$here/src/}" | tr / _).o"; }
+export -f obj_of
+export here objs CXX
+printf '%s\n' $srcs | xargs -P "$jobs" -I{} bash -c \
+    '${CXX:-g++} "$@" -c "$0" -o "$(obj_of "$0")"' {} "${cxxflags[@]}"
 built=()
-for f in $srcs; do
-    o="$objs/$(echo "${f#$here/src/}" | tr / _).o"
-    ${CXX:-g++} -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter -pthread \
-        -I"$here/include" -I"$here/src" -I"$blst/bindings" -c "$f" -o "$o"
-    built+=("$o")
-done
+for f in $srcs; do built+=("$(obj_of "$f")"); done
 for t in core_selftest srs_checks_selftest; do
     out="${TMPDIR:-/tmp}/cp_$t"
-    ${CXX:-g++} -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter -pthread \
-        -I"$here/include" -I"$here/src" -I"$blst/bindings" \
-        "$here/tests/$t.cpp" "${built[@]}" "$blst/libblst.a" -o "$out"
+    ${CXX:-g++} "${cxxflags[@]}" "$here/tests/$t.cpp" "${built[@]}" "$blst/libblst.a" -o "$out"
     "$out"
 done
