@@ -40,7 +40,10 @@ fn parse_token(t: &str) -> Result<String, String> {
         return Err("the token is empty".into());
     }
     if t.len() > MAX_TOKEN_BYTES {
-        return Err(format!("the token has {} bytes (at most {MAX_TOKEN_BYTES})", t.len()));
+        return Err(format!(
+            "the token has {} bytes (at most {MAX_TOKEN_BYTES})",
+            t.len()
+        ));
     }
     if let Some((i, c)) = t.char_indices().find(|(_, c)| !c.is_ascii_graphic()) {
         return Err(format!(

@@ -211,27 +211,67 @@ fn serve_refuses_out_of_bound_options() {
         (&["--workers-per-device", "0"], "--workers-per-device"),
         (&["--workers-per-device", "65"], "--workers-per-device"),
         (&["--key-memory-mib", "0"], "--key-memory-mib"),
-        (&["--key-memory-mib", "18446744073709551615"], "--key-memory-mib"),
+        (
+            &["--key-memory-mib", "18446744073709551615"],
+            "--key-memory-mib",
+        ),
         (&["--max-request-bytes", "0"], "--max-request-bytes"),
-        (&["--max-filecoin-request-mib", "0"], "--max-filecoin-request-mib"),
-        (&["--max-filecoin-request-mib", "17592186044416"], "--max-filecoin-request-mib"),
+        (
+            &["--max-filecoin-request-mib", "0"],
+            "--max-filecoin-request-mib",
+        ),
+        (
+            &["--max-filecoin-request-mib", "17592186044416"],
+            "--max-filecoin-request-mib",
+        ),
         (&["--host-devices", "65"], "--host-devices"),
         (&["--token", "abc\ndef"], "visible ASCII"),
         (&["--token", "two words"], "visible ASCII"),
         (&["--token", ""], "empty"),
     ];
     for (extra, named) in cases {
-        let mut args = vec!["serve", "--listen", "127.0.0.1:0", "--backend", "host", "--params-dir", p];
+        let mut args = vec![
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--backend",
+            "host",
+            "--params-dir",
+            p,
+        ];
         args.extend_from_slice(extra);
         let (ok, out, err) = cli(&args);
         assert!(!ok, "serve {extra:?} was accepted");
-        assert!(!out.contains("listening on"), "serve {extra:?} listened: {out}");
-        assert!(err.contains(named), "serve {extra:?}: the error should name {named}: {err}");
+        assert!(
+            !out.contains("listening on"),
+            "serve {extra:?} listened: {out}"
+        );
+        assert!(
+            err.contains(named),
+            "serve {extra:?}: the error should name {named}: {err}"
+        );
     }
     // The bounds themselves are accepted (the daemon starts and is stopped).
-    let (ok, _, err) = cli(&["serve", "--listen", "not-an-address", "--max-queue", "1",
-        "--max-running", "1024", "--workers-per-device", "64", "--key-memory-mib", "1",
-        "--max-filecoin-request-mib", "256", "--token", "s3cr3t-~!"]);
+    let (ok, _, err) = cli(&[
+        "serve",
+        "--listen",
+        "not-an-address",
+        "--max-queue",
+        "1",
+        "--max-running",
+        "1024",
+        "--workers-per-device",
+        "64",
+        "--key-memory-mib",
+        "1",
+        "--max-filecoin-request-mib",
+        "256",
+        "--token",
+        "s3cr3t-~!",
+    ]);
     assert!(!ok);
-    assert!(err.contains("--listen not-an-address"), "only the address is wrong: {err}");
+    assert!(
+        err.contains("--listen not-an-address"),
+        "only the address is wrong: {err}"
+    );
 }
