@@ -15,6 +15,7 @@ mod engine;
 mod error;
 pub mod gate;
 mod groth16;
+pub mod host_memory;
 pub mod output;
 pub mod params;
 mod permits;

@@ -15,8 +15,9 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use cuda_prover_engine::cpus::parse_cpu_sets;
-use cuda_prover_engine::output::OutputFile;
-use cuda_prover_engine::params::load_key_and_shape;
+use cuda_prover_engine::output::{check_not_input, OutputFile};
+use cuda_prover_engine::params::{cache_path, load_key_and_shape};
+use cuda_prover_engine::shape_cache::{load_or_record, shape_path};
 use cuda_prover_engine::{
     list_devices, open_context, BackendChoice, BlindingSource, DeviceSelection, Engine,
     EngineConfig, EngineError, Job, Policy,
@@ -291,7 +292,24 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                 )));
             }
             // Output paths are checked before any work, so that a bad path
-            // fails now and not after the proofs.
+            // fails now and not after the proofs, and none names an input.
+            let key_stem = cache_path(&params_dir, &shape)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            for (what, p) in [("report", &report), ("metrics", &metrics)] {
+                if let Some(p) = p {
+                    check_not_input(what, p, &params_dir, &key_stem)?;
+                }
+            }
+            if let (Some(r), Some(m)) = (&report, &metrics) {
+                if r == m {
+                    return Err(EngineError::Setup(format!(
+                        "--report and --metrics name the same file {}",
+                        r.display()
+                    )));
+                }
+            }
             let report_out = report
                 .as_deref()
                 .map(|p| OutputFile::prepare("report", p))
@@ -322,57 +340,89 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             };
             bars.stop_spinner();
             let (key, recorded) = loaded?;
-            let circuit_shape = match synthesis {
-                SynthesisMode::Full => None,
-                _ => Some(recorded),
-            };
             let base = seed.unwrap_or_else(|| {
                 std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_nanos() as u64)
                     .unwrap_or(0)
             });
-            let circuits = (0..partitions)
-                .map(|k| BuiltIn::new(circuit, log_constraints, base.wrapping_add(k as u64)))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(EngineError::Setup)?;
-            let job = Job {
-                name: format!("{}-2^{}x{}", circuit.name(), log_constraints, partitions),
-                partitions: circuits,
-                blinding: seed
-                    .map(BlindingSource::Seeded)
-                    .unwrap_or(BlindingSource::Random),
-                trim_after,
-                synthesis,
-                shape: circuit_shape,
-            };
-            let bar = bars.job_bar(partitions as u64);
-            let out = engine.run(job, &key, |p| {
+            let run_with_shape = |shape_now: Option<Arc<cuda_prover_pipeline::Shape>>| {
+                let circuits = (0..partitions)
+                    .map(|k| BuiltIn::new(circuit, log_constraints, base.wrapping_add(k as u64)))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(EngineError::Setup)?;
+                let job = Job {
+                    name: format!("{}-2^{}x{}", circuit.name(), log_constraints, partitions),
+                    partitions: circuits,
+                    blinding: seed
+                        .map(BlindingSource::Seeded)
+                        .unwrap_or(BlindingSource::Random),
+                    trim_after,
+                    synthesis,
+                    shape: shape_now,
+                };
+                let bar = bars.job_bar(partitions as u64);
+                let out = engine.run(job, &key, |p| {
+                    if let Some(b) = &bar {
+                        b.set_position(p.done as u64);
+                        b.set_message(format!(
+                            "last: partition {} on device {}",
+                            p.partition, p.device
+                        ));
+                        return;
+                    }
+                    let per: Vec<String> = engine
+                        .devices()
+                        .iter()
+                        .zip(&p.done_per_device)
+                        .map(|(d, n)| format!("dev{}={}", d.ordinal, n))
+                        .collect();
+                    eprintln!(
+                        "[{}/{}] partition {} proved on device {} ({})",
+                        p.done,
+                        p.total,
+                        p.partition,
+                        p.device,
+                        per.join(" ")
+                    );
+                });
                 if let Some(b) = &bar {
-                    b.set_position(p.done as u64);
-                    b.set_message(format!(
-                        "last: partition {} on device {}",
-                        p.partition, p.device
-                    ));
-                    return;
+                    b.finish_and_clear();
                 }
-                let per: Vec<String> = engine
-                    .devices()
-                    .iter()
-                    .zip(&p.done_per_device)
-                    .map(|(d, n)| format!("dev{}={}", d.ordinal, n))
-                    .collect();
+                out
+            };
+            let circuit_shape = match synthesis {
+                SynthesisMode::Full => None,
+                _ => Some(recorded),
+            };
+            let used_shape = circuit_shape.is_some();
+            let mut out = run_with_shape(circuit_shape);
+            // Proofs from witnesses that do not verify, with a key that
+            // checked out and a shape that matched it: the shape file is the
+            // likely cause (corrupt yet self-consistent, or forged). It is
+            // recorded again from the circuit, once, and the job run again.
+            if used_shape && matches!(out, Err(EngineError::Verification { .. })) {
+                let path = shape_path(&params_dir, &shape);
                 eprintln!(
-                    "[{}/{}] partition {} proved on device {} ({})",
-                    p.done,
-                    p.total,
-                    p.partition,
-                    p.device,
-                    per.join(" ")
+                    "{}; the shape file {} is the likely cause: recording it again and proving once more",
+                    out.as_ref().err().map(|e| e.to_string()).unwrap_or_default(),
+                    path.display()
                 );
-            });
-            if let Some(b) = &bar {
-                b.finish_and_clear();
+                std::fs::remove_file(&path).map_err(|e| {
+                    EngineError::Setup(format!("cannot remove {}: {e}", path.display()))
+                })?;
+                let say = |s: &str| bars.say(s);
+                let again = load_or_record(&params_dir, &shape, &key, &say)?;
+                out = run_with_shape(Some(again)).map_err(|e| match e {
+                    EngineError::Verification { partition, device } => {
+                        EngineError::Params(format!(
+                        "partition {partition} (device {device}): proof does not verify with a \
+                         shape recorded again either: the key {} is the likely cause",
+                        cache_path(&params_dir, &shape).display()
+                    ))
+                    }
+                    e => e,
+                });
             }
             let out = out?;
             if let Some(f) = report_out {

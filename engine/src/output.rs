@@ -54,6 +54,56 @@ impl OutputFile {
     }
 }
 
+/// Refuses an output path that names one of the job's inputs, so that a
+/// report or metrics file never overwrites them: a file of `inputs_dir`
+/// whose name starts with `stem` and a dot (the key, its digest record and
+/// lock, the shape), the directory compared by its canonical path (`..`
+/// and links to the directory count too), and any existing file that is
+/// one of those files under another name (a symbolic or hard link).
+pub fn check_not_input(
+    what: &str,
+    path: &Path,
+    inputs_dir: &Path,
+    stem: &str,
+) -> Result<(), EngineError> {
+    let refuse = |input: &Path| {
+        EngineError::Setup(format!(
+            "the {what} path {} is the job's input {}: refusing to overwrite it",
+            path.display(),
+            input.display()
+        ))
+    };
+    let prefix = format!("{stem}.");
+    let Ok(dir) = inputs_dir.canonicalize() else {
+        return Ok(()); // no inputs there yet: the key is made after this check
+    };
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    if let (Ok(parent), Some(name)) = (parent.canonicalize(), &name) {
+        if parent == dir && name.starts_with(&prefix) {
+            return Err(refuse(&dir.join(name)));
+        }
+    }
+    #[cfg(unix)]
+    if let Ok(out) = std::fs::metadata(path) {
+        use std::os::unix::fs::MetadataExt;
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            if !entry.file_name().to_string_lossy().starts_with(&prefix) {
+                continue;
+            }
+            if let Ok(m) = std::fs::metadata(entry.path()) {
+                if m.dev() == out.dev() && m.ino() == out.ino() {
+                    return Err(refuse(&entry.path()));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 impl Drop for OutputFile {
     fn drop(&mut self) {
         // Not renamed into place (the job failed, or the write did): remove.

@@ -337,6 +337,122 @@ fn unwritable_outputs_fail_before_the_job() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `--report` or `--metrics` naming the key, its digest record or the
+/// shape (directly, through `..`, or through a link) is refused before the
+/// job, and the key is left as it was.
+#[test]
+fn outputs_naming_the_jobs_inputs_are_refused() {
+    let dir = temp_dir("inputs");
+    // Make the key and its shape first.
+    let out = cli().args(prove_args(&dir, "chain")).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let key = dir.join("chain-2^7.params");
+    let before = std::fs::read(&key).unwrap();
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let link = dir.join("elsewhere.json");
+    std::os::unix::fs::symlink(&key, &link).unwrap();
+    let cases = [
+        key.clone(),
+        dir.join("chain-2^7.shape"),
+        dir.join("chain-2^7.params.verified"),
+        sub.join("..").join("chain-2^7.params"),
+        link.clone(),
+    ];
+    for flag in ["--report", "--metrics"] {
+        for p in &cases {
+            let out = cli()
+                .args(prove_args(&dir, "chain"))
+                .arg(flag)
+                .arg(p)
+                .output()
+                .unwrap();
+            let e = text(&out.stderr);
+            assert!(!out.status.success(), "{flag} {} was accepted", p.display());
+            assert!(
+                e.contains("refusing to overwrite"),
+                "{flag} {}: {e}",
+                p.display()
+            );
+            assert!(!e.contains("proved on device"), "{e}");
+        }
+    }
+    let same = dir.join("both.out");
+    let out = cli()
+        .args(prove_args(&dir, "chain"))
+        .arg("--report")
+        .arg(&same)
+        .arg("--metrics")
+        .arg(&same)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("the same file"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&key).unwrap(), before, "the key is unchanged");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Rows i and j of a CSR matrix (a shape's A, B or C) swapped.
+macro_rules! swap_rows {
+    ($m:expr, $i:expr, $j:expr) => {{
+        let m = $m;
+        let mut rows: Vec<Vec<_>> = (0..m.row_ptr.len() - 1)
+            .map(|r| m.entries[m.row_ptr[r] as usize..m.row_ptr[r + 1] as usize].to_vec())
+            .collect();
+        rows.swap($i, $j);
+        let mut at = 0u64;
+        m.row_ptr = std::iter::once(0)
+            .chain(rows.iter().map(|r| {
+                at += r.len() as u64;
+                at
+            }))
+            .collect();
+        m.entries = rows.concat();
+    }};
+}
+
+/// A forged shape file that is self-consistent (two constraints swapped in
+/// A, B and C alike: every row still holds, the key's checks pass) makes
+/// proofs that do not verify: the CLI names the shape file as the likely
+/// cause, records it again once and proves, all verified.
+#[test]
+fn a_forged_consistent_shape_is_named_and_recorded_again() {
+    use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
+    use cuda_prover_pipeline::shape_file;
+    let dir = temp_dir("forged-shape");
+    let out = cli().args(prove_args(&dir, "chain")).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let c = BuiltIn::new(Kind::Chain, 7, 0).unwrap();
+    let key = cuda_prover_engine::params::load_or_create(&dir, &c, &|_| {}).unwrap();
+    let path = cuda_prover_engine::shape_cache::shape_path(&dir, &c);
+    let honest = shape_file::load(&path, &key).unwrap();
+    let mut forged = honest.clone();
+    swap_rows!(&mut forged.a, 1, 2);
+    swap_rows!(&mut forged.b, 1, 2);
+    swap_rows!(&mut forged.c, 1, 2);
+    assert_ne!(forged, honest, "rows 1 and 2 differ");
+    shape_file::save(&forged, &key, &path).unwrap();
+    let out = cli().args(prove_args(&dir, "chain")).output().unwrap();
+    let (e, o) = (text(&out.stderr), text(&out.stdout));
+    assert!(out.status.success(), "{e}");
+    assert!(
+        e.contains("does not verify") && e.contains("likely cause"),
+        "{e}"
+    );
+    assert!(e.contains(&path.display().to_string()), "{e}");
+    assert!(o.contains("proofs verified"), "{o}");
+    assert_eq!(
+        shape_file::load(&path, &key).unwrap(),
+        honest,
+        "recorded again"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// An encoded point of E(Fp) outside G1 (x counts up until x^3 + 4 has a
 /// root; the cofactor is not cleared).
 fn torsion_g1_bytes() -> [u8; 96] {

@@ -163,3 +163,35 @@ fn lotus_wrapper_and_api_form_read_as_the_plain_form() {
     api["registered_proof"] = Value::from("StackedDrg2KiBV9");
     assert!(C1File::parse(&serde_json::to_vec(&api).unwrap()).is_err());
 }
+
+/// A C1 file larger than 256 MiB is refused before it is read (a sparse
+/// file of 300 MB), a stream without end (`/dev/zero`) is read only up to
+/// the limit, and a directory is named as one.
+#[test]
+fn oversized_or_endless_c1_files_are_refused_with_bounded_reads() {
+    use cuda_prover_filecoin::c1::{read_c1_file, MAX_C1_BYTES};
+    let dir = std::env::temp_dir().join(format!("cp-fc-c1-size-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sparse = dir.join("sparse.json");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(300_000_000)
+        .unwrap();
+    let e = read_c1_file(&sparse).unwrap_err().to_string();
+    assert!(
+        e.contains("300000000 bytes") && e.contains("256 MiB"),
+        "{e}"
+    );
+    if std::path::Path::new("/dev/zero").exists() {
+        let e = read_c1_file(std::path::Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&format!("more than {MAX_C1_BYTES}")), "{e}");
+    }
+    let e = read_c1_file(&dir).unwrap_err().to_string();
+    assert!(e.contains("is a directory"), "{e}");
+    let small = dir.join("small.json");
+    std::fs::write(&small, b"{}").unwrap();
+    assert_eq!(read_c1_file(&small).unwrap(), b"{}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -22,7 +22,8 @@ pub use poly::{eq_eval, interpolate, mle_eval, mle_eval_drawn, MLE_CHUNK_LOG};
 pub use proof::{LayerProof, TowerProof};
 pub use prover::{prove_tower, prove_tower_with, LayerTimes, ProveOptions, ProveStats, TowerInput};
 pub use shards::{
-    run_shards, ShardConfig, ShardOutput, ShardReport, ShardResult, ShardSpec, ShardWork,
+    check_host_memory, run_shards, shard_host_bytes, ShardConfig, ShardOutput, ShardReport,
+    ShardResult, ShardSpec, ShardWork, MAX_LOG_SIZE, MAX_SHARDS,
 };
 pub use transcript::Transcript;
 pub use verifier::{verify_tower, verify_tower_by};

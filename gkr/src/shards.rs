@@ -20,6 +20,22 @@ use crate::{
 /// The largest shard (2^MAX_LOG_SIZE values), the core's limit.
 pub const MAX_LOG_SIZE: u32 = 30;
 
+/// The most shards of one run.
+pub const MAX_SHARDS: usize = 1_000_000;
+
+/// Host bytes one shard holds at its peak: its input (one array of
+/// 2^log_size extension elements for a product tower, two for fractions),
+/// and as much again three times over for the tower's layers and what the
+/// backend keeps of it (on the host backend the device's buffers are host
+/// memory too).
+pub fn shard_host_bytes(kind: TowerKind, log_size: u32) -> u64 {
+    let arrays: u64 = match kind {
+        TowerKind::Product => 1,
+        TowerKind::Fraction => 2,
+    };
+    arrays * 4 * ((std::mem::size_of::<Ext>() as u64) << log_size.min(40))
+}
+
 /// One shard: a tower over 2^log_size seeded random values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShardSpec {
@@ -280,6 +296,41 @@ impl Work for ShardWork<'_> {
     }
 }
 
+/// Refuses shards whose inputs and towers the host cannot hold at once:
+/// each worker holds at most one shard drawn and waiting and one proving,
+/// so the largest 2 x workers shards count (`available`: what the process
+/// may still allocate; `None`: unknown, nothing is checked).
+pub fn check_host_memory(
+    engine: &Engine,
+    shards: &[ShardSpec],
+    kind: TowerKind,
+    available: Option<u64>,
+) -> Result<(), EngineError> {
+    let Some(available) = available else {
+        return Ok(());
+    };
+    let workers = engine.devices().len() * engine.config().workers_per_device.max(1);
+    let mut sizes: Vec<u64> = shards
+        .iter()
+        .map(|s| shard_host_bytes(kind, s.log_size))
+        .collect();
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    let at_once = sizes.len().min(2 * workers);
+    let need: u64 = sizes[..at_once].iter().sum();
+    if need > available {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        return Err(EngineError::Setup(format!(
+            "the shards need {:.1} GiB of host memory at once (the largest {at_once} of them, \
+             {:.1} GiB the largest: input and tower), and {:.1} GiB is available: \
+             use smaller or fewer shards",
+            gib(need),
+            gib(sizes[0]),
+            gib(available)
+        )));
+    }
+    Ok(())
+}
+
 /// Proves and verifies `shards` on the engine's devices with its policy;
 /// the first failure stops the job and names the shard and device.
 pub fn run_shards(
@@ -290,6 +341,12 @@ pub fn run_shards(
     if shards.is_empty() {
         return Err(EngineError::Setup("no shards".into()));
     }
+    if shards.len() > MAX_SHARDS {
+        return Err(EngineError::Setup(format!(
+            "{} shards: at most {MAX_SHARDS} a run",
+            shards.len()
+        )));
+    }
     for (k, s) in shards.iter().enumerate() {
         if s.log_size < 1 || s.log_size > MAX_LOG_SIZE {
             return Err(EngineError::Setup(format!(
@@ -298,6 +355,12 @@ pub fn run_shards(
             )));
         }
     }
+    check_host_memory(
+        engine,
+        shards,
+        config.kind,
+        cuda_prover_engine::host_memory::available_bytes(),
+    )?;
     let work = ShardWork::new(shards, config);
     let t0 = Instant::now();
     let out = engine.run_work(&work, RunControl::default(), |_| {})?;

@@ -141,6 +141,39 @@ fn bad_shard_sizes_are_refused() {
     assert!(run_shards(&e, &[ShardSpec { log_size: 31 }], cfg(TowerKind::Product)).is_err());
 }
 
+/// A size the host cannot hold is a clear error before anything is drawn,
+/// not an abort in the allocator (2^28 fractions: 16 GiB at its peak).
+#[test]
+fn shards_larger_than_host_memory_are_refused_before_allocating() {
+    use cuda_prover_gkr::{check_host_memory, shard_host_bytes};
+    let e = engine(2, Policy::RoundRobin);
+    assert_eq!(shard_host_bytes(TowerKind::Product, 20), 64 << 20);
+    assert_eq!(shard_host_bytes(TowerKind::Fraction, 28), 32 << 30);
+    let big = [ShardSpec { log_size: 28 }];
+    let err = check_host_memory(&e, &big, TowerKind::Fraction, Some(8 << 30)).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("GiB of host memory"), "{text}");
+    assert!(text.contains("8.0 GiB is available"), "{text}");
+    // In flight at once: two a worker (2 devices, 1 worker each), the
+    // largest first: 4 of 8 shards of 2^20 (product: 64 MiB each).
+    let eight = [ShardSpec { log_size: 20 }; 8];
+    assert!(check_host_memory(&e, &eight, TowerKind::Product, Some(256 << 20)).is_ok());
+    assert!(check_host_memory(&e, &eight, TowerKind::Product, Some((256 << 20) - 1)).is_err());
+    assert!(check_host_memory(&e, &eight, TowerKind::Product, None).is_ok());
+    // Through run_shards: 2^30 fractions (128 GiB) do not fit a machine
+    // with less available (CI has 24 GiB).
+    let available = cuda_prover_engine::host_memory::available_bytes();
+    if available.is_some_and(|a| a < 128 << 30) {
+        let huge = [ShardSpec { log_size: 30 }];
+        let err = run_shards(&e, &huge, cfg(TowerKind::Fraction)).unwrap_err();
+        assert!(err.to_string().contains("host memory"), "{err}");
+    }
+    // Too many shards is refused before anything else.
+    let many = vec![ShardSpec { log_size: 1 }; cuda_prover_gkr::MAX_SHARDS + 1];
+    let err = run_shards(&e, &many, cfg(TowerKind::Product)).unwrap_err();
+    assert!(err.to_string().contains("at most"), "{err}");
+}
+
 #[test]
 fn the_collector_check_rejects_a_tampered_shard() {
     use cuda_prover_engine::Work;

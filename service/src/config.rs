@@ -34,6 +34,12 @@ pub struct ServiceConfig {
     pub filecoin_test_params: Option<PathBuf>,
     /// Largest Filecoin request (the C1 output is in it), in bytes.
     pub max_filecoin_request_bytes: usize,
+    /// Client connections open at once (lowered to what the open-file
+    /// limit leaves); more are closed as they arrive.
+    pub max_connections: usize,
+    /// A connection that sends nothing for this long is closed (live
+    /// clients answer the server's pings well within it).
+    pub idle_timeout: std::time::Duration,
 }
 
 impl Default for ServiceConfig {
@@ -51,6 +57,8 @@ impl Default for ServiceConfig {
             filecoin: true,
             filecoin_test_params: None,
             max_filecoin_request_bytes: 256 << 20,
+            max_connections: 512,
+            idle_timeout: std::time::Duration::from_secs(60),
         }
     }
 }

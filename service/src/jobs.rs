@@ -6,6 +6,8 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use crate::job_id::JobId;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -97,7 +99,10 @@ pub struct Snapshot {
 }
 
 pub struct JobEntry {
+    /// The run's sequence number (orders jobs of one priority).
     pub id: u64,
+    /// The id clients see: this daemon run's instance and `id`.
+    pub wire_id: JobId,
     pub spec: JobSpec,
     pub submitted: Instant,
     cancel: Arc<AtomicBool>,
@@ -161,6 +166,8 @@ pub struct Jobs {
     work: Condvar,
     idle: Condvar,
     next_id: AtomicU64,
+    /// This daemon run's half of every job id (`job_id`).
+    instance: u64,
     engine: Arc<Engine>,
     keys: Arc<Keys>,
     #[cfg(feature = "filecoin")]
@@ -189,6 +196,7 @@ impl Jobs {
             work: Condvar::new(),
             idle: Condvar::new(),
             next_id: AtomicU64::new(1),
+            instance: crate::job_id::new_instance(),
             engine,
             keys,
             #[cfg(feature = "filecoin")]
@@ -246,6 +254,10 @@ impl Jobs {
         });
         let entry = Arc::new(JobEntry {
             id,
+            wire_id: JobId {
+                instance: self.instance,
+                seq: id,
+            },
             spec,
             submitted: Instant::now(),
             cancel: Arc::new(AtomicBool::new(false)),
@@ -263,6 +275,14 @@ impl Jobs {
 
     pub fn get(&self, id: u64) -> Option<Arc<JobEntry>> {
         self.inner.lock().all.get(&id).cloned()
+    }
+
+    /// The job a client's id names, if this daemon run issued it.
+    pub fn get_wire(&self, id: &JobId) -> Option<Arc<JobEntry>> {
+        if id.instance != self.instance {
+            return None;
+        }
+        self.get(id.seq)
     }
 
     /// Cancels a job: a queued one leaves the queue, a running one stops

@@ -69,6 +69,11 @@ impl Keys {
             format!("params dir {requested}: {e} (it must exist inside the params dirs)")
         })?;
         if self.dirs.iter().any(|d| canon.starts_with(d)) {
+            if !canon.is_dir() {
+                return Err(format!(
+                    "params dir {requested} is not a directory (keys are files inside one)"
+                ));
+            }
             Ok(canon)
         } else {
             Err(format!(

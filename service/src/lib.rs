@@ -15,8 +15,10 @@ pub mod config;
 #[cfg(feature = "filecoin")]
 pub mod filecoin;
 pub mod hosts;
+pub mod job_id;
 pub mod jobs;
 pub mod keys;
+pub mod listener;
 pub mod metrics;
 pub mod metrics_http;
 pub mod server;

@@ -32,6 +32,8 @@ const MAX_REQUEST_BYTES: i64 = 256 << 20; // the gRPC decoder's own limit
 const MAX_FILECOIN_REQUEST_MIB: i64 = 256;
 const MAX_KEY_MEMORY_MIB: u64 = u64::MAX >> 20;
 const MAX_TOKEN_BYTES: usize = 4096;
+const MAX_CONNECTIONS: i64 = 65_536;
+const MAX_IDLE_TIMEOUT_S: i64 = 86_400;
 
 /// A token is sent in a request header: visible ASCII only (no space, no
 /// newline, no control character), 1 to 4096 bytes.
@@ -213,6 +215,15 @@ enum Command {
         #[arg(long, default_value_t = 256,
               value_parser = clap::value_parser!(u32).range(1..=MAX_FILECOIN_REQUEST_MIB))]
         max_filecoin_request_mib: u32,
+        /// Client connections open at once (lowered to what the open-file
+        /// limit leaves, less 64); more are closed as they arrive.
+        #[arg(long, default_value_t = 512,
+              value_parser = clap::value_parser!(u32).range(1..=MAX_CONNECTIONS))]
+        max_connections: u32,
+        /// Seconds a connection may send nothing before it is closed.
+        #[arg(long, default_value_t = 60,
+              value_parser = clap::value_parser!(u32).range(1..=MAX_IDLE_TIMEOUT_S))]
+        idle_timeout_s: u32,
     },
     /// Queue a job; prints its id alone on the last line.
     Submit {
@@ -341,6 +352,9 @@ fn job_kind(job: &JobArgs) -> Result<proto::submit_request::Job, String> {
             synthesis: job.synthesis.clone(),
         }));
     };
+    #[cfg(feature = "filecoin")]
+    let c1_output = cuda_prover_filecoin::c1::read_c1_file(path).map_err(|e| e.to_string())?;
+    #[cfg(not(feature = "filecoin"))]
     let c1_output = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(proto::submit_request::Job::FilecoinC2(
         proto::FilecoinC2Job {
@@ -420,6 +434,8 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             no_filecoin,
             filecoin_test_params,
             max_filecoin_request_mib,
+            max_connections,
+            idle_timeout_s,
         } => {
             let addr: std::net::SocketAddr = listen
                 .parse()
@@ -453,6 +469,8 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 filecoin_test_params: test_params_dir(filecoin_test_params)?,
                 // At most 256 MiB (the option's bound): no wrap.
                 max_filecoin_request_bytes: (max_filecoin_request_mib as usize) << 20,
+                max_connections: max_connections as usize,
+                idle_timeout: std::time::Duration::from_secs(idle_timeout_s.into()),
                 ..Default::default()
             };
             let service = Service::new(Arc::new(engine), config)?;

@@ -17,8 +17,10 @@ use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use crate::config::ServiceConfig;
+use crate::job_id::JobId;
 use crate::jobs::{JobEntry, JobSpec, JobState, Jobs, SubmitError, Work};
 use crate::keys::Keys;
+use crate::listener::ConnectionLimits;
 use crate::metrics::{Gauges, Metrics};
 use crate::proto;
 use crate::proto::prover_server::{Prover, ProverServer};
@@ -197,10 +199,15 @@ impl Service {
             .iter()
             .map(|d| d.ordinal)
             .collect();
-        for d in devices {
+        for (i, d) in devices.iter().enumerate() {
             if !ordinals.contains(d) {
                 return Err(Status::invalid_argument(format!(
                     "device {d} is not one of this daemon's devices {ordinals:?}"
+                )));
+            }
+            if devices[..i].contains(d) {
+                return Err(Status::invalid_argument(format!(
+                    "device {d} is named twice in the request's devices {devices:?}"
                 )));
             }
         }
@@ -276,10 +283,10 @@ impl Service {
     }
 
     fn job(&self, id: &str) -> Result<Arc<JobEntry>, Status> {
-        let n: u64 = id.parse().map_err(|_| {
-            Status::invalid_argument(format!("job id '{}' is not a number", shown_id(id)))
+        let wire: JobId = id.parse().map_err(|e| {
+            Status::invalid_argument(format!("job id '{}' is not a number ({e})", shown_id(id)))
         })?;
-        self.jobs.get(n).ok_or_else(|| {
+        self.jobs.get_wire(&wire).ok_or_else(|| {
             Status::not_found(format!("no job {} (unknown, or forgotten)", shown_id(id)))
         })
     }
@@ -304,7 +311,7 @@ pub fn shown_id(id: &str) -> String {
 fn events(entry: Arc<JobEntry>) -> EventStream {
     let (tx, rx) = mpsc::channel(16);
     let mut watch = entry.subscribe();
-    let id = entry.id.to_string();
+    let id = entry.wire_id.to_string();
     tokio::spawn(async move {
         let mut last = None;
         loop {
@@ -352,7 +359,7 @@ fn events(entry: Arc<JobEntry>) -> EventStream {
 fn job_status(e: &JobEntry) -> proto::JobStatus {
     let s = e.snapshot();
     proto::JobStatus {
-        job_id: e.id.to_string(),
+        job_id: e.wire_id.to_string(),
         name: e.spec.name.clone(),
         priority: e.spec.priority,
         state: s.state.name().into(),
@@ -371,7 +378,7 @@ impl Prover for Arc<Service> {
         let spec = self.spec(req.into_inner())?;
         let e = self.submit_spec(spec)?;
         Ok(Response::new(proto::SubmitReply {
-            job_id: e.id.to_string(),
+            job_id: e.wire_id.to_string(),
         }))
     }
 
@@ -581,12 +588,26 @@ pub async fn serve(
     }
     let check = TokenCheck(service.config.token.as_deref().map(Arc::from));
     let stop = service.shutdown_signal();
+    let limits = ConnectionLimits::within_file_limit(
+        service.config.max_connections,
+        service.config.idle_timeout,
+    );
+    if limits.max_connections < service.config.max_connections {
+        log::warn!(
+            "at most {} connections at once: the open-file limit leaves no more",
+            limits.max_connections
+        );
+    }
     let svc = tonic::service::interceptor::InterceptedService::new(
         ProverServer::new(service).max_decoding_message_size(limit),
         check,
     );
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    let incoming = crate::listener::incoming(listener, limits);
+    // Pings keep a live client's connection busy well within the idle time.
+    let ping = limits.idle_timeout / 3;
     tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(ping))
+        .http2_keepalive_timeout(Some(ping))
         .add_service(svc)
         .serve_with_incoming_shutdown(incoming, async move {
             tokio::select! {

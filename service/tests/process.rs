@@ -83,8 +83,8 @@ fn cli_submit_await_status_cancel() {
     assert!(ok, "{err}");
     let id = out.lines().last().unwrap().trim().to_string();
     assert!(
-        id.parse::<u64>().is_ok(),
-        "the last line is the job id alone: {out:?}"
+        id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+        "the last line is the job id alone (32 hex digits): {out:?}"
     );
     let proofs = params.join("proofs");
     let (ok, out, err) = cli(&[
@@ -151,7 +151,7 @@ fn a_daemon_killed_mid_job_is_a_clear_error_and_restarts_clean() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mut d = serve("127.0.0.1:0", &params);
     let addr = d.addr.clone();
-    rt.block_on(async {
+    let first_ids = rt.block_on(async {
         let cl = Client::connect(&addr, None).await.unwrap();
         // Keys first, so that the long job is proving when it dies.
         let warm = cl.submit(common::job("chain", 7, 1, 1, 0)).await.unwrap();
@@ -176,6 +176,7 @@ fn a_daemon_killed_mid_job_is_a_clear_error_and_restarts_clean() {
         assert!(killed, "the job was running when the daemon died");
         assert!(matches!(err, ClientError::Lost(_)), "{err}");
         assert!(err.to_string().contains("did the daemon stop"), "{err}");
+        (warm, id)
     });
     let _ = d.child.wait();
     // Same address, same params: a clean start.
@@ -187,10 +188,26 @@ fn a_daemon_killed_mid_job_is_a_clear_error_and_restarts_clean() {
             st.queued.is_empty() && st.running.is_empty(),
             "nothing left over"
         );
-        let e = cl.await_job("2", |_, _, _| {}).await.unwrap_err();
-        assert!(e.to_string().contains("no job"), "{e}");
-        let id = cl.submit(common::job("chain", 7, 2, 3, 0)).await.unwrap();
-        assert!(cl.await_job(&id, |_, _, _| {}).await.unwrap().ok());
+        // The dead run's ids are unknown to the new run, never another
+        // job's: its jobs get ids of their own (the same sequence numbers).
+        for old in [&first_ids.0, &first_ids.1] {
+            let e = cl.await_job(old, |_, _, _| {}).await.unwrap_err();
+            assert!(e.to_string().contains("no job"), "{e}");
+            assert!(
+                matches!(&e, ClientError::Rpc(s) if s.code() == tonic::Code::NotFound),
+                "{e}"
+            );
+        }
+        let a = cl.submit(common::job("chain", 7, 1, 3, 0)).await.unwrap();
+        let b = cl.submit(common::job("chain", 7, 2, 3, 0)).await.unwrap();
+        assert!(
+            a != first_ids.0 && b != first_ids.1,
+            "ids repeat across runs: {a} {b}"
+        );
+        assert_eq!(a[..16], b[..16], "one run, one instance");
+        assert_ne!(a[..16], first_ids.0[..16], "a new run, a new instance");
+        assert!(cl.await_job(&a, |_, _, _| {}).await.unwrap().ok());
+        assert!(cl.await_job(&b, |_, _, _| {}).await.unwrap().ok());
     });
     // No temporary files of the dead daemon's key writes are left.
     for f in std::fs::read_dir(&params).unwrap() {
@@ -273,5 +290,73 @@ fn serve_refuses_out_of_bound_options() {
     assert!(
         err.contains("--listen not-an-address"),
         "only the address is wrong: {err}"
+    );
+}
+
+/// Idle connections past the open-file limit neither end the daemon nor
+/// keep clients out for good: under `ulimit -n 200` (room for 136
+/// connections) 400 idle sockets are refused past the bound or closed when
+/// idle (2 s here), and a client is then served.
+#[test]
+fn idle_connections_neither_exhaust_nor_end_the_daemon() {
+    let params = common::temp_dir("idle");
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -n 200 && exec \"$0\" \"$@\"")
+        .arg(BIN)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--backend",
+            "host",
+            "--host-devices",
+            "1",
+            "--idle-timeout-s",
+            "2",
+        ])
+        .arg("--params-dir")
+        .arg(&params)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("first line: {line:?}"))
+        .to_string();
+    let mut d = Daemon { child, addr };
+    let idle: Vec<std::net::TcpStream> = (0..400)
+        .filter_map(|_| std::net::TcpStream::connect(&d.addr).ok())
+        .collect();
+    assert!(
+        idle.len() >= 200,
+        "only {} connections were made",
+        idle.len()
+    );
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(
+        d.child.try_wait().unwrap().is_none(),
+        "the daemon ended under idle connections"
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let served = tokio::time::timeout(Duration::from_secs(60), async {
+            let cl = Client::connect(&d.addr, None).await.unwrap();
+            let id = cl.submit(common::job("chain", 7, 1, 1, 0)).await.unwrap();
+            cl.await_job(&id, |_, _, _| {}).await.unwrap().ok()
+        })
+        .await;
+        assert_eq!(served, Ok(true), "a client is served after the idle ones");
+    });
+    drop(idle);
+    assert!(
+        d.child.try_wait().unwrap().is_none(),
+        "the daemon is still up"
     );
 }

@@ -376,6 +376,25 @@ async fn bad_requests_are_clear_errors() {
         tonic::Code::InvalidArgument,
         "device 5",
     );
+    // The daemon has one device (0): naming it twice is refused at submit.
+    let mut twice = job("chain", 7, 1, 0, 0);
+    twice.devices = vec![0, 0];
+    expect(
+        cl.submit(twice).await,
+        tonic::Code::InvalidArgument,
+        "named twice",
+    );
+    // A params dir that is a file inside the params dirs is refused at submit.
+    let file = d.params.join(format!("a-file-{}", std::process::id()));
+    std::fs::write(&file, b"not a directory").unwrap();
+    let mut j = job("chain", 7, 1, 0, 0);
+    j.params_dir = file.file_name().unwrap().to_string_lossy().into();
+    expect(
+        cl.submit(j).await,
+        tonic::Code::PermissionDenied,
+        "not a directory",
+    );
+    std::fs::remove_file(&file).unwrap();
     for dir in ["../", "/etc", "../../tmp"] {
         let mut j = job("chain", 7, 1, 0, 0);
         j.params_dir = dir.into();
@@ -404,7 +423,7 @@ async fn bad_requests_are_clear_errors() {
         "no job 12345",
     );
     expect(
-        cl.cancel("abc").await,
+        cl.cancel("not-an-id").await,
         tonic::Code::InvalidArgument,
         "not a number",
     );

@@ -51,8 +51,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<()> {
-    let bytes = std::fs::read(&a.c1)
-        .map_err(|e| FilecoinError::io(format!("reading {}", a.c1.display()), e))?;
+    let bytes = crate::c1::read_c1_file(&a.c1)?;
     let prover_id = parse_prover_id(&a.prover_id)?;
     if a.test_params {
         let dir = use_test_parameter_dir(&default_test_parameter_dir()?)?;

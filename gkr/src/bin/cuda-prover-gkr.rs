@@ -10,7 +10,7 @@ use clap::{Parser, ValueEnum};
 use cuda_prover_engine::{
     cpus, open_context, BackendChoice, DeviceSelection, Engine, EngineConfig, Policy,
 };
-use cuda_prover_gkr::{run_shards, ShardConfig, ShardSpec, TowerKind};
+use cuda_prover_gkr::{run_shards, ShardConfig, ShardSpec, TowerKind, MAX_LOG_SIZE, MAX_SHARDS};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum KindArg {
@@ -25,11 +25,13 @@ enum KindArg {
 )]
 struct Cli {
     /// log2 of each shard's values (ignored where --sizes is given).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_LOG_SIZE as i64))]
     log_size: u32,
     /// Number of shards.
-    #[arg(long, default_value_t = 1)]
-    shards: usize,
+    #[arg(long, default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_SHARDS as i64))]
+    shards: u32,
     /// Per-shard log sizes, comma separated (mixed sizes); overrides
     /// --log-size and --shards.
     #[arg(long)]
@@ -72,8 +74,14 @@ fn run(cli: Cli) -> Result<(), String> {
                     .map_err(|_| format!("bad size '{p}'"))
             })
             .collect::<Result<_, _>>()?,
-        None => vec![cli.log_size; cli.shards],
+        None => vec![cli.log_size; cli.shards as usize],
     };
+    if sizes.len() > MAX_SHARDS {
+        return Err(format!(
+            "--sizes names {} shards: at most {MAX_SHARDS}",
+            sizes.len()
+        ));
+    }
     let shards: Vec<ShardSpec> = sizes
         .iter()
         .map(|&log_size| ShardSpec { log_size })
