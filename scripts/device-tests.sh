@@ -17,7 +17,7 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable"):
         print(m["target"]["name"], m["executable"])'
 }
-features="--features cuda-prover-tests/cuda"
+features="--features cuda-prover-tests/cuda,cuda-prover-gkr/cuda"
 {
     cargo test --release --workspace $features --no-run --message-format=json
     cargo bench -p cuda-prover-tests $features --no-run --message-format=json
