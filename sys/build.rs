@@ -80,8 +80,9 @@ fn build_cuda(src: &Path, include: &Path, blst_bindings: &Path, jobs: Option<&jo
     // non-template kernels. The files compile in parallel on the jobs cargo
     // gives the build (its jobserver, else NUM_JOBS), the files with the most
     // device code first, so that the longest compile starts at once.
-    let mut files = sources(&cuda_src, "cu");
-    files.sort_by_key(|f| std::cmp::Reverse(device_code_weight(f)));
+    let files = sources(&cuda_src, "cu");
+    let mut slowest_first = files.clone();
+    slowest_first.sort_by_key(|f| std::cmp::Reverse(device_code_weight(f)));
     // sm_90 machine code (H100/H200) so the first proof pays no PTX JIT,
     // sm_80 machine code for A100, and compute_90 PTX as the fallback for
     // newer GPUs.
@@ -134,7 +135,7 @@ fn build_cuda(src: &Path, include: &Path, blst_bindings: &Path, jobs: Option<&jo
         nv.file(f);
         nv.compile(&format!("cuda_prover_cuda_{stem}"));
     };
-    parallel_on_jobs(&files, jobs, compile);
+    parallel_on_jobs(&slowest_first, jobs, compile);
 
     // Link order: each library before the ones it uses (device ->
     // device/* -> eval, msm, ntt -> registry), as `sources` sorts them.
@@ -142,7 +143,7 @@ fn build_cuda(src: &Path, include: &Path, blst_bindings: &Path, jobs: Option<&jo
         "cargo:rustc-link-search=native={}",
         env::var("OUT_DIR").unwrap()
     );
-    for f in sources(&cuda_src, "cu") {
+    for f in &files {
         let stem = f.file_stem().unwrap().to_string_lossy();
         println!("cargo:rustc-link-lib=static=cuda_prover_cuda_{stem}");
     }

@@ -20,7 +20,7 @@ use cuda_prover_engine::params::{cache_path, load_key_and_shape};
 use cuda_prover_engine::shape_cache::{load_or_record, shape_path};
 use cuda_prover_engine::{
     list_devices, open_context, BackendChoice, BlindingSource, DeviceSelection, Engine,
-    EngineConfig, EngineError, Job, Policy,
+    EngineConfig, EngineError, Job, Policy, MAX_HOST_DEVICES, MAX_WORKERS_PER_DEVICE,
 };
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
 use cuda_prover_pipeline::{PartitionProof, StreamSharing, SynthesisMode};
@@ -34,9 +34,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 // cost threads or memory before any work (the engine keeps a little state
 // per partition and one thread per worker and synthesis thread).
 const MAX_PARTITIONS: i64 = 100_000;
-const MAX_WORKERS_PER_DEVICE: i64 = 64;
 const MAX_SYNTHESIS_THREADS: i64 = 1024;
-const MAX_HOST_DEVICES: i64 = 64; // the core's own limit
 const MAX_DEVICES: i64 = 4096;
 // Workers over all devices.
 const MAX_WORKERS: usize = 1024;
@@ -401,11 +399,10 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             // checked out and a shape that matched it: the shape file is the
             // likely cause (corrupt yet self-consistent, or forged). It is
             // recorded again from the circuit, once, and the job run again.
-            if used_shape && matches!(out, Err(EngineError::Verification { .. })) {
+            if let (true, Err(e @ EngineError::Verification { .. })) = (used_shape, &out) {
                 let path = shape_path(&params_dir, &shape);
                 eprintln!(
-                    "{}; the shape file {} is the likely cause: recording it again and proving once more",
-                    out.as_ref().err().map(|e| e.to_string()).unwrap_or_default(),
+                    "{e}; the shape file {} is the likely cause: recording it again and proving once more",
                     path.display()
                 );
                 std::fs::remove_file(&path).map_err(|e| {

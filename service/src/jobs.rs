@@ -6,8 +6,6 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap, VecDeque};
-
-use crate::job_id::JobId;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -20,6 +18,7 @@ use cuda_prover_pipeline::SynthesisMode;
 use parking_lot::{Condvar, Mutex};
 use tokio::sync::watch;
 
+use crate::job_id::JobId;
 use crate::keys::Keys;
 use crate::metrics::Metrics;
 

@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use cuda_prover_engine::{
-    open_context, BackendChoice, DeviceSelection, Engine, EngineConfig, Policy,
+    open_context, BackendChoice, DeviceSelection, Engine, EngineConfig, Policy, MAX_HOST_DEVICES,
+    MAX_WORKERS_PER_DEVICE,
 };
 use cuda_prover_service::proto;
 use cuda_prover_service::{Client, ClientError, JobOutcome, Service, ServiceConfig};
@@ -21,13 +22,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 const DEFAULT_ADDR: &str = "127.0.0.1:7411";
 
-// Bounds of `serve`'s options, the same as `cuda-prover prove` takes where
-// both have the option: past them a value is a mistake (0 workers or a queue
+// Bounds of `serve`'s options (those it shares with `cuda-prover prove`,
+// workers per device and host devices, are the engine's): past them a value is a mistake (0 workers or a queue
 // of 0 take no job at all; a byte count times 2^20 must not wrap).
 const MAX_QUEUE: i64 = 1_000_000;
 const MAX_RUNNING: i64 = 1024;
-const MAX_WORKERS_PER_DEVICE: i64 = 64;
-const MAX_HOST_DEVICES: i64 = 64; // the core's own limit
 const MAX_REQUEST_BYTES: i64 = 256 << 20; // the gRPC decoder's own limit
 const MAX_FILECOIN_REQUEST_MIB: i64 = 256;
 const MAX_KEY_MEMORY_MIB: u64 = u64::MAX >> 20;

@@ -26,18 +26,25 @@ impl Drop for Daemon {
 }
 
 fn serve(listen: &str, params: &std::path::Path) -> Daemon {
-    let mut child = Command::new(BIN)
-        .args([
-            "serve",
-            "--listen",
-            listen,
-            "--backend",
-            "host",
-            "--host-devices",
-            "2",
-        ])
-        .arg("--params-dir")
-        .arg(params)
+    let mut cmd = Command::new(BIN);
+    cmd.args([
+        "serve",
+        "--listen",
+        listen,
+        "--backend",
+        "host",
+        "--host-devices",
+        "2",
+    ])
+    .arg("--params-dir")
+    .arg(params);
+    start_daemon(cmd)
+}
+
+/// Starts `cmd` (a `serve`, maybe behind a shell) and reads the address of
+/// its first line.
+fn start_daemon(mut cmd: Command) -> Daemon {
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -300,8 +307,8 @@ fn serve_refuses_out_of_bound_options() {
 #[test]
 fn idle_connections_neither_exhaust_nor_end_the_daemon() {
     let params = common::temp_dir("idle");
-    let mut child = Command::new("sh")
-        .arg("-c")
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
         .arg("ulimit -n 200 && exec \"$0\" \"$@\"")
         .arg(BIN)
         .args([
@@ -316,21 +323,8 @@ fn idle_connections_neither_exhaust_nor_end_the_daemon() {
             "2",
         ])
         .arg("--params-dir")
-        .arg(&params)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("first line: {line:?}"))
-        .to_string();
-    let mut d = Daemon { child, addr };
+        .arg(&params);
+    let mut d = start_daemon(cmd);
     let idle: Vec<std::net::TcpStream> = (0..400)
         .filter_map(|_| std::net::TcpStream::connect(&d.addr).ok())
         .collect();

@@ -76,12 +76,6 @@ fn run(cli: Cli) -> Result<(), String> {
             .collect::<Result<_, _>>()?,
         None => vec![cli.log_size; cli.shards as usize],
     };
-    if sizes.len() > MAX_SHARDS {
-        return Err(format!(
-            "--sizes names {} shards: at most {MAX_SHARDS}",
-            sizes.len()
-        ));
-    }
     let shards: Vec<ShardSpec> = sizes
         .iter()
         .map(|&log_size| ShardSpec { log_size })
