@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 use crate::shape::Shape;
 pub use sys::{KeyCheck, LoadReport, SubgroupCheck};
 
-fn fingerprint(vk: &VerifyingKey<Bls12>) -> [u8; 32] {
+/// SHA-256 of a verifying key's points: what a shape file is tied to.
+pub fn vk_fingerprint(vk: &VerifyingKey<Bls12>) -> [u8; 32] {
     let mut h = Sha256::new();
     for p in [&vk.alpha_g1, &vk.beta_g1, &vk.delta_g1]
         .into_iter()
@@ -111,7 +112,7 @@ impl ProvingKey {
 
     fn with_vk(srs: sys::Srs, vk: VerifyingKey<Bls12>) -> Self {
         let pvk = prepare_verifying_key(&vk);
-        let fingerprint = fingerprint(&vk);
+        let fingerprint = vk_fingerprint(&vk);
         Self {
             srs,
             vk,

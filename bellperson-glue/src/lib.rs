@@ -16,6 +16,7 @@ mod gpu;
 mod huge_pages;
 mod key;
 mod prove;
+pub mod setup;
 mod shape;
 pub mod shape_file;
 mod witness;
@@ -23,7 +24,7 @@ mod witness;
 pub use cs::{synthesize, synthesize_recording, synthesize_sized, Density, SizeHint, Synthesized};
 pub use error::{Error, Result};
 pub use gpu::{GpuIndex, GPU_AUTO, GPU_BOUND};
-pub use key::{KeyCheck, LoadReport, ProvingKey, SubgroupCheck};
+pub use key::{vk_fingerprint, KeyCheck, LoadReport, ProvingKey, SubgroupCheck};
 pub use prove::{
     create_proof_batch, create_random_proof_batch, prove_from_assignments, prove_from_witnesses,
     prove_start, prove_start_witness, Blinding, PendingProofs, ProofOutput,

@@ -42,13 +42,19 @@ fn put_entries(out: &mut Vec<u8>, v: &[ShapeEntry]) {
 
 /// The file's bytes for `data` checked against `key`.
 pub fn encode(data: &ShapeData, key: &ProvingKey) -> Result<Vec<u8>> {
-    let fp = key.fingerprint();
+    encode_for(data, &key.fingerprint())
+}
+
+/// The file's bytes for `data` tied to the key of fingerprint `fp`
+/// ([`crate::vk_fingerprint`]): for a generator that has the verifying key
+/// but has not loaded the key.
+pub fn encode_for(data: &ShapeData, fp: &[u8; 32]) -> Result<Vec<u8>> {
     let mats = [&data.a, &data.b, &data.c];
     let rows = data.num_constraints() as u64;
     let mut out = Vec::new();
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&fp);
+    out.extend_from_slice(fp);
     put_u64s(
         &mut out,
         &[
@@ -83,7 +89,12 @@ pub fn encode(data: &ShapeData, key: &ProvingKey) -> Result<Vec<u8>> {
 /// Writes `data` to `path` (through a temporary file and a rename, so a
 /// reader never sees half a file).
 pub fn save(data: &ShapeData, key: &ProvingKey, path: &Path) -> Result<()> {
-    let bytes = encode(data, key)?;
+    save_for(data, &key.fingerprint(), path)
+}
+
+/// [`save`] for the key of fingerprint `fp`.
+pub fn save_for(data: &ShapeData, fp: &[u8; 32], path: &Path) -> Result<()> {
+    let bytes = encode_for(data, fp)?;
     let tmp = path.with_extension(format!("shape-tmp{}", std::process::id()));
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
