@@ -15,7 +15,9 @@ use bellpepper_core::Circuit;
 use cuda_prover_bellperson as glue;
 
 pub use glue::circuits;
+pub use glue::setup;
 pub use glue::shape_file;
+pub use glue::vk_fingerprint;
 pub use glue::{
     built_with_cuda, cuda_device_count, cuda_device_info, cuda_usable_devices, synthesize,
     synthesize_recording, synthesize_sized, synthesize_witness, Backend, Blinding, Context,

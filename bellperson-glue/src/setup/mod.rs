@@ -56,12 +56,12 @@ pub struct TestKeyReport {
 }
 
 /// Counts the bytes passing to the writer.
-struct Counted<'a, W: Write> {
+struct Counted<'a, W: Write + ?Sized> {
     inner: &'a mut W,
     bytes: u64,
 }
 
-impl<W: Write> Counted<'_, W> {
+impl<W: Write + ?Sized> Counted<'_, W> {
     fn put(&mut self, b: &[u8]) -> Result<()> {
         self.inner
             .write_all(b)
@@ -82,7 +82,7 @@ impl<W: Write> Counted<'_, W> {
 
 /// Writes one section's points: `fill(start, buf)` gives the scalars of
 /// points `start..start + buf.len()`.
-fn write_section<G: FixedBaseGroup, W: Write>(
+fn write_section<G: FixedBaseGroup, W: Write + ?Sized>(
     out: &mut Counted<'_, W>,
     table: &FixedBase<G>,
     count: usize,
@@ -120,7 +120,7 @@ fn fill_powers(tau: &Scalar, coeff: &Scalar, start: usize, buf: &mut [Scalar]) {
 /// Writes the TEST key of `shape` for `seed` to `out` in bellperson's
 /// params format and returns its verifying key. `progress` hears one line
 /// per step.
-pub fn write_test_key<W: Write>(
+pub fn write_test_key<W: Write + ?Sized>(
     shape: &ShapeData,
     seed: [u8; 32],
     out: &mut W,

@@ -11,7 +11,8 @@ use crate::config::RegisteredSeal;
 use crate::error::{FilecoinError, Result};
 use crate::sector::SectorSize;
 use crate::test_params::{
-    default_test_parameter_dir, ensure_test_parameters, use_test_parameter_dir, TestCircuit,
+    default_test_parameter_dir, ensure_test_parameters, parameter_files, use_test_parameter_dir,
+    TestCircuit, TestMarker,
 };
 
 #[derive(Debug, clap::Args)]
@@ -53,15 +54,17 @@ pub struct Args {
 pub fn run(a: Args) -> Result<()> {
     let bytes = crate::c1::read_c1_file(&a.c1)?;
     let prover_id = parse_prover_id(&a.prover_id)?;
+    let size = a
+        .sector_size
+        .or(a.registered_proof.map(|r| r.size))
+        .or(crate::c1::C1File::parse(&bytes)?.proofs_size);
     if a.test_params {
         let dir = use_test_parameter_dir(&default_test_parameter_dir()?)?;
         eprintln!("using TEST parameters from {}", dir.display());
-        let size = a
-            .sector_size
-            .or(a.registered_proof.map(|r| r.size))
-            .or(crate::c1::C1File::parse(&bytes)?.proofs_size)
-            .ok_or_else(|| FilecoinError::SectorSize("give --sector-size".into()))?;
+        let size = size.ok_or_else(|| FilecoinError::SectorSize("give --sector-size".into()))?;
         ensure_test_parameters(&[TestCircuit::Porep(size)], |m| eprintln!("{m}"))?;
+    } else if let Some(size) = size {
+        warn_if_test_key(size)?;
     }
     let prover = a.engine.prover()?;
     let expected = Expected {
@@ -81,6 +84,22 @@ pub fn run(a: Args) -> Result<()> {
     );
     if let Some(path) = a.report {
         crate::cli::report::write_report(&path, &out.times)?;
+    }
+    Ok(())
+}
+
+/// Production C2 with a key marked TEST: say so loudly (the proof would
+/// verify only against the same TEST key, and anyone can forge such proofs).
+fn warn_if_test_key(size: SectorSize) -> Result<()> {
+    let files = parameter_files(TestCircuit::Porep(size))?;
+    if let Some(m) = TestMarker::read(&files.params) {
+        eprintln!(
+            "WARNING: {} holds TEST parameters ({} generator, seed {}), not the network's: \
+             its proofs are worthless on chain. Use --test-params if this is intended.",
+            files.params.display(),
+            m.generator,
+            m.seed
+        );
     }
     Ok(())
 }

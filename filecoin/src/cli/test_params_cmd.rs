@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use crate::error::Result;
 use crate::sector::SectorSize;
 use crate::test_params::{
-    default_test_parameter_dir, ensure_test_parameters, use_test_parameter_dir, TestCircuit,
+    default_test_parameter_dir, ensure_test_parameters_with, use_test_parameter_dir, Generator,
+    TestCircuit,
 };
 
 #[derive(Debug, clap::Args)]
@@ -25,6 +26,10 @@ pub struct Args {
         value_delimiter = ','
     )]
     circuits: Vec<String>,
+    /// Which generator makes missing ones: `shape` (from the circuit's
+    /// shape, seconds) or `bellperson` (bellperson's own, minutes).
+    #[arg(long, default_value = "shape")]
+    generator: Generator,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -47,7 +52,7 @@ pub fn run(a: Args) -> Result<()> {
             }
         });
     }
-    ensure_test_parameters(&circuits, |m| eprintln!("{m}"))?;
+    ensure_test_parameters_with(&circuits, a.generator, |m| eprintln!("{m}"))?;
     println!("test parameters for {} in {}", a.sector_size, dir.display());
     Ok(())
 }

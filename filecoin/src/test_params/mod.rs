@@ -11,33 +11,27 @@
 //! runs. [`use_test_parameter_dir`] points it at the test directory before
 //! that, and fails if it is too late.
 
+mod bellperson_gen;
+mod files;
+mod marker;
+mod shape_gen;
+
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use filecoin_proofs::constants::DefaultPieceHasher;
-use filecoin_proofs::parameters::{
-    public_params, window_post_public_params, winning_post_public_params,
-};
-use filecoin_proofs::{MerkleTreeTrait, PoRepConfig, PoStConfig, TreeRHasher};
 use fs2::FileExt;
 use rand_chacha::ChaCha20Rng;
-use rand_core::SeedableRng;
-use storage_proofs_core::compound_proof::CompoundProof;
-use storage_proofs_core::parameter_cache::{
-    parameter_cache_dir, parameter_cache_metadata_path, parameter_cache_params_path,
-    parameter_cache_verifying_key_path,
-};
+use rand_core::{RngCore, SeedableRng};
+use storage_proofs_core::parameter_cache::parameter_cache_dir;
 use storage_proofs_core::settings::SETTINGS;
-use storage_proofs_porep::stacked::{StackedCompound, StackedDrg};
-use storage_proofs_post::fallback::{FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound};
 
-use crate::config::{porep_config, post_config, PostKind, SealVersion};
 use crate::error::{FilecoinError, Result};
 use crate::sector::SectorSize;
-use crate::update::{update_cache_identifier, update_public_params};
-use crate::with_sector_shape;
+
+pub use files::{parameter_files, ParameterFiles};
+pub use marker::{marker_path, TestMarker};
 
 /// Overrides where test parameters live.
 pub const TEST_PARAMS_ENV: &str = "CUDA_PROVER_FILECOIN_TEST_PARAMS";
@@ -59,8 +53,42 @@ pub enum TestCircuit {
     SnapDeals(SectorSize),
 }
 
+/// Which generator makes TEST parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Generator {
+    /// From the circuit's shape: QAP at tau and fixed-base multiplication
+    /// on every core (seconds for a 2 KiB PoRep).
+    #[default]
+    Shape,
+    /// bellperson's `generate_random_parameters` through filecoin-proofs
+    /// (minutes), for comparison.
+    Bellperson,
+}
+
+impl std::str::FromStr for Generator {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "shape" | "cuda-prover" => Ok(Self::Shape),
+            "bellperson" => Ok(Self::Bellperson),
+            o => Err(format!("unknown generator '{o}' (shape or bellperson)")),
+        }
+    }
+}
+
 impl TestCircuit {
-    fn label(self) -> String {
+    /// The sector size the circuit is for.
+    pub fn size(self) -> SectorSize {
+        match self {
+            TestCircuit::Porep(s)
+            | TestCircuit::WinningPost(s)
+            | TestCircuit::WindowPost(s)
+            | TestCircuit::SnapDeals(s) => s,
+        }
+    }
+
+    /// A name for messages and lock files, e.g. `porep-2KiB`.
+    pub fn label(self) -> String {
         match self {
             TestCircuit::Porep(s) => format!("porep-{s}"),
             TestCircuit::WinningPost(s) => format!("winning-post-{s}"),
@@ -77,13 +105,14 @@ impl TestCircuit {
             TestCircuit::WindowPost(_) => 3,
             TestCircuit::SnapDeals(_) => 4,
         };
-        let size = match self {
-            TestCircuit::Porep(s)
-            | TestCircuit::WinningPost(s)
-            | TestCircuit::WindowPost(s)
-            | TestCircuit::SnapDeals(s) => s.bytes(),
-        };
-        0x7e57_0000_0000_0000 ^ (family << 48) ^ size
+        0x7e57_0000_0000_0000 ^ (family << 48) ^ self.size().bytes()
+    }
+
+    /// The 32-byte seed of the shape generator, drawn from [`Self::seed`].
+    fn seed_bytes(self) -> [u8; 32] {
+        let mut s = [0u8; 32];
+        ChaCha20Rng::seed_from_u64(self.seed()).fill_bytes(&mut s);
+        s
     }
 }
 
@@ -173,8 +202,14 @@ pub fn use_test_parameter_dir(dir: &Path) -> Result<PathBuf> {
 /// others wait and then reuse its files. A stamp file marks a finished generation, so a
 /// generation that died half way is redone rather than read.
 /// `progress` hears one line per circuit.
-pub fn ensure_test_parameters(
+pub fn ensure_test_parameters(circuits: &[TestCircuit], progress: impl FnMut(&str)) -> Result<()> {
+    ensure_test_parameters_with(circuits, Generator::default(), progress)
+}
+
+/// [`ensure_test_parameters`] with the missing ones made by `generator`.
+pub fn ensure_test_parameters_with(
     circuits: &[TestCircuit],
+    generator: Generator,
     mut progress: impl FnMut(&str),
 ) -> Result<()> {
     let dir = SELECTED
@@ -187,15 +222,15 @@ pub fn ensure_test_parameters(
             )
         })?;
     for &circuit in circuits {
-        if is_complete(&dir, circuit)? {
+        if is_complete(&dir, circuit, generator)? {
             continue;
         }
         let lock = lock_generation(&dir, circuit, &mut progress)?;
         // Another process may have finished it while this one waited.
-        let result = if is_complete(&dir, circuit)? {
+        let result = if is_complete(&dir, circuit, generator)? {
             Ok(())
         } else {
-            generate_one(&dir, circuit, &mut progress)
+            generate_one(&dir, circuit, generator, &mut progress)
         };
         // Closing the file releases the lock as well; unlocking first is
         // explicit about it.
@@ -235,17 +270,48 @@ fn stamp_path(dir: &Path, files: &ParameterFiles) -> PathBuf {
     dir.join(format!(".complete-{}", files.id))
 }
 
-fn is_complete(dir: &Path, circuit: TestCircuit) -> Result<bool> {
+/// Finished, and made by `generator`: parameters of the other generator are
+/// made again (once), so that asking for one generator gets its key.
+fn is_complete(dir: &Path, circuit: TestCircuit, generator: Generator) -> Result<bool> {
     let files = parameter_files(circuit)?;
-    Ok(stamp_path(dir, &files).exists() && files.params.exists() && files.vk.exists())
+    let made_by = TestMarker::read(&files.params).map(|m| m.generator);
+    let by_generator = match generator {
+        Generator::Shape => made_by.as_deref() == Some(shape_gen::NAME),
+        // Files from before the marker existed came from bellperson.
+        Generator::Bellperson => made_by.as_deref() != Some(shape_gen::NAME),
+    };
+    Ok(stamp_path(dir, &files).exists()
+        && files.params.exists()
+        && files.vk.exists()
+        && by_generator)
 }
 
-fn generate_one(dir: &Path, circuit: TestCircuit, progress: &mut impl FnMut(&str)) -> Result<()> {
+/// Writes `circuit`'s TEST key (the shape generator, the circuit's seed)
+/// to `out` without touching the parameter directory: the bytes of its
+/// `.params` file.
+pub fn write_test_parameters(
+    circuit: TestCircuit,
+    out: &mut impl std::io::Write,
+) -> Result<cuda_prover_pipeline::setup::TestKeyReport> {
+    shape_gen::write_key(circuit, circuit.seed_bytes(), out, &mut |_| {}).map(|(_, r, _)| r)
+}
+
+fn generate_one(
+    dir: &Path,
+    circuit: TestCircuit,
+    generator: Generator,
+    progress: &mut impl FnMut(&str),
+) -> Result<()> {
     let files = parameter_files(circuit)?;
     let stamp = stamp_path(dir, &files);
     // Leftovers of an interrupted generation: filecoin-proofs takes an
     // existing file as "someone else is writing it", so remove them.
-    for f in [&files.params, &files.vk, &files.meta] {
+    for f in [
+        &files.params,
+        &files.vk,
+        &files.meta,
+        &marker_path(&files.params),
+    ] {
         match fs::remove_file(f) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -253,13 +319,34 @@ fn generate_one(dir: &Path, circuit: TestCircuit, progress: &mut impl FnMut(&str
         }
     }
     progress(&format!(
-        "generating test parameters for {} (seeded; several minutes for PoRep) into {}",
+        "generating test parameters for {} ({generator:?} generator, seeded) into {}",
         circuit.label(),
         dir.display()
     ));
     let t = Instant::now();
-    let mut rng = ChaCha20Rng::seed_from_u64(circuit.seed());
-    generate(circuit, &mut rng)?;
+    match generator {
+        Generator::Shape => {
+            let report = shape_gen::generate(circuit, &files, circuit.seed_bytes(), progress)?;
+            let steps: Vec<String> = report
+                .times
+                .iter()
+                .map(|(s, d)| format!("{s} {:.1} s", d.as_secs_f64()))
+                .collect();
+            progress(&format!(
+                "{}: {} MiB written; {}",
+                circuit.label(),
+                report.bytes >> 20,
+                steps.join(", ")
+            ));
+        }
+        Generator::Bellperson => {
+            let mut rng = ChaCha20Rng::seed_from_u64(circuit.seed());
+            bellperson_gen::generate(circuit, &mut rng)?;
+            let mut seed = [0u8; 32];
+            seed[..8].copy_from_slice(&circuit.seed().to_le_bytes());
+            TestMarker::new(circuit, "bellperson", seed).write(&files.params)?;
+        }
+    }
     File::create(&stamp)
         .map_err(|e| FilecoinError::io(format!("writing {}", stamp.display()), e))?;
     progress(&format!(
@@ -267,141 +354,5 @@ fn generate_one(dir: &Path, circuit: TestCircuit, progress: &mut impl FnMut(&str
         circuit.label(),
         t.elapsed().as_secs_f64()
     ));
-    Ok(())
-}
-
-/// Where filecoin-proofs keeps one circuit's files.
-pub struct ParameterFiles {
-    /// The cache identifier (`stacked-proof-of-replication-...`).
-    pub id: String,
-    pub params: PathBuf,
-    pub vk: PathBuf,
-    pub meta: PathBuf,
-}
-
-/// The files of a test circuit in the current parameter directory.
-pub fn parameter_files(circuit: TestCircuit) -> Result<ParameterFiles> {
-    match circuit {
-        TestCircuit::Porep(size) => {
-            let config = porep_config(size, SealVersion::V1_1)?;
-            with_sector_shape!(size, porep_files, &config)
-        }
-        TestCircuit::WinningPost(size) => {
-            let config = post_config(size, PostKind::Winning)?;
-            with_sector_shape!(size, post_files, &config)
-        }
-        TestCircuit::WindowPost(size) => {
-            let config = post_config(size, PostKind::Window)?;
-            with_sector_shape!(size, post_files, &config)
-        }
-        TestCircuit::SnapDeals(size) => {
-            let pp = update_public_params(size.bytes())?;
-            with_sector_shape!(size, update_files, &pp)
-        }
-    }
-}
-
-fn update_files<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
-    pp: &storage_proofs_update::PublicParams,
-) -> Result<ParameterFiles> {
-    let id = update_cache_identifier::<Tree>(pp);
-    Ok(ParameterFiles {
-        params: parameter_cache_params_path(&id),
-        vk: parameter_cache_verifying_key_path(&id),
-        meta: parameter_cache_metadata_path(&id),
-        id,
-    })
-}
-
-fn porep_files<Tree: 'static + MerkleTreeTrait>(config: &PoRepConfig) -> Result<ParameterFiles> {
-    let e = |e: anyhow::Error| FilecoinError::proofs("parameter paths", e);
-    Ok(ParameterFiles {
-        id: config.get_cache_identifier::<Tree>().map_err(e)?,
-        params: config.get_cache_params_path::<Tree>().map_err(e)?,
-        vk: config.get_cache_verifying_key_path::<Tree>().map_err(e)?,
-        meta: config.get_cache_metadata_path::<Tree>().map_err(e)?,
-    })
-}
-
-fn post_files<Tree: 'static + MerkleTreeTrait>(config: &PoStConfig) -> Result<ParameterFiles> {
-    let e = |e: anyhow::Error| FilecoinError::proofs("parameter paths", e);
-    Ok(ParameterFiles {
-        id: config.get_cache_identifier::<Tree>().map_err(e)?,
-        params: config.get_cache_params_path::<Tree>().map_err(e)?,
-        vk: config.get_cache_verifying_key_path::<Tree>().map_err(e)?,
-        meta: config.get_cache_metadata_path::<Tree>().map_err(e)?,
-    })
-}
-
-fn generate(circuit: TestCircuit, rng: &mut ChaCha20Rng) -> Result<()> {
-    match circuit {
-        TestCircuit::Porep(size) => {
-            let config = porep_config(size, SealVersion::V1_1)?;
-            with_sector_shape!(size, generate_porep, &config, rng)
-        }
-        TestCircuit::WinningPost(size) => {
-            let config = post_config(size, PostKind::Winning)?;
-            with_sector_shape!(size, generate_post, &config, rng)
-        }
-        TestCircuit::WindowPost(size) => {
-            let config = post_config(size, PostKind::Window)?;
-            with_sector_shape!(size, generate_post, &config, rng)
-        }
-        TestCircuit::SnapDeals(size) => {
-            let pp = update_public_params(size.bytes())?;
-            with_sector_shape!(size, generate_update, &pp, rng)
-        }
-    }
-}
-
-fn generate_update<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
-    pp: &storage_proofs_update::PublicParams,
-    rng: &mut ChaCha20Rng,
-) -> Result<()> {
-    let e = |e: anyhow::Error| FilecoinError::TestParameters(format!("{e:#}"));
-    type U<T> = storage_proofs_update::EmptySectorUpdate<T>;
-    type Circ<T> = storage_proofs_update::EmptySectorUpdateCircuit<T>;
-    type Comp<T> = storage_proofs_update::EmptySectorUpdateCompound<T>;
-    <Comp<Tree> as CompoundProof<U<Tree>, Circ<Tree>>>::groth_params(Some(&mut *rng), pp)
-        .map_err(e)?;
-    <Comp<Tree> as CompoundProof<U<Tree>, Circ<Tree>>>::verifying_key(Some(rng), pp).map_err(e)?;
-    Ok(())
-}
-
-fn generate_porep<Tree: 'static + MerkleTreeTrait>(
-    config: &PoRepConfig,
-    rng: &mut ChaCha20Rng,
-) -> Result<()> {
-    let e = |e: anyhow::Error| FilecoinError::TestParameters(format!("{e:#}"));
-    let pp = public_params::<Tree>(config).map_err(e)?;
-    type C<'a, T> = StackedCompound<T, DefaultPieceHasher>;
-    type S<'a, T> = StackedDrg<'a, T, DefaultPieceHasher>;
-    <C<'_, Tree> as CompoundProof<S<'_, Tree>, _>>::groth_params(Some(&mut *rng), &pp)
-        .map_err(e)?;
-    <C<'_, Tree> as CompoundProof<S<'_, Tree>, _>>::verifying_key(Some(rng), &pp).map_err(e)?;
-    Ok(())
-}
-
-fn generate_post<Tree: 'static + MerkleTreeTrait>(
-    config: &PoStConfig,
-    rng: &mut ChaCha20Rng,
-) -> Result<()> {
-    let e = |e: anyhow::Error| FilecoinError::TestParameters(format!("{e:#}"));
-    let pp = match config.typ {
-        filecoin_proofs::PoStType::Winning => winning_post_public_params::<Tree>(config),
-        filecoin_proofs::PoStType::Window => window_post_public_params::<Tree>(config),
-    }
-    .map_err(e)?;
-    type P<'a, T> = FallbackPoSt<'a, T>;
-    <FallbackPoStCompound<Tree> as CompoundProof<P<'_, Tree>, FallbackPoStCircuit<Tree>>>::groth_params(
-        Some(&mut *rng),
-        &pp,
-    )
-    .map_err(e)?;
-    <FallbackPoStCompound<Tree> as CompoundProof<P<'_, Tree>, FallbackPoStCircuit<Tree>>>::verifying_key(
-        Some(rng),
-        &pp,
-    )
-    .map_err(e)?;
     Ok(())
 }

@@ -1,0 +1,181 @@
+//! TEST parameters from the circuit's shape (the default generator): the
+//! blank circuit's A, B and C are recorded once, the key is computed from
+//! them by the pipeline's `setup` (QAP at tau, fixed-base multiplication on
+//! every core) and streamed into filecoin-proofs' cache layout: `.params`
+//! (through a temporary file and a rename), `.vk`, `.meta`, the `.shape`
+//! file the prover's witness path reads, and the `.test` marker.
+
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::time::Instant;
+
+use bellperson::groth16::VerifyingKey;
+use blstrs::Bls12;
+use cuda_prover_pipeline::setup::{write_test_key, TestKeyReport};
+use cuda_prover_pipeline::{shape_file, vk_fingerprint, ShapeData};
+use filecoin_proofs::constants::DefaultPieceHasher;
+use filecoin_proofs::parameters::{
+    public_params, window_post_public_params, winning_post_public_params,
+};
+use filecoin_proofs::{MerkleTreeTrait, PoRepConfig, PoStConfig, TreeRHasher};
+use storage_proofs_core::compound_proof::CompoundProof;
+use storage_proofs_core::parameter_cache::CacheEntryMetadata;
+use storage_proofs_porep::stacked::{StackedCompound, StackedDrg};
+use storage_proofs_post::fallback::{FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound};
+
+use super::files::ParameterFiles;
+use super::marker::TestMarker;
+use super::TestCircuit;
+use crate::config::{porep_config, post_config, PostKind, SealVersion};
+use crate::error::{FilecoinError, Result};
+use crate::prover::shape_path;
+use crate::update::update_public_params;
+use crate::with_sector_shape;
+
+fn proofs_err(e: anyhow::Error) -> FilecoinError {
+    FilecoinError::TestParameters(format!("{e:#}"))
+}
+
+fn glue_err(what: &str) -> impl Fn(cuda_prover_pipeline::Error) -> FilecoinError + '_ {
+    move |e| FilecoinError::TestParameters(format!("{what}: {e}"))
+}
+
+/// Records the shape of `circuit`'s blank circuit (no witness).
+pub(super) fn record_shape(circuit: TestCircuit) -> Result<ShapeData> {
+    match circuit {
+        TestCircuit::Porep(size) => {
+            let config = porep_config(size, SealVersion::V1_1)?;
+            with_sector_shape!(size, porep_shape, &config)
+        }
+        TestCircuit::WinningPost(size) => {
+            let config = post_config(size, PostKind::Winning)?;
+            with_sector_shape!(size, post_shape, &config)
+        }
+        TestCircuit::WindowPost(size) => {
+            let config = post_config(size, PostKind::Window)?;
+            with_sector_shape!(size, post_shape, &config)
+        }
+        TestCircuit::SnapDeals(size) => {
+            let pp = update_public_params(size.bytes())?;
+            with_sector_shape!(size, update_shape, &pp)
+        }
+    }
+}
+
+fn record(c: impl bellpepper_core::Circuit<blstrs::Scalar>) -> Result<ShapeData> {
+    ShapeData::record(c).map_err(glue_err("recording the circuit's shape"))
+}
+
+fn porep_shape<Tree: 'static + MerkleTreeTrait>(config: &PoRepConfig) -> Result<ShapeData> {
+    let pp = public_params::<Tree>(config).map_err(proofs_err)?;
+    type C<'a, T> = StackedCompound<T, DefaultPieceHasher>;
+    type S<'a, T> = StackedDrg<'a, T, DefaultPieceHasher>;
+    record(<C<'_, Tree> as CompoundProof<S<'_, Tree>, _>>::blank_circuit(&pp))
+}
+
+fn post_shape<Tree: 'static + MerkleTreeTrait>(config: &PoStConfig) -> Result<ShapeData> {
+    let pp = match config.typ {
+        filecoin_proofs::PoStType::Winning => winning_post_public_params::<Tree>(config),
+        filecoin_proofs::PoStType::Window => window_post_public_params::<Tree>(config),
+    }
+    .map_err(proofs_err)?;
+    type P<'a, T> = FallbackPoSt<'a, T>;
+    record(<FallbackPoStCompound<Tree> as CompoundProof<
+        P<'_, Tree>,
+        FallbackPoStCircuit<Tree>,
+    >>::blank_circuit(&pp))
+}
+
+fn update_shape<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    pp: &storage_proofs_update::PublicParams,
+) -> Result<ShapeData> {
+    type U<T> = storage_proofs_update::EmptySectorUpdate<T>;
+    type Circ<T> = storage_proofs_update::EmptySectorUpdateCircuit<T>;
+    type Comp<T> = storage_proofs_update::EmptySectorUpdateCompound<T>;
+    record(<Comp<Tree> as CompoundProof<U<Tree>, Circ<Tree>>>::blank_circuit(pp))
+}
+
+fn write_file(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> Result<()>) -> Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let run = || -> Result<()> {
+        let file = File::create(&tmp)
+            .map_err(|e| FilecoinError::io(format!("creating {}", tmp.display()), e))?;
+        let mut w = BufWriter::with_capacity(8 << 20, file);
+        f(&mut w)?;
+        let file = w
+            .into_inner()
+            .map_err(|e| FilecoinError::io(format!("writing {}", tmp.display()), e.into_error()))?;
+        file.sync_all()
+            .map_err(|e| FilecoinError::io(format!("syncing {}", tmp.display()), e))?;
+        fs::rename(&tmp, path)
+            .map_err(|e| FilecoinError::io(format!("renaming {}", tmp.display()), e))
+    };
+    run().inspect_err(|_| {
+        let _ = fs::remove_file(&tmp);
+    })
+}
+
+/// The generator's name in the `.test` marker.
+pub(super) const NAME: &str = "cuda-prover";
+
+/// Records the shape and writes the key to `out`: the verifying key, the
+/// report (the shape's time first) and the shape.
+pub(super) fn write_key(
+    circuit: TestCircuit,
+    seed: [u8; 32],
+    out: &mut dyn Write,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(VerifyingKey<Bls12>, TestKeyReport, ShapeData)> {
+    let t = Instant::now();
+    let shape = record_shape(circuit)?;
+    let shape_time = t.elapsed();
+    progress(&format!(
+        "{}: shape recorded in {:.1} s ({} constraints)",
+        circuit.label(),
+        shape_time.as_secs_f64(),
+        shape.num_constraints()
+    ));
+    let (vk, mut report) =
+        write_test_key(&shape, seed, out, progress).map_err(glue_err("generating the key"))?;
+    report.times.insert(0, ("shape", shape_time));
+    Ok((vk, report, shape))
+}
+
+/// Generates `circuit`'s TEST parameters from `seed` into `files`.
+pub(super) fn generate(
+    circuit: TestCircuit,
+    files: &ParameterFiles,
+    seed: [u8; 32],
+    progress: &mut dyn FnMut(&str),
+) -> Result<TestKeyReport> {
+    let mut made = None;
+    write_file(&files.params, |w| {
+        made = Some(write_key(circuit, seed, w, progress)?);
+        Ok(())
+    })?;
+    let Some((vk, report, shape)) = made else {
+        return Err(FilecoinError::TestParameters(
+            "the key was not written".into(),
+        ));
+    };
+    write_file(&files.vk, |w| {
+        vk.write(&mut *w)
+            .map_err(|e| FilecoinError::io(format!("writing {}", files.vk.display()), e))
+    })?;
+    let meta = CacheEntryMetadata {
+        sector_size: circuit.size().bytes(),
+    };
+    write_file(&files.meta, |w| {
+        serde_json::to_writer(&mut *w, &meta)
+            .map_err(|e| FilecoinError::TestParameters(format!("writing the metadata: {e}")))?;
+        w.flush()
+            .map_err(|e| FilecoinError::io(format!("writing {}", files.meta.display()), e))
+    })?;
+    // The prover's witness path reads the shape from here instead of
+    // recording it again at its first job.
+    shape_file::save_for(&shape, &vk_fingerprint(&vk), &shape_path(&files.params))
+        .map_err(glue_err("writing the shape file"))?;
+    TestMarker::new(circuit, NAME, seed).write(&files.params)?;
+    Ok(report)
+}
