@@ -1,5 +1,8 @@
 //! Proving keys for the built-in circuits, cached on disk: made once (with
-//! progress shown, since 2^20 takes minutes), then loaded by the core.
+//! progress shown), then loaded by the core. The key is a TEST key made from
+//! the circuit's shape with a random seed (seconds at 2^20; anyone with the
+//! seed could forge proofs, and the seed is not kept), in bellperson's params
+//! format; the shape is saved beside it.
 //!
 //! - Only a missing file is made again: any other error reaching the file
 //!   (permission denied, not a regular file) is reported as it is.
@@ -19,14 +22,15 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use cuda_prover_pipeline::circuits::BuiltIn;
-use cuda_prover_pipeline::{ErrorCode, ProvingKey, Shape};
+use cuda_prover_pipeline::{
+    setup, shape_file, vk_fingerprint, ErrorCode, ProvingKey, Shape, ShapeData,
+};
 use rand_chacha::ChaCha20Rng;
-use rand_core::SeedableRng;
+use rand_core::{RngCore, SeedableRng};
 
 use crate::error::EngineError;
 
@@ -261,52 +265,58 @@ fn create_locked(
     Ok(true)
 }
 
+/// Makes the TEST key of `c` from its shape (recorded here, structure only)
+/// with toxic waste from a fresh random seed, streamed to `<key>.tmp<pid>`
+/// and renamed into place; the shape is saved beside it, tied to the new
+/// key, so the first job does not record it again.
 fn create(path: &Path, c: &BuiltIn, log: &(dyn Fn(&str) + Sync)) -> Result<(), EngineError> {
     log(&format!(
-        "generating params for {} 2^{} (one time; 2^20 takes minutes) -> {}",
+        "generating params for {} 2^{} (a TEST key from its shape, one time) -> {}",
         c.kind.name(),
         c.log_constraints,
         path.display()
     ));
     let t = Instant::now();
-    let finished = AtomicBool::new(false);
-    let params = std::thread::scope(|s| {
-        s.spawn(|| {
-            let mut last = Instant::now();
-            while !finished.load(Ordering::SeqCst) {
-                std::thread::sleep(Duration::from_millis(200));
-                if last.elapsed() >= Duration::from_secs(10) {
-                    log(&format!(
-                        "  still generating params: {:.0} s elapsed",
-                        t.elapsed().as_secs_f64()
-                    ));
-                    last = Instant::now();
-                }
-            }
-        });
-        let mut rng = ChaCha20Rng::from_entropy();
-        let r = c.generate_params(&mut rng);
-        finished.store(true, Ordering::SeqCst);
-        r
-    })
-    .map_err(|e| EngineError::Params(format!("parameter generation failed: {e}")))?;
+    let shape = ShapeData::record(*c).map_err(|e| {
+        EngineError::Params(format!("recording the shape of {}: {e}", c.kind.name()))
+    })?;
     log(&format!(
-        "  generated in {:.1} s; writing",
+        "  shape recorded in {:.1} s ({} constraints)",
+        t.elapsed().as_secs_f64(),
+        shape.num_constraints()
+    ));
+    let mut seed = [0u8; 32];
+    ChaCha20Rng::from_entropy().fill_bytes(&mut seed);
+    let tmp = sibling(path, &format!(".tmp{}", std::process::id()));
+    let write = || -> Result<_, EngineError> {
+        let io = |e: std::io::Error| {
+            EngineError::Params(format!("cannot write {}: {e}", path.display()))
+        };
+        let f = File::create(&tmp).map_err(io)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        let mut progress = |line: &str| log(&format!("  {line}"));
+        let (vk, _) = setup::write_test_key(&shape, seed, &mut w, &mut progress)
+            .map_err(|e| EngineError::Params(format!("parameter generation failed: {e}")))?;
+        w.flush().map_err(io)?;
+        w.get_ref().sync_all().map_err(io)?;
+        std::fs::rename(&tmp, path).map_err(io)?;
+        Ok(vk)
+    };
+    let vk = write().inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })?;
+    log(&format!(
+        "  generated and written in {:.1} s",
         t.elapsed().as_secs_f64()
     ));
-    let tmp = sibling(path, &format!(".tmp{}", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        let f = File::create(&tmp)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-        params.write(&mut w)?;
-        w.flush()?;
-        w.get_ref().sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        EngineError::Params(format!("cannot write {}: {e}", path.display()))
-    })
+    let shape_path = path.with_extension("shape");
+    if let Err(e) = shape_file::save_for(&shape, &vk_fingerprint(&vk), &shape_path) {
+        log(&format!(
+            "  could not save the shape to {}: {e}",
+            shape_path.display()
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
