@@ -20,6 +20,7 @@ pub mod setup;
 mod shape;
 pub mod shape_file;
 mod witness;
+mod witness_pieces;
 
 pub use cs::{synthesize, synthesize_recording, synthesize_sized, Density, SizeHint, Synthesized};
 pub use error::{Error, Result};
@@ -31,6 +32,7 @@ pub use prove::{
 };
 pub use shape::{Matrix, Shape, ShapeData, ShapeEntry, ShapeInfo};
 pub use witness::{synthesize_witness, Witness};
+pub use witness_pieces::{synthesize_pieces, synthesize_witness_pieces};
 
 /// The core's device-level types, for the layers above.
 pub use cuda_prover_sys::{

@@ -25,6 +25,9 @@ pub use glue::{
     Parameters, Proof, ProofOutput, ProvingKey, Result, Scalar, Shape, ShapeData, ShapeInfo,
     SizeHint, StreamSharing, Synthesized, Timings, Witness, GPU_AUTO, GPU_BOUND,
 };
+/// Witness-only synthesis of a circuit cut into a prefix and pieces, one
+/// piece per core.
+pub use glue::{synthesize_pieces, synthesize_witness_pieces};
 /// The core's GKR kernels, for the GKR crate (no pipeline of their own).
 pub use glue::{
     Bb4, Bb4Form, Bb4Op, Sumcheck, SumcheckTerm, Tower, TowerBuildTimes, TowerKind, TowerOptions,
