@@ -27,7 +27,7 @@ use std::time::Instant;
 
 use cuda_prover_pipeline::circuits::BuiltIn;
 use cuda_prover_pipeline::{
-    setup, shape_file, vk_fingerprint, ErrorCode, ProvingKey, Shape, ShapeData,
+    setup, shape_file, vk_fingerprint, ErrorCode, KeyCheck, ProvingKey, Shape, ShapeData,
 };
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
@@ -80,6 +80,10 @@ fn load_key(
     log: &(dyn Fn(&str) + Sync),
 ) -> Result<ProvingKey, EngineError> {
     let path = cache_path(dir, c);
+    // A key this process has just made is loaded without the subgroup
+    // checks (every point came out of a fixed-base multiplication here);
+    // any other key is checked in full once (the core records its digest).
+    let mut check = KeyCheck::Full;
     match std::fs::metadata(&path) {
         Ok(_) => {
             // Nobody is writing: leftovers of dead writers can go.
@@ -89,7 +93,9 @@ fn load_key(
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            create_locked(dir, &path, c, log)?;
+            if create_locked(dir, &path, c, log)? {
+                check = KeyCheck::TrustedUnchecked;
+            }
         }
         Err(e) => {
             return Err(EngineError::Params(format!(
@@ -99,7 +105,7 @@ fn load_key(
         }
     };
     let t = Instant::now();
-    let (key, report) = ProvingKey::load_file(&path, Default::default())
+    let (key, report) = ProvingKey::load_file(&path, check)
         .map_err(|e| key_error(&path, &e.to_string(), e.code()))?;
     if let Some(note) = &report.note {
         log(&format!("warning: {note}"));
