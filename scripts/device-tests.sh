@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the CUDA test binaries, the benchmark and the CLI here, and copies
+# Builds the CUDA test binaries, the benchmarks (bench-prover, bench-scaling,
+# bench-c2) and the CLIs (cuda-prover, cuda-prover-filecoin) here, and copies
 # them (stripped) into device-bin/ with device-bin/run.sh, for a machine that
 # has a GPU but no Rust toolchain. There: `device-bin/run.sh [tests|bench|stream|scaling|all] OUTDIR`.
 set -euo pipefail
@@ -8,7 +9,7 @@ cd "$(dirname "$0")/.."
 source scripts/cuda-env.sh
 out=device-bin
 mkdir -p "$out"
-rm -f "$out"/test-* "$out"/bench-* "$out"/cuda-prover "$out"/run.sh
+rm -f "$out"/test-* "$out"/bench-* "$out"/cuda-prover "$out"/cuda-prover-filecoin "$out"/run.sh
 pick() { # cargo JSON messages -> "target-name executable" lines
     python3 -c '
 import json, sys
@@ -21,6 +22,7 @@ features="--features cuda-prover-tests/cuda,cuda-prover-gkr/cuda"
 {
     cargo test --release --workspace $features --no-run --message-format=json
     cargo bench -p cuda-prover-tests $features --no-run --message-format=json
+    cargo bench --workspace --bench c2 $features --no-run --message-format=json
     cargo build --release --workspace --bins $features --message-format=json
 } | pick | while read -r name exe; do
     case "$name" in
@@ -28,6 +30,8 @@ features="--features cuda-prover-tests/cuda,cuda-prover-gkr/cuda"
         prover) cp "$exe" "$out/bench-prover" ;;
         scaling) cp "$exe" "$out/bench-scaling" ;;
         cuda-prover) cp "$exe" "$out/cuda-prover" ;;
+        c2) cp "$exe" "$out/bench-c2" ;;
+        cuda-prover-filecoin) cp "$exe" "$out/cuda-prover-filecoin" ;;
     esac
 done
 strip "$out"/*

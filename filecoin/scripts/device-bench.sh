@@ -20,9 +20,11 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable"):
         print(m["target"]["name"], m["executable"])'
 }
+# The feature set of scripts/device-tests.sh: one CUDA build serves both.
+features="--features cuda-prover-tests/cuda,cuda-prover-gkr/cuda"
 {
-    cargo bench -p cuda-prover-filecoin --features cuda --no-run --message-format=json
-    cargo build --release -p cuda-prover-filecoin --features cuda --message-format=json
+    cargo bench --workspace --bench c2 $features --no-run --message-format=json
+    cargo build --release --workspace --bins $features --message-format=json
 } | pick | while read -r name exe; do
     case "$name" in
         c2) cp "$exe" "$out/bench-c2" ;;
