@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repository root (copied there as
 # device-bin/run.sh by scripts/device-tests.sh). Logs go to OUTDIR.
+# Modes: tests, bench, stream, scaling, all (those four), c2 (bench-c2),
+# large (built-in circuits past 2^22; LARGE="chain:24 bits:24").
 set -uo pipefail
 what=${1:-all}
 out=${2:-device-out}
@@ -44,5 +46,32 @@ if [ "$what" = scaling ] || [ "$what" = all ]; then
         "$bin/bench-scaling" --backend cuda --sets "0" --circuit "${SCALING_CIRCUIT:-chain}" \
             --log "${SCALING_LOG:-18}" --partitions 16 --workers-per-device $w --params-dir params-cache \
             --json "$out/scaling-cuda-w$w.json" 2>&1 | tee "$out/scaling-cuda-w$w.log"
+    done
+fi
+if [ "$what" = c2 ]; then
+    # The 2 KiB C2 through one engine and prover per path (run 0 readies
+    # the device; later runs show a ready device's queue wait), and
+    # bellperson's CPU prover on the same TEST parameters.
+    "$bin/bench-c2" --backends "${C2_BACKENDS:-cuda}" --runs "${C2_RUNS:-4}" \
+        --sector-size "${C2_SECTOR:-2KiB}" --params-dir fc-params \
+        --json "$out/c2-${C2_SECTOR:-2KiB}.json" 2>&1 | tee "$out/c2.log"
+fi
+if [ "$what" = large ]; then
+    # Built-in circuits beyond 2^22: key made here (shape generator),
+    # proofs on the GPU, device memory sampled by nvidia-smi every 0.5 s.
+    for spec in ${LARGE:-chain:24}; do
+        c=${spec%:*} l=${spec#*:}
+        nvidia-smi --query-gpu=timestamp,index,memory.used,utilization.gpu --format=csv -lms 500 \
+            > "$out/large-$c-$l-smi.csv" &
+        smi=$!
+        timed=""
+        [ -x /usr/bin/time ] && timed="/usr/bin/time -v"
+        $timed "$bin/cuda-prover" prove --circuit "$c" --log-constraints "$l" \
+            --partitions "${LARGE_PARTITIONS:-4}" --params-dir params-cache \
+            --report "$out/large-$c-$l.json" > "$out/large-$c-$l.log" 2>&1
+        echo "exit $?" >> "$out/large-$c-$l.log"
+        kill $smi
+        grep -vE "still" "$out/large-$c-$l.log" | tail -n 40
+        rm -f params-cache/"$c-2^$l".*
     done
 fi
