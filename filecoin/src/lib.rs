@@ -21,6 +21,7 @@ mod prover;
 pub mod seal;
 pub mod sealing;
 pub mod sector;
+pub mod test_c1;
 pub mod test_params;
 mod times;
 pub mod update;

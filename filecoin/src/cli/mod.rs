@@ -4,6 +4,7 @@ mod c2_cmd;
 mod demo_cmd;
 mod engine_args;
 mod report;
+mod test_c1_cmd;
 mod test_params_cmd;
 
 use clap::{Parser, Subcommand};
@@ -30,6 +31,9 @@ pub enum Command {
     Demo(demo_cmd::Args),
     /// Generate TEST parameters (seeded, not the network's) for small sectors.
     TestParams(test_params_cmd::Args),
+    /// Write a valid C1 output of a committed-capacity sector of any size
+    /// without sealing (a TEST fixture: it picks its own challenge seed).
+    TestC1(test_c1_cmd::Args),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -37,5 +41,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::C2(a) => c2_cmd::run(a),
         Command::Demo(a) => demo_cmd::run(a),
         Command::TestParams(a) => test_params_cmd::run(a),
+        Command::TestC1(a) => test_c1_cmd::run(a),
     }
 }

@@ -1,0 +1,482 @@
+//! Test C1 fixtures (`test-c1`, `test_c1::generate_test_c1`): C1 outputs of
+//! committed-capacity sectors made without sealing. Their vanilla proofs
+//! pass storage-proofs' verifier (directly and through `prepare_c2`), a
+//! flipped sibling, label or column element is rejected, a 2 KiB one
+//! goes through C2 on the host backend to a proof `verify_seal` accepts,
+//! the JSON has the shape of a sealed sector's, and the CLI writes the
+//! same bytes for the same seed, refuses a wrapper not named "test" and
+//! ends with the ids C2 takes.
+
+mod common;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::process::Command;
+
+use cuda_prover_engine::BlindingSource;
+use cuda_prover_filecoin::c1::{C1File, Expected};
+use cuda_prover_filecoin::c2::{c2_from_bytes, parse_prover_id};
+use cuda_prover_filecoin::test_c1::{generate_test_c1, TestC1};
+use cuda_prover_filecoin::test_params::TestCircuit;
+use cuda_prover_filecoin::{prepare_c2, FilecoinError, RegisteredSeal, SealVersion, SectorSize};
+use filecoin_hashers::Domain;
+use filecoin_hashers::Hasher;
+use filecoin_proofs::constants::{DefaultPieceHasher, SectorShape2KiB, SectorShape8MiB};
+use filecoin_proofs::parameters::setup_params;
+use filecoin_proofs::{
+    as_safe_commitment, compute_comm_d, verify_seal, DefaultPieceDomain, MerkleTreeTrait,
+    SealCommitPhase1Output,
+};
+use serde_json::Value;
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::proof::ProofScheme;
+use storage_proofs_core::sector::SectorId;
+use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg};
+
+use common::{host_prover, sealed_2kib, test_params};
+
+const SEED: u64 = 7;
+
+fn registered(size: SectorSize) -> RegisteredSeal {
+    RegisteredSeal::new(size, SealVersion::V1_1)
+}
+
+fn size_8mib() -> SectorSize {
+    "8MiB".parse().unwrap()
+}
+
+fn fixture(size: SectorSize) -> TestC1 {
+    generate_test_c1(registered(size), SEED).expect("test C1")
+}
+
+/// storage-proofs' `verify_all_partitions` with the public params and
+/// inputs filecoin-proofs builds for the sector's `PoRepConfig` (as its
+/// `seal_commit_phase2` does); a panic on malformed proofs counts as a
+/// rejection.
+fn vanilla_accepts<Tree: 'static + MerkleTreeTrait>(size: SectorSize, c1_json: &[u8]) -> bool {
+    let config = registered(size).porep_config().unwrap();
+    let c1: SealCommitPhase1Output<Tree> = serde_json::from_slice(c1_json).expect("C1 JSON");
+    let public_inputs = stacked::PublicInputs {
+        replica_id: c1.replica_id,
+        tau: Some(stacked::Tau {
+            comm_d: DefaultPieceDomain::try_from_bytes(&c1.comm_d).unwrap(),
+            comm_r: as_safe_commitment::<<Tree::Hasher as Hasher>::Domain, _>(&c1.comm_r, "comm_r")
+                .unwrap(),
+        }),
+        k: None,
+        seed: Some(c1.seed),
+    };
+    let setup = compound_proof::SetupParams {
+        vanilla_params: setup_params(&config).unwrap(),
+        partitions: Some(usize::from(config.partitions)),
+        priority: false,
+    };
+    let public_params = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+        StackedDrg<'static, Tree, DefaultPieceHasher>,
+        _,
+    >>::setup(&setup)
+    .unwrap();
+    catch_unwind(AssertUnwindSafe(|| {
+        StackedDrg::<Tree, DefaultPieceHasher>::verify_all_partitions(
+            &public_params.vanilla_params,
+            &public_inputs,
+            &c1.vanilla_proofs,
+        )
+    }))
+    .map(|r| r.unwrap_or(false))
+    .unwrap_or(false)
+}
+
+/// This crate's C2 checks (`prepare_c2`: replica id, sizes, partitions and
+/// filecoin-proofs' vanilla verifier) on the fixture's JSON.
+fn prepare<Tree: 'static + MerkleTreeTrait>(
+    c1: &TestC1,
+    c1_json: &[u8],
+) -> Result<(), FilecoinError> {
+    let config = c1.registered.porep_config()?;
+    let out = C1File::parse(c1_json)?.output::<Tree>()?;
+    prepare_c2::<Tree>(
+        &config,
+        out,
+        c1.identity.prover_id,
+        SectorId::from(c1.identity.sector_id),
+    )
+    .map(|_| ())
+}
+
+fn check_valid<Tree: 'static + MerkleTreeTrait>(size: SectorSize) {
+    let c1 = fixture(size);
+    let fp_size = filecoin_proofs::SectorSize(size.bytes());
+    assert_eq!(
+        c1.comm_d,
+        compute_comm_d(fp_size, &[]).unwrap(),
+        "comm_d is filecoin-proofs' comm_d of an empty (all-zero) sector"
+    );
+    assert!(vanilla_accepts::<Tree>(size, &c1.c1_json), "{size}");
+    prepare::<Tree>(&c1, &c1.c1_json).expect("prepare_c2 accepts the test C1");
+    let config = c1.registered.porep_config().unwrap();
+    let out: SealCommitPhase1Output<Tree> = serde_json::from_slice(&c1.c1_json).unwrap();
+    assert_eq!(out.vanilla_proofs.len(), usize::from(config.partitions));
+    assert_eq!(out.comm_r, c1.comm_r);
+    assert_eq!(out.seed, c1.identity.seed);
+    assert_eq!(out.ticket, c1.identity.ticket);
+}
+
+#[test]
+fn test_c1_2kib_passes_storage_proofs_vanilla_verification() {
+    check_valid::<SectorShape2KiB>(SectorSize::KIB_2);
+}
+
+#[test]
+fn test_c1_8mib_passes_storage_proofs_vanilla_verification() {
+    check_valid::<SectorShape8MiB>(size_8mib());
+}
+
+/// A 32-byte field element in the JSON (an array of 32 numbers), its
+/// lowest bit flipped (still a field element).
+fn flip(v: &mut Value) {
+    let bytes = v.as_array_mut().expect("a 32-byte array");
+    assert_eq!(bytes.len(), 32);
+    let b = bytes[0].as_u64().unwrap();
+    bytes[0] = Value::from(b ^ 1);
+}
+
+fn tampered(json: &[u8], at: &[&str]) -> Vec<u8> {
+    let mut v: Value = serde_json::from_slice(json).unwrap();
+    let mut cur = &mut v;
+    for key in at {
+        cur = match key.parse::<usize>() {
+            Ok(i) => &mut cur[i],
+            Err(_) => &mut cur[*key],
+        };
+        assert!(!cur.is_null(), "no {key} in {at:?}");
+    }
+    flip(cur);
+    serde_json::to_vec(&v).unwrap()
+}
+
+fn check_tamper_rejected<Tree: 'static + MerkleTreeTrait>(size: SectorSize) {
+    let c1 = fixture(size);
+    let p = ["vanilla_proofs", "0", "1"];
+    let single = |proof: &[&'static str], step: &'static str| {
+        let mut v: Vec<&str> = p.to_vec();
+        v.extend_from_slice(proof);
+        v.extend_from_slice(&["data", "Single", "path", "path", step, "hashes", "2"]);
+        v
+    };
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "the challenged column's path sibling",
+            single(&["replica_column_proofs", "c_x", "inclusion_proof"], "1"),
+        ),
+        (
+            "a DRG parent's column path sibling",
+            single(
+                &[
+                    "replica_column_proofs",
+                    "drg_parents",
+                    "3",
+                    "inclusion_proof",
+                ],
+                "0",
+            ),
+        ),
+        (
+            "an expander parent's column path sibling",
+            single(
+                &[
+                    "replica_column_proofs",
+                    "exp_parents",
+                    "7",
+                    "inclusion_proof",
+                ],
+                "1",
+            ),
+        ),
+        (
+            "a labeling proof's parent label",
+            [&p[..], &["labeling_proofs", "1", "parents", "9"]].concat(),
+        ),
+        (
+            "a layer-1 labeling proof's parent label",
+            [&p[..], &["labeling_proofs", "0", "parents", "36"]].concat(),
+        ),
+        (
+            "an encoding proof's parent label",
+            [&p[..], &["encoding_proof", "parents", "0"]].concat(),
+        ),
+        (
+            "a challenged column's element",
+            [
+                &p[..],
+                &["replica_column_proofs", "c_x", "column", "rows", "1"],
+            ]
+            .concat(),
+        ),
+        (
+            "an expander parent's column element",
+            [
+                &p[..],
+                &[
+                    "replica_column_proofs",
+                    "exp_parents",
+                    "5",
+                    "column",
+                    "rows",
+                    "0",
+                ],
+            ]
+            .concat(),
+        ),
+        (
+            "a challenged node's replica leaf",
+            [&p[..], &["comm_r_last_proof", "data", "Single", "leaf"]].concat(),
+        ),
+    ];
+    for (what, at) in cases {
+        let bad = tampered(&c1.c1_json, &at);
+        assert!(
+            !vanilla_accepts::<Tree>(size, &bad),
+            "{size}: {what} flipped was accepted"
+        );
+        match prepare::<Tree>(&c1, &bad) {
+            Err(FilecoinError::VanillaProofs(_)) => {}
+            other => panic!("{size}: {what} flipped: prepare_c2 gave {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn test_c1_with_a_flipped_sibling_label_or_column_element_is_rejected() {
+    check_tamper_rejected::<SectorShape2KiB>(SectorSize::KIB_2);
+    check_tamper_rejected::<SectorShape8MiB>(size_8mib());
+}
+
+/// The keys and array lengths of a JSON value: what serde's layout is.
+fn skeleton(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, v)| (k.clone(), skeleton(v))).collect())
+        }
+        Value::Array(a) if a.iter().all(Value::is_number) => Value::from(format!("[{}]", a.len())),
+        Value::Array(a) => Value::Array(a.iter().map(skeleton).collect()),
+        Value::Number(_) => Value::from("n"),
+        other => other.clone(),
+    }
+}
+
+/// The fixture's JSON has the layout of a sealed 2 KiB sector's C1 (the
+/// same fields, paths, columns and parents, in the same places).
+#[test]
+fn test_c1_2kib_has_the_json_layout_of_a_sealed_sectors_c1() {
+    let sealed: Value = serde_json::from_slice(&sealed_2kib().c1_json).unwrap();
+    let ours: Value = serde_json::from_slice(&fixture(SectorSize::KIB_2).c1_json).unwrap();
+    assert_eq!(skeleton(&ours), skeleton(&sealed));
+}
+
+/// A 2 KiB test C1 through this crate's C2 (host backend, TEST parameters):
+/// filecoin-proofs' `verify_seal` accepts the proof, and rejects it for
+/// another seed's commitments.
+#[test]
+fn test_c1_2kib_through_c2_is_accepted_by_verify_seal() {
+    test_params(&[TestCircuit::Porep(SectorSize::KIB_2)]);
+    let c1 = fixture(SectorSize::KIB_2);
+    let id = c1.identity;
+    let prover = host_prover(1, BlindingSource::Seeded(0x7e57));
+    let expected = Expected {
+        size: Some(SectorSize::KIB_2),
+        ..Default::default()
+    };
+    let (reg, out) = c2_from_bytes(&prover, &c1.c1_json, &expected, id.prover_id, id.sector_id)
+        .expect("C2 of the test C1");
+    assert_eq!(reg, registered(SectorSize::KIB_2));
+    let config = reg.porep_config().unwrap();
+    let verify = |comm_r: [u8; 32], seed: [u8; 32]| {
+        verify_seal::<SectorShape2KiB>(
+            &config,
+            comm_r,
+            c1.comm_d,
+            id.prover_id,
+            SectorId::from(id.sector_id),
+            id.ticket,
+            seed,
+            &out.output.proof,
+        )
+        .expect("verify_seal runs")
+    };
+    assert!(verify(c1.comm_r, id.seed), "verify_seal accepts the proof");
+    let other = generate_test_c1(registered(SectorSize::KIB_2), SEED + 1).unwrap();
+    assert!(!verify(other.comm_r, id.seed), "another comm_r");
+    assert!(!verify(c1.comm_r, other.identity.seed), "another seed");
+}
+
+/// The wrapper reads back through `C1File` as the same C1, with its
+/// sector number and size.
+#[test]
+fn test_c1_wrapper_is_read_by_c1_file() {
+    use cuda_prover_filecoin::test_c1::wrapper::wrap;
+    let c1 = fixture(SectorSize::KIB_2);
+    let bytes = wrap(&c1.c1_json, c1.identity.sector_id, SectorSize::KIB_2).unwrap();
+    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(v["test_fixture"], Value::Bool(true));
+    let file = C1File::parse(&bytes).unwrap();
+    assert_eq!(file.sector_num, Some(c1.identity.sector_id));
+    assert_eq!(file.declared_size, Some(SectorSize::KIB_2));
+    assert_eq!(file.proofs_size, Some(SectorSize::KIB_2));
+    let expected = Expected {
+        sector_id: Some(c1.identity.sector_id),
+        ..Default::default()
+    };
+    assert_eq!(file.resolve(&expected).unwrap(), c1.registered);
+    let read = serde_json::to_vec(&file.output::<SectorShape2KiB>().unwrap()).unwrap();
+    assert_eq!(read, c1.c1_json);
+    prepare::<SectorShape2KiB>(&c1, &bytes).expect("prepare_c2 accepts the wrapper");
+}
+
+fn cli(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_cuda-prover-filecoin"))
+        .arg("test-c1")
+        .args(args)
+        .output()
+        .expect("running cuda-prover-filecoin")
+}
+
+#[test]
+fn test_c1_cli_same_seed_same_bytes_ids_last_and_wrapper_names_test() {
+    let dir = std::env::temp_dir().join(format!("cuda-prover-test-c1-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    let seed = SEED.to_string();
+
+    // --wrapper to a name without "test" is refused before anything is written.
+    let refused = path("c1-for-worker.json");
+    let out = cli(&[
+        "--sector-size",
+        "2KiB",
+        "--seed",
+        &seed,
+        "--out",
+        &refused,
+        "--wrapper",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("must contain \"test\""), "{err}");
+    assert!(!std::path::Path::new(&refused).exists());
+
+    let run = |name: &str, wrapper: bool, seed: &str| {
+        let mut args = vec!["--sector-size", "2KiB", "--seed", seed, "--out"];
+        let p = path(name);
+        args.push(&p);
+        if wrapper {
+            args.push("--wrapper");
+        }
+        let out = cli(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let last = stdout.lines().last().unwrap().to_string();
+        (std::fs::read(&p).unwrap(), last)
+    };
+    let (a, last_a) = run("a.json", false, &seed);
+    let (b, last_b) = run("b.json", false, &seed);
+    assert_eq!(a, b, "same seed, same bytes");
+    assert_eq!(last_a, last_b);
+    let (other, last_other) = run("c.json", false, "8");
+    assert_ne!(a, other, "another seed, other bytes");
+    assert_ne!(last_a, last_other);
+
+    // The library's fixture for the seed: same bytes, same ids.
+    let c1 = fixture(SectorSize::KIB_2);
+    assert_eq!(a, c1.c1_json);
+    let words: Vec<&str> = last_a.split(' ').collect();
+    assert_eq!(words.len(), 4, "{last_a}");
+    assert_eq!((words[0], words[2]), ("prover_id", "sector_id"), "{last_a}");
+    assert_eq!(words[1].len(), 64);
+    assert!(words[1]
+        .chars()
+        .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+    assert_eq!(parse_prover_id(words[1]).unwrap(), c1.identity.prover_id);
+    assert_eq!(words[3].parse::<u64>().unwrap(), c1.identity.sector_id);
+
+    // The wrapper, named as a test file, wraps the same C1.
+    let (w1, last_w) = run("fixture-test.json", true, &seed);
+    let (w2, _) = run("fixture-test-2.json", true, &seed);
+    assert_eq!(w1, w2);
+    assert_eq!(last_w, last_a);
+    let file = C1File::parse(&w1).unwrap();
+    assert_eq!(file.sector_num, Some(c1.identity.sector_id));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// storage-proofs' vanilla verifier checks the comm_d and comm_r_last
+/// openings by their index and root fields only (it does not hash their
+/// paths); the C2 circuit hashes them. A flipped sibling there passes the
+/// vanilla check and is stopped by the core's a*b = c check before any
+/// proving: the fixture's paths are real paths.
+#[test]
+fn test_c1_tree_path_siblings_are_checked_by_the_c2_circuit() {
+    test_params(&[TestCircuit::Porep(SectorSize::KIB_2)]);
+    let c1 = fixture(SectorSize::KIB_2);
+    let id = c1.identity;
+    let prover = host_prover(1, BlindingSource::Seeded(0x7e57));
+    let expected = Expected {
+        size: Some(SectorSize::KIB_2),
+        ..Default::default()
+    };
+    let p = ["vanilla_proofs", "0", "0"];
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "a comm_r_last path sibling",
+            [
+                &p[..],
+                &[
+                    "comm_r_last_proof",
+                    "data",
+                    "Single",
+                    "path",
+                    "path",
+                    "1",
+                    "hashes",
+                    "3",
+                ],
+            ]
+            .concat(),
+        ),
+        (
+            "a comm_d path sibling",
+            [
+                &p[..],
+                &[
+                    "comm_d_proofs",
+                    "data",
+                    "Single",
+                    "path",
+                    "path",
+                    "2",
+                    "hashes",
+                    "0",
+                ],
+            ]
+            .concat(),
+        ),
+    ];
+    for (what, at) in cases {
+        let bad = tampered(&c1.c1_json, &at);
+        assert!(
+            vanilla_accepts::<SectorShape2KiB>(SectorSize::KIB_2, &bad),
+            "{what}: storage-proofs' vanilla verifier now hashes this path; move the case to \
+             the vanilla test"
+        );
+        match c2_from_bytes(&prover, &bad, &expected, id.prover_id, id.sector_id) {
+            Err(FilecoinError::Engine(e)) => {
+                let msg = e.to_string();
+                assert!(msg.contains("not satisfied"), "{what}: {msg}");
+            }
+            Err(e) => panic!("{what} flipped: C2 failed otherwise: {e}"),
+            Ok(_) => panic!("{what} flipped: C2 made a proof"),
+        }
+    }
+}
