@@ -21,8 +21,7 @@ for line in sys.stdin:
 features="--features cuda-prover-tests/cuda,cuda-prover-gkr/cuda"
 {
     cargo test --release --workspace $features --no-run --message-format=json
-    cargo bench -p cuda-prover-tests $features --no-run --message-format=json
-    cargo bench --workspace --bench c2 $features --no-run --message-format=json
+    cargo bench --workspace --bench prover --bench scaling --bench c2 $features --no-run --message-format=json
     cargo build --release --workspace --bins $features --message-format=json
 } | pick | while read -r name exe; do
     case "$name" in
