@@ -5,6 +5,14 @@
 //!   cargo bench -p cuda-prover-filecoin --bench c2 -- \
 //!       --backends cuda,host,bellperson --runs 3 --json c2.json \
 //!       [--params-dir DIR] [--gpu-devices 0,1] [--host-devices N] [--sector-size 2KiB]
+//!       [--c1 sealed|test] [--c1-seed N]
+//!
+//! The C1 comes from a sector sealed here (`sealed`, the default up to
+//! 8 MiB) or from `test-c1`'s generator (`test`, the default above: a
+//! valid C1 of a CC sector in seconds, a test fixture that picks its own
+//! challenge seed). The whole-job entries carry `sector_size`,
+//! `end_to_end_s`, `device_s`, `witness_s`, `peak_host_rss_mib` (the
+//! process's peak so far), `peak_device_mib` and `verified`.
 //!
 //! TEST parameters (seeded, not the network's) are generated on first use
 //! into --params-dir (default: $CUDA_PROVER_FILECOIN_TEST_PARAMS, else the
@@ -22,7 +30,8 @@ use cuda_prover_engine::{
 };
 use cuda_prover_filecoin::c1::{C1File, Expected};
 use cuda_prover_filecoin::c2::c2_from_bytes;
-use cuda_prover_filecoin::sealing::{seal_test_sector, verify_commit, SealedSector};
+use cuda_prover_filecoin::sealing::{seal_test_sector, verify_commit, SealTimes, SealedSector};
+use cuda_prover_filecoin::test_c1::generate_test_c1;
 use cuda_prover_filecoin::test_params::{
     default_test_parameter_dir, ensure_test_parameters, use_test_parameter_dir, TestCircuit,
 };
@@ -46,6 +55,9 @@ struct Args {
     gpu_devices: Option<String>,
     host_devices: u32,
     sector_size: SectorSize,
+    /// `Some(true)`: a test C1; `Some(false)`: a sealed sector; `None`: by size.
+    test_c1: Option<bool>,
+    c1_seed: u64,
 }
 
 fn parse() -> Result<Args, FilecoinError> {
@@ -57,6 +69,8 @@ fn parse() -> Result<Args, FilecoinError> {
         gpu_devices: None,
         host_devices: 0,
         sector_size: SectorSize::KIB_2,
+        test_c1: None,
+        c1_seed: 7,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -76,6 +90,18 @@ fn parse() -> Result<Args, FilecoinError> {
             "--gpu-devices" => a.gpu_devices = Some(v()?),
             "--host-devices" => a.host_devices = num(v()?)? as u32,
             "--sector-size" => a.sector_size = v()?.parse()?,
+            "--c1" => {
+                a.test_c1 = Some(match v()?.as_str() {
+                    "test" => true,
+                    "sealed" => false,
+                    o => {
+                        return Err(FilecoinError::Input(format!(
+                            "--c1 {o}: expected sealed or test"
+                        )))
+                    }
+                })
+            }
+            "--c1-seed" => a.c1_seed = num(v()?)?,
             "--bench" => {}
             o => return Err(FilecoinError::Input(format!("unknown argument {o}"))),
         }
@@ -109,13 +135,43 @@ fn run() -> Result<(), FilecoinError> {
     let work =
         std::env::temp_dir().join(format!("cuda-prover-filecoin-bench-{}", std::process::id()));
     let registered = RegisteredSeal::new(a.sector_size, SealVersion::V1_1);
-    let sector = seal_test_sector(registered, &work, 7)?;
-    println!(
-        "sealed {registered} sector (PC1 {:.2} s, PC2 {:.2} s, C1 {:.2} s)",
-        sector.times.pc1.as_secs_f64(),
-        sector.times.pc2.as_secs_f64(),
-        sector.times.c1.as_secs_f64()
-    );
+    let test_c1 = a.test_c1.unwrap_or(a.sector_size.bytes() > 8 << 20);
+    let sector = if test_c1 {
+        let t = generate_test_c1(registered, a.c1_seed)?;
+        println!(
+            "test C1 of a {registered} CC sector: {} partitions, built in {:.2} s, checked in {:.2} s",
+            t.partitions,
+            t.build.as_secs_f64(),
+            t.verify.as_secs_f64()
+        );
+        SealedSector {
+            registered,
+            prover_id: t.identity.prover_id,
+            sector_id: t.identity.sector_id,
+            ticket: t.identity.ticket,
+            seed: t.identity.seed,
+            comm_r: t.comm_r,
+            comm_d: t.comm_d,
+            replica: PathBuf::new(),
+            cache: PathBuf::new(),
+            c1_json: t.c1_json,
+            times: SealTimes {
+                add_piece: Default::default(),
+                pc1: Default::default(),
+                pc2: Default::default(),
+                c1: t.build + t.verify,
+            },
+        }
+    } else {
+        let sector = seal_test_sector(registered, &work, a.c1_seed)?;
+        println!(
+            "sealed {registered} sector (PC1 {:.2} s, PC2 {:.2} s, C1 {:.2} s)",
+            sector.times.pc1.as_secs_f64(),
+            sector.times.pc2.as_secs_f64(),
+            sector.times.c1.as_secs_f64()
+        );
+        sector
+    };
 
     let mut results = Vec::new();
     for backend in &a.backends {
@@ -149,6 +205,7 @@ fn run() -> Result<(), FilecoinError> {
     let report = json!({
         "bench": "filecoin-c2",
         "sector": registered.to_string(),
+        "c1": if test_c1 { "test" } else { "sealed" },
         "test_parameters": true,
         "params_dir": dir.display().to_string(),
         "params_ready_s": params_s,
@@ -251,7 +308,19 @@ fn engine_job(
     let sum = |f: fn(&cuda_prover_engine::report::PartitionReport) -> f64| {
         tm.report.per_partition.iter().map(f).sum::<f64>() / 1e3
     };
+    let peak_device = tm
+        .report
+        .per_device
+        .iter()
+        .map(|d| d.peak_device_bytes)
+        .max()
+        .unwrap_or(0);
     Ok(json!({
+        "sector_size": sector.registered.size.to_string(),
+        "end_to_end_s": total,
+        "verified": tm.report.verified,
+        "peak_host_rss_mib": peak_rss_mib(),
+        "peak_device_mib": peak_device as f64 / (1u64 << 20) as f64,
         "context_s": context_s,
         "key_load_s": tm.key_load.as_secs_f64(),
         "checks_s": tm.checks.as_secs_f64(),
@@ -268,6 +337,19 @@ fn engine_job(
         "devices_ready_s": tm.report.per_device.iter().map(|d| d.ready_ms / 1e3).collect::<Vec<_>>(),
         "partitions": per,
     }))
+}
+
+/// The process's peak resident set so far (`VmHWM`), in MiB; 0 where
+/// /proc is not there.
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kib| kib / 1024.0)
 }
 
 /// bellperson 0.27's own CPU prover on the same circuits and params file.
