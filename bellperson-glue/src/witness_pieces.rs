@@ -4,37 +4,44 @@
 //! A circuit that allocates a prefix (its commitments, say) and then pieces
 //! that read only the prefix (one sub-circuit per challenge, say) can be
 //! cut into a prefix circuit and piece circuits, each piece circuit being
-//! the prefix followed by that piece alone. Each one is synthesized on its
-//! own thread into its own [`Witness`]; every piece's leading part must
-//! equal the prefix's witness; the prefix, then each piece without its
-//! leading prefix, in piece order, is exactly the assignment one
-//! sequential synthesis of the whole circuit gives, and it is copied into
-//! the caller's witness-only constraint system in parallel.
+//! the prefix followed by that piece alone. Each one is synthesized on a
+//! thread of the rayon pool into its own [`Witness`]; every piece's leading
+//! part must equal the prefix's witness; the prefix, then each piece without
+//! its leading prefix, in piece order, is exactly the assignment one
+//! sequential synthesis of the whole circuit gives.
+//!
+//! The pool's threads take the circuits in order (prefix first), so they
+//! finish nearly in order, and one more thread appends each to the
+//! caller's constraint system as soon as those before it are in, then
+//! drops it: host memory stays near one witness (the pieces in flight and
+//! what is appended; the caller's reservation is only touched as it
+//! fills) instead of two, and the copy overlaps the synthesis.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Mutex};
 
 use bellpepper_core::{Circuit, ConstraintSystem};
 use blstrs::Scalar;
 use ff::Field;
-use rayon::prelude::*;
 
 use crate::cs::SizeHint;
 use crate::error::{Error, Result};
 use crate::witness::{synthesize_witness, Witness};
 
-/// Scalars per parallel copy task.
-const COPY_CHUNK: usize = 1 << 16;
-
 /// Appends to `cs`, a witness-only constraint system (`is_witness_generator`,
-/// with `allocate_empty`: this layer's [`Witness`], bellpepper's
-/// `WitnessCS`), the assignment that synthesizing the prefix and then every
-/// piece, in order, would append. Each of `pieces` is a circuit that
-/// allocates the prefix first (the same values as `prefix`) and then its
-/// piece.
+/// with `extend_inputs` and `extend_aux`: this layer's [`Witness`],
+/// bellpepper's `WitnessCS`), the assignment that synthesizing the prefix and
+/// then every piece, in order, would append. Each of `pieces` is a circuit
+/// that allocates the prefix first (the same values as `prefix`) and then
+/// its piece.
 ///
-/// The prefix and the pieces are synthesized on the current rayon pool. A
-/// piece whose leading part differs from the prefix (in length or value) is
-/// an error, and so is a panic in any of them (with its message); the first
-/// error in order (prefix, then pieces) is returned, and `cs` is left as it
-/// was.
+/// The circuits are synthesized on the current rayon pool. A piece whose
+/// leading part differs from the prefix (in length or value) is an error,
+/// and so is a panic in any circuit (with its message). After an error no
+/// further circuit starts, the first error in order (prefix, then pieces)
+/// among those that ran is returned, and `cs` holds a part of the
+/// assignment: drop it.
 pub fn synthesize_pieces<CS, P, C>(cs: &mut CS, prefix: P, pieces: Vec<C>) -> Result<()>
 where
     CS: ConstraintSystem<Scalar>,
@@ -46,48 +53,133 @@ where
             "witness pieces go into a witness-only constraint system".into(),
         ));
     }
-    let (head, parts) = rayon::join(
-        || own_witness(prefix).map_err(|e| context("the prefix", e)),
-        || {
-            pieces
-                .into_par_iter()
-                .enumerate()
-                .map(|(i, c)| own_witness(c).map_err(|e| context(&format!("piece {i}"), e)))
-                .collect::<Vec<_>>()
-        },
-    );
-    let head = head?;
-    let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
-    for (i, part) in parts.iter().enumerate() {
-        check_prefix(&head, part, i)?;
-    }
+    let count = 1 + pieces.len();
+    // Circuit j: 0 the prefix, i + 1 piece i.
+    let queue = Mutex::new((Some(prefix), pieces.into_iter().enumerate()));
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel::<(usize, Result<Witness>)>();
+    std::thread::scope(|s| {
+        let appender = s.spawn(|| append_in_order(cs, rx, count, &stop));
+        let threads = rayon::current_num_threads().clamp(1, count);
+        rayon::scope(|r| {
+            for _ in 0..threads {
+                let tx = tx.clone();
+                let (queue, stop) = (&queue, &stop);
+                r.spawn(move |_| synthesize_queue(queue, stop, tx));
+            }
+        });
+        drop(tx);
+        match appender.join() {
+            Ok(r) => r,
+            Err(p) => Err(Error::Invalid(format!(
+                "appending the witness pieces panicked: {}",
+                panic_message(&*p)
+            ))),
+        }
+    })
+}
 
-    // The prefix's own inputs follow ONE, which `cs` already has.
-    let (head_in, head_aux) = (head.inputs.len(), head.aux.len());
-    let mut inputs_src: Vec<&[Scalar]> = vec![&head.inputs[1..]];
-    let mut aux_src: Vec<&[Scalar]> = vec![&head.aux];
-    for part in &parts {
-        inputs_src.push(&part.inputs[head_in..]);
-        aux_src.push(&part.aux[head_aux..]);
+/// The circuits not started yet: the prefix (until taken), then the
+/// pieces with their numbers.
+type Queue<P, C> = (Option<P>, std::iter::Enumerate<std::vec::IntoIter<C>>);
+
+enum Job<P, C> {
+    Prefix(P),
+    Piece(usize, C),
+}
+
+/// One pool thread: synthesizes the next circuit of `queue` until it is
+/// empty or `stop` is set, sending each witness (or error) with its number.
+fn synthesize_queue<P, C>(
+    queue: &Mutex<Queue<P, C>>,
+    stop: &AtomicBool,
+    tx: mpsc::Sender<(usize, Result<Witness>)>,
+) where
+    P: Circuit<Scalar>,
+    C: Circuit<Scalar>,
+{
+    while !stop.load(Ordering::Relaxed) {
+        let job = {
+            let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
+            match q.0.take() {
+                Some(prefix) => Job::Prefix(prefix),
+                None => match q.1.next() {
+                    Some((i, c)) => Job::Piece(i, c),
+                    None => return,
+                },
+            }
+        };
+        let done = match job {
+            Job::Prefix(p) => (0, own_witness(p).map_err(|e| context("the prefix", e))),
+            Job::Piece(i, c) => (
+                i + 1,
+                own_witness(c).map_err(|e| context(&format!("piece {i}"), e)),
+            ),
+        };
+        if tx.send(done).is_err() {
+            return;
+        }
     }
-    let inputs_n: usize = inputs_src.iter().map(|s| s.len()).sum();
-    let aux_n: usize = aux_src.iter().map(|s| s.len()).sum();
-    let (aux, inputs) = cs.allocate_empty(aux_n, inputs_n);
-    if aux.len() != aux_n || inputs.len() != inputs_n {
-        return Err(Error::Invalid(format!(
-            "the constraint system allocated {} aux and {} inputs for {aux_n} and {inputs_n}",
-            aux.len(),
-            inputs.len()
-        )));
+}
+
+/// Takes the witnesses as they come and appends them in circuit order
+/// (the prefix without ONE, which `cs` has; each piece without the
+/// prefix), dropping each once appended. Stops at the first error.
+fn append_in_order<CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    rx: mpsc::Receiver<(usize, Result<Witness>)>,
+    count: usize,
+    stop: &AtomicBool,
+) -> Result<()> {
+    let mut waiting = BTreeMap::new();
+    let mut head: Option<Witness> = None;
+    let mut next = 0;
+    let mut failed: Option<(usize, Error)> = None;
+    for (j, r) in rx.iter() {
+        match r {
+            Ok(w) => {
+                waiting.insert(j, w);
+            }
+            Err(e) => {
+                stop.store(true, Ordering::Relaxed);
+                if failed.as_ref().map_or(true, |(k, _)| j < *k) {
+                    failed = Some((j, e));
+                }
+            }
+        }
+        // Those before a failure are still appended (and checked): an
+        // earlier piece's error comes first.
+        let end = failed.as_ref().map_or(count, |(k, _)| *k);
+        while next < end {
+            let Some(w) = waiting.remove(&next) else {
+                break;
+            };
+            match &head {
+                None => {
+                    cs.extend_inputs(&w.inputs[1..]);
+                    cs.extend_aux(&w.aux);
+                    head = Some(w);
+                }
+                Some(h) => {
+                    if let Err(e) = check_prefix(h, &w, next - 1) {
+                        stop.store(true, Ordering::Relaxed);
+                        failed = Some((next, e));
+                        break;
+                    }
+                    cs.extend_inputs(&w.inputs[h.inputs.len()..]);
+                    cs.extend_aux(&w.aux[h.aux.len()..]);
+                }
+            }
+            next += 1;
+        }
     }
-    let mut jobs = ranges(inputs, &inputs_src);
-    jobs.extend(ranges(aux, &aux_src));
-    jobs.into_par_iter().for_each(|(dst, src)| {
-        dst.par_chunks_mut(COPY_CHUNK)
-            .zip(src.par_chunks(COPY_CHUNK))
-            .for_each(|(d, s)| d.copy_from_slice(s));
-    });
-    Ok(())
+    match failed {
+        Some((_, e)) => Err(e),
+        None if next == count => Ok(()),
+        None => Err(Error::Invalid(format!(
+            "{next} of {count} witness pieces came back"
+        ))),
+    }
 }
 
 /// [`synthesize_pieces`] into a fresh [`Witness`] reserved from `hint`
@@ -156,20 +248,6 @@ fn check_prefix(head: &Witness, part: &Witness, i: usize) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// `dst` cut into consecutive ranges as long as each of `srcs`, paired.
-fn ranges<'d, 's>(
-    mut dst: &'d mut [Scalar],
-    srcs: &[&'s [Scalar]],
-) -> Vec<(&'d mut [Scalar], &'s [Scalar])> {
-    let mut out = Vec::with_capacity(srcs.len());
-    for &src in srcs {
-        let (head, rest) = std::mem::take(&mut dst).split_at_mut(src.len());
-        out.push((head, src));
-        dst = rest;
-    }
-    out
 }
 
 #[cfg(test)]
@@ -302,18 +380,39 @@ mod tests {
     }
 
     #[test]
-    fn a_panicking_piece_is_an_error_and_leaves_the_system_alone() {
+    fn a_panicking_piece_is_an_error_naming_the_first_one() {
         let (prefix, mut parts) = split(5, &PIECES);
-        parts[2].panic_in = Some(2);
+        parts[1].panic_in = Some(1);
+        parts[3].panic_in = Some(3);
         let mut cs = Witness::default();
         cs.alloc_input(|| "one", || Ok(Scalar::ONE)).unwrap();
         let e = synthesize_pieces(&mut cs, prefix, parts).unwrap_err();
         let m = e.to_string();
         assert!(
-            m.contains("piece 2") && m.contains("toy piece 2 panics"),
+            m.contains("piece 1: the circuit panicked: toy piece 1 panics"),
             "{m}"
         );
-        assert_eq!((cs.inputs.len(), cs.aux.len()), (1, 0));
+    }
+
+    /// Many pieces on pools of one and three threads: they come back out
+    /// of order and are appended in order.
+    #[test]
+    fn many_pieces_on_small_pools_keep_their_order() {
+        let pieces: Vec<(u64, usize)> = (0..40u64)
+            .map(|i| (i, ((i * 7919) % 5000) as usize))
+            .collect();
+        let seq = synthesize_witness(Toy::whole(11, &pieces), SizeHint::default()).unwrap();
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let (prefix, parts) = split(11, &pieces);
+            let par = pool
+                .install(|| synthesize_witness_pieces(prefix, parts, SizeHint::default()))
+                .unwrap();
+            assert_eq!(par, seq, "{threads} threads");
+        }
     }
 
     #[test]
