@@ -1,11 +1,13 @@
 //! Test C1 fixtures (`test-c1`, `test_c1::generate_test_c1`): C1 outputs of
-//! committed-capacity sectors made without sealing. Their vanilla proofs
-//! pass storage-proofs' verifier (directly and through `prepare_c2`), a
-//! flipped sibling, label or column element is rejected, a 2 KiB one
-//! goes through C2 on the host backend to a proof `verify_seal` accepts,
-//! the JSON has the shape of a sealed sector's, and the CLI writes the
-//! same bytes for the same seed, refuses a wrapper not named "test" and
-//! ends with the ids C2 takes.
+//! committed-capacity sectors made without sealing. At 2 KiB and 8 MiB
+//! their vanilla proofs pass storage-proofs' verifier (directly and through
+//! `prepare_c2`), and a flipped column-path sibling, label or column
+//! element is rejected by it; a flipped comm_d or comm_r_last sibling
+//! (paths that verifier does not hash) is stopped by the C2 circuit. A
+//! 32 GiB one passes `prepare_c2`; a 2 KiB one goes through C2 on the host
+//! backend to a proof `verify_seal` accepts; the JSON has the layout of a
+//! sealed sector's; the CLI writes the same bytes for the same seed,
+//! refuses a wrapper not named "test" and ends with the ids C2 takes.
 
 mod common;
 
@@ -20,7 +22,9 @@ use cuda_prover_filecoin::test_params::TestCircuit;
 use cuda_prover_filecoin::{prepare_c2, FilecoinError, RegisteredSeal, SealVersion, SectorSize};
 use filecoin_hashers::Domain;
 use filecoin_hashers::Hasher;
-use filecoin_proofs::constants::{DefaultPieceHasher, SectorShape2KiB, SectorShape8MiB};
+use filecoin_proofs::constants::{
+    DefaultPieceHasher, SectorShape2KiB, SectorShape32GiB, SectorShape8MiB,
+};
 use filecoin_proofs::parameters::setup_params;
 use filecoin_proofs::{
     as_safe_commitment, compute_comm_d, verify_seal, DefaultPieceDomain, MerkleTreeTrait,
@@ -129,6 +133,39 @@ fn test_c1_2kib_passes_storage_proofs_vanilla_verification() {
 #[test]
 fn test_c1_8mib_passes_storage_proofs_vanilla_verification() {
     check_valid::<SectorShape8MiB>(size_8mib());
+}
+
+/// A 32 GiB fixture (ten partitions of 18 challenges, paths through the
+/// 8-ary sub-tree level) passes this crate's C2 checks: the replica id, the
+/// sector size its comm_d paths imply, the partition count and
+/// filecoin-proofs' vanilla verifier.
+#[test]
+fn test_c1_32gib_passes_the_c2_checks() {
+    let size: SectorSize = "32GiB".parse().unwrap();
+    let t = std::time::Instant::now();
+    let c1 = fixture(size);
+    eprintln!(
+        "32 GiB test C1: {} bytes in {:.1} s (build {:.1} s, check {:.1} s)",
+        c1.c1_json.len(),
+        t.elapsed().as_secs_f64(),
+        c1.build.as_secs_f64(),
+        c1.verify.as_secs_f64()
+    );
+    assert_eq!((c1.partitions, c1.challenges_per_partition), (10, 18));
+    // The empty 32 GiB sector's comm_d, as lotus knows it (zerocomm):
+    // baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq.
+    // (filecoin-proofs' compute_comm_d would hash 32 GiB of zeros.)
+    assert_eq!(
+        hex(&c1.comm_d),
+        "077e5fde35c50a9303a55009e3498a4ebedff39c42b710b730d8ec7ac7afa63e"
+    );
+    let file = C1File::parse(&c1.c1_json).unwrap();
+    assert_eq!(file.proofs_size, Some(size));
+    prepare::<SectorShape32GiB>(&c1, &c1.c1_json).expect("prepare_c2 accepts the 32 GiB test C1");
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A 32-byte field element in the JSON (an array of 32 numbers), its

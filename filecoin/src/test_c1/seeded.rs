@@ -26,9 +26,9 @@ pub struct Identity {
 }
 
 impl Identity {
-    /// The same seed gives the same identity; the draws are those of
-    /// `sealing::seal_test_sector` (ChaCha20 from the seed, 32-byte values
-    /// with the top byte's two high bits cleared, as lotus draws tickets).
+    /// The same seed gives the same identity: ChaCha20 from the seed, as
+    /// `sealing::seal_test_sector` draws its sector's, 32-byte values with
+    /// the top byte's two high bits cleared (as lotus draws tickets).
     pub fn from_seed(seed: u64) -> Self {
         let mut rng = ChaCha20Rng::seed_from_u64(seed);
         let prover_id = field_bytes(&mut rng);
