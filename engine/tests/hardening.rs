@@ -514,3 +514,42 @@ fn cached_key_with_a_torsion_point_is_refused() {
     assert!(e.contains("delete the file"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_verified_record_vouches_only_under_its_machines_key() {
+    let dir = temp_dir("record-key");
+    let (state_a, state_b) = (dir.join("state-a"), dir.join("state-b"));
+    let params = dir.join("params");
+    let run = |state: &Path| {
+        let out = cli()
+            .env("CUDA_PROVER_STATE_DIR", state)
+            .args(prove_args(&params, "chain"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stderr)
+    };
+    run(&state_a); // makes the key (trusted by its maker)
+    assert!(run(&state_a).contains("digest recorded"));
+    assert!(run(&state_a).contains("digest matches the verified record"));
+    let record = std::fs::read_to_string(params.join("chain-2^7.params.verified")).unwrap();
+    assert!(record.contains("hmac-sha256 "), "{record}");
+    let key = state_a.join("record.key");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&key).unwrap().permissions());
+    assert_eq!(mode & 0o077, 0, "record key mode {mode:o}");
+    // Another machine's key (or none) does not accept the record: every
+    // point is checked again and a record of its own is written.
+    let e = run(&state_b);
+    assert!(
+        e.contains("subgroup checks") && e.contains("digest recorded"),
+        "{e}"
+    );
+    assert!(!e.contains("digest matches"), "{e}");
+    // A record key others may read is refused: the checks run, no record.
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let e = run(&state_a);
+    assert!(!e.contains("digest matches"), "{e}");
+    assert!(e.contains("may be read or written by others"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -10,12 +10,13 @@
 #include <cstring>
 
 #include "blst.h"
+#include "record_key.hpp"
 
 namespace cp {
 namespace {
 
 // Bumped whenever the checks a record vouches for change.
-const char RECORD_HEADER[] = "cuda-prover verified params v1\n";
+const char RECORD_HEADER[] = "cuda-prover verified params v2\n";
 const char DIGEST_TAG[] = "cuda-prover params digest v1";
 
 std::string hex(const uint8_t *p, size_t n) {
@@ -28,9 +29,12 @@ std::string hex(const uint8_t *p, size_t n) {
     return s;
 }
 
-std::string record_text(uint64_t size, const std::string &digest_hex) {
-    return std::string(RECORD_HEADER) + "size " + std::to_string(size) + "\nsha256-leaves " +
-           digest_hex + "\n";
+// The record: what it vouches for, then its HMAC under the machine's
+// record key (record_key.hpp), so only a holder of that key can make one.
+std::string record_text(const record_key &key, uint64_t size, const std::string &digest_hex) {
+    const std::string body = std::string(RECORD_HEADER) + "size " + std::to_string(size) +
+                             "\nsha256-leaves " + digest_hex + "\n";
+    return body + "hmac-sha256 " + hmac_hex(key, body) + "\n";
 }
 
 }  // namespace
@@ -62,9 +66,13 @@ std::string verified_record_path(const char *params_path) {
 
 bool verified_record_matches(const std::string &record_path, uint64_t size,
                              const std::string &digest_hex) {
-    const int fd = ::open(record_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    record_key key;
+    std::string why;
+    if (!load_record_key(false, &key, &why)) return false;
+    const int fd =
+        ::open(record_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
     if (fd < 0) return false;
-    const std::string want = record_text(size, digest_hex);
+    const std::string want = record_text(key, size, digest_hex);
     char buf[512];
     size_t got = 0;
     bool ok = false;
@@ -89,7 +97,11 @@ std::string write_verified_record(const std::string &record_path, uint64_t size,
     static std::atomic<uint64_t> counter{0};
     const std::string tmp = record_path + ".tmp" + std::to_string(::getpid()) + "-" +
                             std::to_string(counter.fetch_add(1));
-    const std::string text = record_text(size, digest_hex);
+    record_key key;
+    std::string no_key;
+    if (!load_record_key(true, &key, &no_key))
+        return "verified record '" + record_path + "' not written: " + no_key;
+    const std::string text = record_text(key, size, digest_hex);
     auto why = [&](const char *what, int err) {
         return "verified record '" + record_path + "' not written: " + what + ": " +
                std::strerror(err);

@@ -9,8 +9,11 @@
 //
 // `<params>.verified` records that a file with this size and digest passed
 // every check, subgroup membership included, so a later load that computes
-// the same digest may skip the subgroup checks. It is a cache, not a
-// signature: whoever may write the params directory may write it too.
+// the same digest may skip the subgroup checks. The record carries an
+// HMAC under a per-machine key kept outside the params directories
+// (record_key.hpp): whoever may write a params directory but not read
+// that key cannot make a record vouch for a file. Records and keys are
+// opened without following symbolic links.
 #pragma once
 
 #include <cstddef>
