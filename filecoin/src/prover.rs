@@ -9,7 +9,9 @@
 //! shapes: a shape file `<params>.shape` next to the params (or recorded
 //! from the first partition's full synthesis of a job and then saved there)
 //! lets every later partition take the witness path: witness-only synthesis,
-//! a, b, c evaluated and checked by the core.
+//! a, b, c evaluated and checked by the core. On that path a PoRep
+//! partition synthesizes its challenges on every core (see
+//! [`FilecoinProver::with_parallel_witness`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -39,6 +41,7 @@ pub struct FilecoinProver {
     engine: Engine,
     blinding: BlindingSource,
     synthesis: SynthesisMode,
+    parallel_witness: bool,
     key_check: KeyCheck,
     keys: Arc<Mutex<HashMap<PathBuf, Arc<ProvingKey>>>>,
     shapes: Arc<Mutex<HashMap<PathBuf, Arc<Shape>>>>,
@@ -62,6 +65,7 @@ impl FilecoinProver {
             engine,
             blinding: BlindingSource::Random,
             synthesis: SynthesisMode::Auto,
+            parallel_witness: true,
             key_check: KeyCheck::Full,
             keys: Arc::new(Mutex::new(HashMap::new())),
             shapes: Arc::new(Mutex::new(HashMap::new())),
@@ -80,6 +84,7 @@ impl FilecoinProver {
             engine,
             blinding: self.blinding,
             synthesis: self.synthesis,
+            parallel_witness: self.parallel_witness,
             key_check: self.key_check,
             keys: self.keys.clone(),
             shapes: self.shapes.clone(),
@@ -103,6 +108,18 @@ impl FilecoinProver {
     pub fn with_synthesis(mut self, mode: SynthesisMode) -> Self {
         self.synthesis = mode;
         self
+    }
+
+    /// Whether a PoRep partition's witness-only synthesis runs its
+    /// challenges on every core (default: yes; the witness is the same).
+    /// Off, each partition's witness is one sequential synthesis.
+    pub fn with_parallel_witness(mut self, parallel: bool) -> Self {
+        self.parallel_witness = parallel;
+        self
+    }
+
+    pub fn parallel_witness(&self) -> bool {
+        self.parallel_witness
     }
 
     /// The shape for the key of `params`: in memory, or from its shape file

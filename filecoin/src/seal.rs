@@ -8,6 +8,11 @@
 //! accept its vanilla proofs. After proving, the bytes (the partition proofs
 //! in partition order, as `MultiProof::write` lays them out) must pass
 //! `filecoin_proofs::verify_seal`, or nothing is returned.
+//!
+//! Each partition is a [`PorepPartition`]: filecoin-proofs' `StackedCircuit`,
+//! whose witness-only synthesis runs its challenges on every core.
+
+mod partition;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -26,13 +31,13 @@ use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_core::multi_proof::MultiProof;
 use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_core::sector::SectorId;
-use storage_proofs_porep::stacked::{
-    self, generate_replica_id, StackedCircuit, StackedCompound, StackedDrg,
-};
+use storage_proofs_porep::stacked::{self, generate_replica_id, StackedCompound, StackedDrg};
 
 use crate::error::{FilecoinError, Result};
 use crate::prover::FilecoinProver;
 use crate::JobTimes;
+
+pub use partition::PorepPartition;
 
 /// What C2 returns: filecoin-proofs' output type and the engine's account
 /// of the job.
@@ -49,7 +54,7 @@ type Vanilla<'a, Tree> = StackedDrg<'a, Tree, DefaultPieceHasher>;
 /// The partition circuits of one C2, checked and ready for any prover.
 pub struct PreparedC2<Tree: 'static + MerkleTreeTrait> {
     /// One circuit per partition, in partition order.
-    pub circuits: Vec<StackedCircuit<Tree, DefaultPieceHasher>>,
+    pub circuits: Vec<PorepPartition<Tree>>,
     /// The bellperson params file filecoin-proofs would prove with.
     pub params: PathBuf,
     comm_r: [u8; 32],
@@ -163,20 +168,11 @@ pub fn prepare_c2<Tree: 'static + MerkleTreeTrait>(
     }
     let checks = t_checks.elapsed();
 
+    // The vanilla proofs move into the partitions: one copy of them.
     let t_circuits = Instant::now();
     let circuits = vanilla_proofs
-        .iter()
-        .enumerate()
-        .map(|(k, proofs)| {
-            <Compound<Tree> as CompoundProof<Vanilla<'static, Tree>, _>>::circuit(
-                &public_inputs,
-                (),
-                proofs,
-                &public_params.vanilla_params,
-                Some(k),
-            )
-            .map_err(|e| FilecoinError::proofs("building the partition circuit", e))
-        })
+        .into_iter()
+        .map(|proofs| PorepPartition::new(&public_inputs, proofs))
         .collect::<Result<Vec<_>>>()?;
     let build = t_circuits.elapsed();
     let params = porep_config
@@ -206,9 +202,15 @@ pub fn seal_commit_phase2<Tree: 'static + MerkleTreeTrait>(
 ) -> Result<SealCommit> {
     let prepared = prepare_c2::<Tree>(porep_config, c1, prover_id, sector_id)?;
     let partitions = prepared.circuits.len();
+    let parallel = prover.parallel_witness();
+    let circuits = prepared
+        .circuits
+        .into_iter()
+        .map(|c| c.with_parallel_witness(parallel))
+        .collect();
     let proved = prover.prove(
         &format!("seal-commit-{}", u64::from(sector_id)),
-        prepared.circuits,
+        circuits,
         &prepared.params,
     )?;
     let key = prover.key(&prepared.params)?.0;

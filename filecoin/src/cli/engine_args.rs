@@ -43,12 +43,18 @@ pub struct EngineArgs {
     /// path, required.
     #[arg(long, default_value = "auto")]
     pub synthesis: SynthesisMode,
+    /// On the witness path, synthesize a PoRep partition's challenges on
+    /// every core (true) or the partition in one thread (false).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub parallel_witness: bool,
 }
 
 impl EngineArgs {
     /// The engine, wrapped in a prover with this synthesis mode.
     pub fn prover(&self) -> Result<crate::FilecoinProver> {
-        Ok(crate::FilecoinProver::new(self.engine()?).with_synthesis(self.synthesis))
+        Ok(crate::FilecoinProver::new(self.engine()?)
+            .with_synthesis(self.synthesis)
+            .with_parallel_witness(self.parallel_witness))
     }
 
     pub fn engine(&self) -> Result<Engine> {

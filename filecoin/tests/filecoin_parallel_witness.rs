@@ -1,0 +1,291 @@
+//! A PoRep partition's witness with its challenges synthesized on every
+//! core equals, value for value, the witness of one sequential synthesis of
+//! filecoin-proofs' own `StackedCircuit` (built by `StackedCompound::circuit`
+//! from the same C1 output), for every partition of a real 2 KiB and 8 MiB
+//! sector; and a C2 proved on that path passes `verify_seal` with the bytes
+//! of the sequential path.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use cuda_prover_engine::BlindingSource;
+use cuda_prover_filecoin::c1::{C1File, Expected};
+use cuda_prover_filecoin::c2::c2_from_bytes;
+use cuda_prover_filecoin::seal::PorepPartition;
+use cuda_prover_filecoin::sealing::{seal_test_sector, verify_commit, SealedSector};
+use cuda_prover_filecoin::test_params::TestCircuit;
+use cuda_prover_filecoin::{prepare_c2, RegisteredSeal, SealVersion, SectorSize};
+use cuda_prover_pipeline::{synthesize_witness, SizeHint, SynthesisMode, Witness};
+use filecoin_hashers::{Domain, Hasher};
+use filecoin_proofs::constants::{
+    DefaultPieceHasher, SectorShape2KiB, SectorShape8MiB, SECTOR_SIZE_8_MIB,
+};
+use filecoin_proofs::parameters::setup_params;
+use filecoin_proofs::{as_safe_commitment, DefaultPieceDomain, MerkleTreeTrait};
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::sector::SectorId;
+use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
+
+use common::{host_prover, registered_2kib, sealed_2kib, test_params, SEED};
+
+type Compound<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
+type Vanilla<Tree> = StackedDrg<'static, Tree, DefaultPieceHasher>;
+
+/// filecoin-proofs' partition circuits of a sealed sector, built as its
+/// `seal_commit_phase2` builds them, with each partition's public inputs as
+/// its verifier computes them.
+fn stacked_circuits<Tree: 'static + MerkleTreeTrait>(
+    sector: &SealedSector,
+) -> Vec<(
+    StackedCircuit<Tree, DefaultPieceHasher>,
+    Vec<blstrs::Scalar>,
+)> {
+    let config = sector.registered.porep_config().unwrap();
+    let c1 = C1File::parse(&sector.c1_json)
+        .unwrap()
+        .output::<Tree>()
+        .unwrap();
+    let public_inputs = stacked::PublicInputs {
+        replica_id: c1.replica_id,
+        tau: Some(stacked::Tau {
+            comm_d: DefaultPieceDomain::try_from_bytes(&c1.comm_d).unwrap(),
+            comm_r: as_safe_commitment::<<Tree::Hasher as Hasher>::Domain, _>(&c1.comm_r, "comm_r")
+                .unwrap(),
+        }),
+        k: None,
+        seed: Some(c1.seed),
+    };
+    let setup = compound_proof::SetupParams {
+        vanilla_params: setup_params(&config).unwrap(),
+        partitions: Some(usize::from(config.partitions)),
+        priority: false,
+    };
+    let pp = <Compound<Tree> as CompoundProof<Vanilla<Tree>, _>>::setup(&setup).unwrap();
+    c1.vanilla_proofs
+        .iter()
+        .enumerate()
+        .map(|(k, proofs)| {
+            let circuit = <Compound<Tree> as CompoundProof<Vanilla<Tree>, _>>::circuit(
+                &public_inputs,
+                (),
+                proofs,
+                &pp.vanilla_params,
+                Some(k),
+            )
+            .unwrap();
+            let inputs =
+                <Compound<Tree> as CompoundProof<Vanilla<Tree>, _>>::generate_public_inputs(
+                    &public_inputs,
+                    &pp.vanilla_params,
+                    Some(k),
+                )
+                .unwrap();
+            (circuit, inputs)
+        })
+        .collect()
+}
+
+/// This crate's partitions of the sector (what C2 proves).
+fn partitions<Tree: 'static + MerkleTreeTrait>(sector: &SealedSector) -> Vec<PorepPartition<Tree>> {
+    let config = sector.registered.porep_config().unwrap();
+    let c1 = C1File::parse(&sector.c1_json)
+        .unwrap()
+        .output::<Tree>()
+        .unwrap();
+    prepare_c2::<Tree>(
+        &config,
+        c1,
+        sector.prover_id,
+        SectorId::from(sector.sector_id),
+    )
+    .unwrap()
+    .circuits
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let t = Instant::now();
+    let r = f();
+    (r, t.elapsed())
+}
+
+/// Every partition's witness, three ways against filecoin-proofs' circuit:
+/// the parallel pieces directly, the partition under the witness-only
+/// constraint system (which takes the parallel path), and the partition
+/// with the parallel path off. Returns the sequential and parallel times
+/// (best of `runs`) of the last partition.
+fn check_sector<Tree: 'static + MerkleTreeTrait>(
+    sector: &SealedSector,
+    runs: usize,
+) -> (Duration, Duration) {
+    let theirs = stacked_circuits::<Tree>(sector);
+    let n = theirs.len();
+    assert_eq!(
+        n,
+        usize::from(sector.registered.porep_config().unwrap().partitions)
+    );
+    let mut times = (Duration::MAX, Duration::MAX);
+    for (k, (circuit, public_inputs)) in theirs.into_iter().enumerate() {
+        let seq = synthesize_witness(circuit.clone(), SizeHint::default()).unwrap();
+        assert_eq!(
+            seq.public_inputs(),
+            &public_inputs[..],
+            "partition {k}: filecoin-proofs' public inputs"
+        );
+        // A key's hint: the whole circuit's sizes.
+        let hint = SizeHint {
+            constraints: 0,
+            inputs: seq.inputs.len(),
+            aux: seq.aux.len(),
+        };
+        let mine = || partitions::<Tree>(sector).into_iter().nth(k).unwrap();
+        let challenges = mine().challenges();
+        assert!(challenges >= 2, "partition {k} has {challenges} challenges");
+
+        let parallel = mine().parallel_witness_of(hint).unwrap();
+        assert_same(&parallel, &seq, k, "parallel pieces");
+        let witness_cs = synthesize_witness(mine(), hint).unwrap();
+        assert_same(&witness_cs, &seq, k, "partition under the witness system");
+        let off = synthesize_witness(mine().with_parallel_witness(false), hint).unwrap();
+        assert_same(&off, &seq, k, "partition with the parallel path off");
+        eprintln!(
+            "partition {k}: {challenges} challenges, {} inputs, {} aux: equal",
+            seq.inputs.len(),
+            seq.aux.len()
+        );
+
+        times = (Duration::MAX, Duration::MAX);
+        for _ in 0..runs {
+            let (w, t) = timed(|| synthesize_witness(circuit.clone(), hint).unwrap());
+            drop(w);
+            times.0 = times.0.min(t);
+            let c = mine();
+            let (w, t) = timed(|| synthesize_witness(c, hint).unwrap());
+            drop(w);
+            times.1 = times.1.min(t);
+        }
+    }
+    times
+}
+
+fn assert_same(got: &Witness, want: &Witness, k: usize, what: &str) {
+    assert_eq!(
+        (got.inputs.len(), got.aux.len()),
+        (want.inputs.len(), want.aux.len()),
+        "partition {k}, {what}: lengths"
+    );
+    if let Some(i) = (0..want.inputs.len()).find(|&i| got.inputs[i] != want.inputs[i]) {
+        panic!("partition {k}, {what}: input {i} differs");
+    }
+    if let Some(i) = (0..want.aux.len()).find(|&i| got.aux[i] != want.aux[i]) {
+        panic!("partition {k}, {what}: aux {i} differs");
+    }
+    assert!(got == want);
+}
+
+fn report(size: &str, (seq, par): (Duration, Duration)) {
+    eprintln!(
+        "{size} witness (one partition, best run) on {} threads: sequential {:.2} ms, \
+         parallel {:.2} ms ({:.2}x)",
+        rayon_threads(),
+        seq.as_secs_f64() * 1e3,
+        par.as_secs_f64() * 1e3,
+        seq.as_secs_f64() / par.as_secs_f64()
+    );
+}
+
+fn rayon_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+#[test]
+fn parallel_witness_equals_filecoin_proofs_circuit_2kib() {
+    let times = check_sector::<SectorShape2KiB>(sealed_2kib(), 20);
+    report("2 KiB", times);
+}
+
+#[test]
+fn parallel_witness_equals_filecoin_proofs_circuit_8mib() {
+    test_params(&[]);
+    let dir = std::env::temp_dir().join(format!(
+        "cuda-prover-filecoin-test-{}-8mib",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let registered = RegisteredSeal::new(
+        SectorSize::new(SECTOR_SIZE_8_MIB).unwrap(),
+        SealVersion::V1_1,
+    );
+    let (sector, t) = timed(|| seal_test_sector(registered, &dir, SEED).expect("sealing 8 MiB"));
+    eprintln!(
+        "sealed 8 MiB in {:.1} s (pc1 {:.1}, pc2 {:.1}, c1 {:.1})",
+        t.as_secs_f64(),
+        sector.times.pc1.as_secs_f64(),
+        sector.times.pc2.as_secs_f64(),
+        sector.times.c1.as_secs_f64()
+    );
+    let times = check_sector::<SectorShape8MiB>(&sector, 3);
+    report("8 MiB", times);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// C2 on the witness path with the parallel witness: `verify_seal` accepts
+/// it, and for the same blinding its bytes are those of the sequential
+/// witness.
+#[test]
+fn c2_with_parallel_witness_passes_verify_seal_2kib() {
+    test_params(&[TestCircuit::Porep(SectorSize::KIB_2)]);
+    let s = sealed_2kib();
+    let expected = Expected {
+        size: Some(SectorSize::KIB_2),
+        ..Default::default()
+    };
+    let run = |mode: SynthesisMode, parallel: bool| {
+        let prover = host_prover(1, BlindingSource::Seeded(0x9a7))
+            .with_synthesis(mode)
+            .with_parallel_witness(parallel);
+        assert_eq!(prover.parallel_witness(), parallel);
+        let (registered, out) =
+            c2_from_bytes(&prover, &s.c1_json, &expected, s.prover_id, s.sector_id)
+                .expect("C2 through the engine");
+        assert_eq!(registered, registered_2kib());
+        out
+    };
+    // Auto takes the witness path when the circuit's shape is next to the
+    // params, else records it (a full synthesis) for the run after.
+    let on_witness_path = |out: &cuda_prover_filecoin::SealCommit| {
+        out.times
+            .report
+            .per_partition
+            .iter()
+            .all(|p| p.witness_ms.is_some())
+    };
+    let mut parallel = run(SynthesisMode::Auto, true);
+    if !on_witness_path(&parallel) {
+        parallel = run(SynthesisMode::Witness, true);
+    }
+    for p in &parallel.times.report.per_partition {
+        assert!(
+            p.witness_ms.is_some(),
+            "partition {} on the witness path",
+            p.partition
+        );
+    }
+    assert!(verify_commit(s, &parallel.output.proof).expect("verify_seal runs"));
+    let sequential = run(SynthesisMode::Witness, false);
+    assert_eq!(
+        parallel.output.proof, sequential.output.proof,
+        "the parallel and sequential witnesses give other proofs"
+    );
+    let mut bad = parallel.output.proof.clone();
+    bad[100] ^= 1;
+    assert!(!matches!(verify_commit(s, &bad), Ok(true)));
+    for line in parallel.times.partition_lines() {
+        eprintln!("parallel: {line}");
+    }
+    for line in sequential.times.partition_lines() {
+        eprintln!("sequential: {line}");
+    }
+}
