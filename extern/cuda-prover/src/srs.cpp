@@ -37,6 +37,8 @@ uint64_t ns_since(clock_type::time_point t0) {
 }
 
 constexpr uint32_t KNOWN_FLAGS = CP_SRS_TRUSTED_UNCHECKED | CP_SRS_NO_DIGEST;
+// Sections of at most this many points are subgroup-checked on every load.
+constexpr size_t SMALL_SECTION_POINTS = 4096;
 
 void check_flags(uint32_t flags, const char *where) {
     if (flags & ~KNOWN_FLAGS)
@@ -321,6 +323,13 @@ cp_status cp_srs_load_file(const char *path, uint32_t flags, cp_srs_load_report 
                 const std::string digest = use_digest ? file_digest_hex(f.size(), r.leaves) : "";
                 if (use_digest && verified_record_matches(record, f.size(), digest)) {
                     subgroup = CP_SUBGROUP_DIGEST_MATCHED;
+                    // The small sections (the verifying key's points and
+                    // ic, a point per public input) are checked on every
+                    // load anyway: a few points, whatever the record says.
+                    std::vector<point_span> small;
+                    for (const point_span &sp : spans)
+                        if (sp.count <= SMALL_SECTION_POINTS) small.push_back(sp);
+                    check_points(small, point_check::subgroup, 1);
                 } else {
                     const auto t1 = clock_type::now();
                     check_points(spans, point_check::subgroup, hardware_threads());
