@@ -2,8 +2,8 @@
 //! core equals, value for value, the witness of one sequential synthesis of
 //! filecoin-proofs' own `StackedCircuit` (built by `StackedCompound::circuit`
 //! from the same C1 output), for every partition of a real 2 KiB and 8 MiB
-//! sector; and a C2 proved on that path passes `verify_seal` with the bytes
-//! of the sequential path.
+//! sector (and, on request, of a 32 GiB test C1); and a C2 proved on that
+//! path passes `verify_seal` with the bytes of the sequential path.
 
 mod common;
 
@@ -14,12 +14,13 @@ use cuda_prover_filecoin::c1::{C1File, Expected};
 use cuda_prover_filecoin::c2::c2_from_bytes;
 use cuda_prover_filecoin::seal::PorepPartition;
 use cuda_prover_filecoin::sealing::{seal_test_sector, verify_commit, SealedSector};
+use cuda_prover_filecoin::test_c1::generate_test_c1;
 use cuda_prover_filecoin::test_params::TestCircuit;
 use cuda_prover_filecoin::{prepare_c2, RegisteredSeal, SealVersion, SectorSize};
 use cuda_prover_pipeline::{synthesize_witness, SizeHint, SynthesisMode, Witness};
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::{
-    DefaultPieceHasher, SectorShape2KiB, SectorShape8MiB, SECTOR_SIZE_8_MIB,
+    DefaultPieceHasher, SectorShape2KiB, SectorShape32GiB, SectorShape8MiB, SECTOR_SIZE_8_MIB,
 };
 use filecoin_proofs::parameters::setup_params;
 use filecoin_proofs::{as_safe_commitment, DefaultPieceDomain, MerkleTreeTrait};
@@ -32,17 +33,36 @@ use common::{host_prover, registered_2kib, sealed_2kib, test_params, SEED};
 type Compound<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
 type Vanilla<Tree> = StackedDrg<'static, Tree, DefaultPieceHasher>;
 
+/// A C1 output and the ids C2 takes with it.
+struct Sector<'a> {
+    registered: RegisteredSeal,
+    c1_json: &'a [u8],
+    prover_id: [u8; 32],
+    sector_id: u64,
+}
+
+impl<'a> From<&'a SealedSector> for Sector<'a> {
+    fn from(s: &'a SealedSector) -> Self {
+        Sector {
+            registered: s.registered,
+            c1_json: &s.c1_json,
+            prover_id: s.prover_id,
+            sector_id: s.sector_id,
+        }
+    }
+}
+
 /// filecoin-proofs' partition circuits of a sealed sector, built as its
 /// `seal_commit_phase2` builds them, with each partition's public inputs as
 /// its verifier computes them.
 fn stacked_circuits<Tree: 'static + MerkleTreeTrait>(
-    sector: &SealedSector,
+    sector: &Sector,
 ) -> Vec<(
     StackedCircuit<Tree, DefaultPieceHasher>,
     Vec<blstrs::Scalar>,
 )> {
     let config = sector.registered.porep_config().unwrap();
-    let c1 = C1File::parse(&sector.c1_json)
+    let c1 = C1File::parse(sector.c1_json)
         .unwrap()
         .output::<Tree>()
         .unwrap();
@@ -87,9 +107,9 @@ fn stacked_circuits<Tree: 'static + MerkleTreeTrait>(
 }
 
 /// This crate's partitions of the sector (what C2 proves).
-fn partitions<Tree: 'static + MerkleTreeTrait>(sector: &SealedSector) -> Vec<PorepPartition<Tree>> {
+fn partitions<Tree: 'static + MerkleTreeTrait>(sector: &Sector) -> Vec<PorepPartition<Tree>> {
     let config = sector.registered.porep_config().unwrap();
-    let c1 = C1File::parse(&sector.c1_json)
+    let c1 = C1File::parse(sector.c1_json)
         .unwrap()
         .output::<Tree>()
         .unwrap();
@@ -109,14 +129,18 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     (r, t.elapsed())
 }
 
-/// Every partition's witness, three ways against filecoin-proofs' circuit:
-/// the parallel pieces directly, the partition under the witness-only
-/// constraint system (which takes the parallel path), and the partition
-/// with the parallel path off. Returns the sequential and parallel times
-/// (best of `runs`) of the last partition.
+/// The witness of each of the first `count` partitions against
+/// filecoin-proofs' circuit's: the partition under the witness-only
+/// constraint system (which takes the parallel path), and when `thorough`
+/// also the parallel pieces directly and the partition with the parallel
+/// path off. Returns the sequential and parallel times of the last
+/// partition: of the first synthesis (no size hint) when `runs` is 0, else
+/// the best of `runs` more with the whole circuit's sizes as the hint.
 fn check_sector<Tree: 'static + MerkleTreeTrait>(
-    sector: &SealedSector,
+    sector: &Sector,
+    count: usize,
     runs: usize,
+    thorough: bool,
 ) -> (Duration, Duration) {
     let theirs = stacked_circuits::<Tree>(sector);
     let n = theirs.len();
@@ -124,42 +148,55 @@ fn check_sector<Tree: 'static + MerkleTreeTrait>(
         n,
         usize::from(sector.registered.porep_config().unwrap().partitions)
     );
+    let mut mine = partitions::<Tree>(sector).into_iter();
     let mut times = (Duration::MAX, Duration::MAX);
-    for (k, (circuit, public_inputs)) in theirs.into_iter().enumerate() {
-        let seq = synthesize_witness(circuit.clone(), SizeHint::default()).unwrap();
+    for (k, (circuit, public_inputs)) in theirs.into_iter().enumerate().take(count) {
+        let partition = mine.next().unwrap();
+        let challenges = partition.challenges();
+        assert!(challenges >= 2, "partition {k} has {challenges} challenges");
+        let (seq, t_seq) =
+            timed(|| synthesize_witness(circuit.clone(), SizeHint::default()).unwrap());
         assert_eq!(
             seq.public_inputs(),
             &public_inputs[..],
             "partition {k}: filecoin-proofs' public inputs"
         );
+        let (par, t_par) = timed(|| synthesize_witness(partition, SizeHint::default()).unwrap());
+        assert_same(&par, &seq, k, "partition under the witness system");
+        drop(par);
+        times = (t_seq, t_par);
+        eprintln!(
+            "partition {k}: {challenges} challenges, {} inputs, {} aux: equal \
+             (sequential {:.2} s, parallel {:.2} s)",
+            seq.inputs.len(),
+            seq.aux.len(),
+            t_seq.as_secs_f64(),
+            t_par.as_secs_f64()
+        );
+
         // A key's hint: the whole circuit's sizes.
         let hint = SizeHint {
             constraints: 0,
             inputs: seq.inputs.len(),
             aux: seq.aux.len(),
         };
-        let mine = || partitions::<Tree>(sector).into_iter().nth(k).unwrap();
-        let challenges = mine().challenges();
-        assert!(challenges >= 2, "partition {k} has {challenges} challenges");
-
-        let parallel = mine().parallel_witness_of(hint).unwrap();
-        assert_same(&parallel, &seq, k, "parallel pieces");
-        let witness_cs = synthesize_witness(mine(), hint).unwrap();
-        assert_same(&witness_cs, &seq, k, "partition under the witness system");
-        let off = synthesize_witness(mine().with_parallel_witness(false), hint).unwrap();
-        assert_same(&off, &seq, k, "partition with the parallel path off");
-        eprintln!(
-            "partition {k}: {challenges} challenges, {} inputs, {} aux: equal",
-            seq.inputs.len(),
-            seq.aux.len()
-        );
-
-        times = (Duration::MAX, Duration::MAX);
+        let again = || partitions::<Tree>(sector).into_iter().nth(k).unwrap();
+        if thorough {
+            let pieces = again().parallel_witness_of(hint).unwrap();
+            assert_same(&pieces, &seq, k, "parallel pieces");
+            drop(pieces);
+            let off = synthesize_witness(again().with_parallel_witness(false), hint).unwrap();
+            assert_same(&off, &seq, k, "partition with the parallel path off");
+        }
+        drop(seq);
+        if runs > 0 {
+            times = (Duration::MAX, Duration::MAX);
+        }
         for _ in 0..runs {
             let (w, t) = timed(|| synthesize_witness(circuit.clone(), hint).unwrap());
             drop(w);
             times.0 = times.0.min(t);
-            let c = mine();
+            let c = again();
             let (w, t) = timed(|| synthesize_witness(c, hint).unwrap());
             drop(w);
             times.1 = times.1.min(t);
@@ -185,16 +222,16 @@ fn assert_same(got: &Witness, want: &Witness, k: usize, what: &str) {
 
 fn report(size: &str, (seq, par): (Duration, Duration)) {
     eprintln!(
-        "{size} witness (one partition, best run) on {} threads: sequential {:.2} ms, \
+        "{size} witness of one partition on {} threads: sequential {:.2} ms, \
          parallel {:.2} ms ({:.2}x)",
-        rayon_threads(),
+        threads(),
         seq.as_secs_f64() * 1e3,
         par.as_secs_f64() * 1e3,
         seq.as_secs_f64() / par.as_secs_f64()
     );
 }
 
-fn rayon_threads() -> usize {
+fn threads() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -202,7 +239,7 @@ fn rayon_threads() -> usize {
 
 #[test]
 fn parallel_witness_equals_filecoin_proofs_circuit_2kib() {
-    let times = check_sector::<SectorShape2KiB>(sealed_2kib(), 20);
+    let times = check_sector::<SectorShape2KiB>(&sealed_2kib().into(), usize::MAX, 20, true);
     report("2 KiB", times);
 }
 
@@ -226,9 +263,35 @@ fn parallel_witness_equals_filecoin_proofs_circuit_8mib() {
         sector.times.pc2.as_secs_f64(),
         sector.times.c1.as_secs_f64()
     );
-    let times = check_sector::<SectorShape8MiB>(&sector, 3);
+    let times = check_sector::<SectorShape8MiB>(&(&sector).into(), usize::MAX, 3, true);
     report("8 MiB", times);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A 32 GiB partition (18 challenges) from a test C1 (no sealing): its
+/// parallel witness equals filecoin-proofs' circuit's. About 4 GiB per
+/// witness and a minute or more of synthesis per partition on one core, so
+/// it runs on request: `--ignored`; `PARTITIONS=N` checks the first N
+/// (default 1).
+#[test]
+#[ignore]
+fn parallel_witness_equals_filecoin_proofs_circuit_32gib() {
+    test_params(&[]);
+    let registered = RegisteredSeal::new("32GiB".parse().unwrap(), SealVersion::V1_1);
+    let (c1, t) = timed(|| generate_test_c1(registered, 7).expect("32 GiB test C1"));
+    eprintln!("32 GiB test C1 in {:.1} s", t.as_secs_f64());
+    let sector = Sector {
+        registered,
+        c1_json: &c1.c1_json,
+        prover_id: c1.identity.prover_id,
+        sector_id: c1.identity.sector_id,
+    };
+    let count = std::env::var("PARTITIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let times = check_sector::<SectorShape32GiB>(&sector, count, 0, false);
+    report("32 GiB", times);
 }
 
 /// C2 on the witness path with the parallel witness: `verify_seal` accepts
