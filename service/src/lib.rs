@@ -22,6 +22,7 @@ pub mod listener;
 pub mod metrics;
 pub mod metrics_http;
 pub mod server;
+pub mod wire_size;
 
 /// The generated gRPC types and stubs (version 1 of the protocol).
 pub mod proto {

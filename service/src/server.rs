@@ -107,9 +107,11 @@ impl Service {
         self.shutdown.clone()
     }
 
-    fn spec(&self, mut r: proto::SubmitRequest) -> Result<JobSpec, Status> {
+    /// The job of a submit; `wire` is the message's size as received (it
+    /// counts unknown fields, which decoding dropped), when known.
+    fn spec(&self, mut r: proto::SubmitRequest, wire: Option<usize>) -> Result<JobSpec, Status> {
         let bad = |m: String| Status::invalid_argument(m);
-        let size = prost::Message::encoded_len(&r);
+        let size = prost::Message::encoded_len(&r).max(wire.unwrap_or(0));
         let b = match r.job.take() {
             Some(proto::submit_request::Job::BuiltIn(b)) => b,
             #[cfg(feature = "filecoin")]
@@ -375,7 +377,8 @@ impl Prover for Arc<Service> {
         &self,
         req: Request<proto::SubmitRequest>,
     ) -> Result<Response<proto::SubmitReply>, Status> {
-        let spec = self.spec(req.into_inner())?;
+        let wire = crate::wire_size::of(&req);
+        let spec = self.spec(req.into_inner(), wire)?;
         let e = self.submit_spec(spec)?;
         Ok(Response::new(proto::SubmitReply {
             job_id: e.wire_id.to_string(),
@@ -398,7 +401,8 @@ impl Prover for Arc<Service> {
         &self,
         req: Request<proto::SubmitRequest>,
     ) -> Result<Response<EventStream>, Status> {
-        let spec = self.spec(req.into_inner())?;
+        let wire = crate::wire_size::of(&req);
+        let spec = self.spec(req.into_inner(), wire)?;
         let e = self.submit_spec(spec)?;
         Ok(Response::new(events(e)))
     }
@@ -606,6 +610,7 @@ pub async fn serve(
     // Pings keep a live client's connection busy well within the idle time.
     let ping = limits.idle_timeout / 3;
     tonic::transport::Server::builder()
+        .layer(crate::wire_size::CountWireBytes)
         .http2_keepalive_interval(Some(ping))
         .http2_keepalive_timeout(Some(ping))
         .add_service(svc)

@@ -516,3 +516,50 @@ async fn several_daemons_behind_one_client_share_the_jobs() {
         "spread by load: {per_host:?}"
     );
 }
+
+/// A SubmitRequest as the daemon decodes it (field 1: the built-in job)
+/// plus a field the daemon does not know, which its decoder drops.
+#[derive(Clone, PartialEq, prost::Message)]
+struct PaddedSubmit {
+    #[prost(message, optional, tag = "1")]
+    built_in: Option<proto::BuiltInJob>,
+    #[prost(bytes = "vec", tag = "999")]
+    pad: Vec<u8>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_size_limit_counts_the_bytes_received() {
+    let d = start(1, |c| c.max_request_bytes = 4096).await;
+    let Some(proto::submit_request::Job::BuiltIn(b)) = job("chain", 7, 1, 0, 0).job else {
+        unreachable!()
+    };
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", d.addr))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    let send = |pad: usize| {
+        let mut grpc = grpc.clone();
+        let b = b.clone();
+        async move {
+            grpc.ready().await.unwrap();
+            let codec = tonic::codec::ProstCodec::<PaddedSubmit, proto::SubmitReply>::default();
+            let path = tonic::codegen::http::uri::PathAndQuery::from_static(
+                "/cuda_prover.v1.Prover/Submit",
+            );
+            let req = PaddedSubmit {
+                built_in: Some(b),
+                pad: vec![7; pad],
+            };
+            grpc.unary(tonic::Request::new(req), path, codec).await
+        }
+    };
+    // Unpadded, the job is accepted; padded past the limit with a field
+    // decoding drops, it is refused by its size on the wire.
+    assert!(send(0).await.is_ok());
+    let e = send(100_000).await.expect_err("a padded request");
+    assert_eq!(e.code(), tonic::Code::OutOfRange, "{e}");
+    assert!(e.message().contains("too large"), "{e}");
+    grpc.ready().await.unwrap();
+}
