@@ -267,7 +267,7 @@ fn create_locked(
         }
     }
     remove_stale_temps(path, log);
-    create(path, c, log)?;
+    create(dir, path, c, log)?;
     Ok(true)
 }
 
@@ -275,7 +275,12 @@ fn create_locked(
 /// with toxic waste from a fresh random seed, streamed to `<key>.tmp<pid>`
 /// and renamed into place; the shape is saved beside it, tied to the new
 /// key, so the first job does not record it again.
-fn create(path: &Path, c: &BuiltIn, log: &(dyn Fn(&str) + Sync)) -> Result<(), EngineError> {
+fn create(
+    dir: &Path,
+    path: &Path,
+    c: &BuiltIn,
+    log: &(dyn Fn(&str) + Sync),
+) -> Result<(), EngineError> {
     log(&format!(
         "generating params for {} 2^{} (a TEST key from its shape, one time) -> {}",
         c.kind.name(),
@@ -315,7 +320,7 @@ fn create(path: &Path, c: &BuiltIn, log: &(dyn Fn(&str) + Sync)) -> Result<(), E
         "  generated and written in {:.1} s",
         t.elapsed().as_secs_f64()
     ));
-    let shape_path = path.with_extension("shape");
+    let shape_path = crate::shape_cache::shape_path(dir, c);
     if let Err(e) = shape_file::save_for(&shape, &vk_fingerprint(&vk), &shape_path) {
         log(&format!(
             "  could not save the shape to {}: {e}",

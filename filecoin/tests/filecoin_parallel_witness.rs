@@ -18,17 +18,15 @@ use cuda_prover_filecoin::test_c1::generate_test_c1;
 use cuda_prover_filecoin::test_params::TestCircuit;
 use cuda_prover_filecoin::{prepare_c2, RegisteredSeal, SealVersion, SectorSize};
 use cuda_prover_pipeline::{synthesize_witness, SizeHint, SynthesisMode, Witness};
-use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::{
     DefaultPieceHasher, SectorShape2KiB, SectorShape32GiB, SectorShape8MiB, SECTOR_SIZE_8_MIB,
 };
-use filecoin_proofs::parameters::setup_params;
-use filecoin_proofs::{as_safe_commitment, DefaultPieceDomain, MerkleTreeTrait};
-use storage_proofs_core::compound_proof::{self, CompoundProof};
+use filecoin_proofs::MerkleTreeTrait;
+use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::sector::SectorId;
-use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
+use storage_proofs_porep::stacked::{StackedCircuit, StackedCompound, StackedDrg};
 
-use common::{host_prover, registered_2kib, sealed_2kib, test_params, SEED};
+use common::{host_prover, registered_2kib, sealed_2kib, stacked_public, test_params, SEED};
 
 type Compound<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
 type Vanilla<Tree> = StackedDrg<'static, Tree, DefaultPieceHasher>;
@@ -66,22 +64,7 @@ fn stacked_circuits<Tree: 'static + MerkleTreeTrait>(
         .unwrap()
         .output::<Tree>()
         .unwrap();
-    let public_inputs = stacked::PublicInputs {
-        replica_id: c1.replica_id,
-        tau: Some(stacked::Tau {
-            comm_d: DefaultPieceDomain::try_from_bytes(&c1.comm_d).unwrap(),
-            comm_r: as_safe_commitment::<<Tree::Hasher as Hasher>::Domain, _>(&c1.comm_r, "comm_r")
-                .unwrap(),
-        }),
-        k: None,
-        seed: Some(c1.seed),
-    };
-    let setup = compound_proof::SetupParams {
-        vanilla_params: setup_params(&config).unwrap(),
-        partitions: Some(usize::from(config.partitions)),
-        priority: false,
-    };
-    let pp = <Compound<Tree> as CompoundProof<Vanilla<Tree>, _>>::setup(&setup).unwrap();
+    let (public_inputs, pp) = stacked_public(&config, &c1);
     c1.vanilla_proofs
         .iter()
         .enumerate()

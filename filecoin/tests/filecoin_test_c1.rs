@@ -20,23 +20,16 @@ use cuda_prover_filecoin::c2::{c2_from_bytes, parse_prover_id};
 use cuda_prover_filecoin::test_c1::{generate_test_c1, TestC1};
 use cuda_prover_filecoin::test_params::TestCircuit;
 use cuda_prover_filecoin::{prepare_c2, FilecoinError, RegisteredSeal, SealVersion, SectorSize};
-use filecoin_hashers::Domain;
-use filecoin_hashers::Hasher;
 use filecoin_proofs::constants::{
     DefaultPieceHasher, SectorShape2KiB, SectorShape32GiB, SectorShape8MiB,
 };
-use filecoin_proofs::parameters::setup_params;
-use filecoin_proofs::{
-    as_safe_commitment, compute_comm_d, verify_seal, DefaultPieceDomain, MerkleTreeTrait,
-    SealCommitPhase1Output,
-};
+use filecoin_proofs::{compute_comm_d, verify_seal, MerkleTreeTrait, SealCommitPhase1Output};
 use serde_json::Value;
-use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_core::sector::SectorId;
-use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg};
+use storage_proofs_porep::stacked::StackedDrg;
 
-use common::{host_prover, sealed_2kib, test_params};
+use common::{host_prover, sealed_2kib, stacked_public, test_params};
 
 const SEED: u64 = 7;
 
@@ -52,6 +45,18 @@ fn fixture(size: SectorSize) -> TestC1 {
     generate_test_c1(registered(size), SEED).expect("test C1")
 }
 
+/// What a C2 of the 2 KiB fixture takes: the fixture, a host-backend
+/// prover with seeded blinding, and the expected sector size.
+fn c2_of_2kib_fixture() -> (TestC1, cuda_prover_filecoin::FilecoinProver, Expected) {
+    test_params(&[TestCircuit::Porep(SectorSize::KIB_2)]);
+    let prover = host_prover(1, BlindingSource::Seeded(0x7e57));
+    let expected = Expected {
+        size: Some(SectorSize::KIB_2),
+        ..Default::default()
+    };
+    (fixture(SectorSize::KIB_2), prover, expected)
+}
+
 /// storage-proofs' `verify_all_partitions` with the public params and
 /// inputs filecoin-proofs builds for the sector's `PoRepConfig` (as its
 /// `seal_commit_phase2` does); a panic on malformed proofs counts as a
@@ -59,26 +64,7 @@ fn fixture(size: SectorSize) -> TestC1 {
 fn vanilla_accepts<Tree: 'static + MerkleTreeTrait>(size: SectorSize, c1_json: &[u8]) -> bool {
     let config = registered(size).porep_config().unwrap();
     let c1: SealCommitPhase1Output<Tree> = serde_json::from_slice(c1_json).expect("C1 JSON");
-    let public_inputs = stacked::PublicInputs {
-        replica_id: c1.replica_id,
-        tau: Some(stacked::Tau {
-            comm_d: DefaultPieceDomain::try_from_bytes(&c1.comm_d).unwrap(),
-            comm_r: as_safe_commitment::<<Tree::Hasher as Hasher>::Domain, _>(&c1.comm_r, "comm_r")
-                .unwrap(),
-        }),
-        k: None,
-        seed: Some(c1.seed),
-    };
-    let setup = compound_proof::SetupParams {
-        vanilla_params: setup_params(&config).unwrap(),
-        partitions: Some(usize::from(config.partitions)),
-        priority: false,
-    };
-    let public_params = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
-        StackedDrg<'static, Tree, DefaultPieceHasher>,
-        _,
-    >>::setup(&setup)
-    .unwrap();
+    let (public_inputs, public_params) = stacked_public(&config, &c1);
     catch_unwind(AssertUnwindSafe(|| {
         StackedDrg::<Tree, DefaultPieceHasher>::verify_all_partitions(
             &public_params.vanilla_params,
@@ -315,14 +301,8 @@ fn test_c1_2kib_has_the_json_layout_of_a_sealed_sectors_c1() {
 /// another seed's commitments.
 #[test]
 fn test_c1_2kib_through_c2_is_accepted_by_verify_seal() {
-    test_params(&[TestCircuit::Porep(SectorSize::KIB_2)]);
-    let c1 = fixture(SectorSize::KIB_2);
+    let (c1, prover, expected) = c2_of_2kib_fixture();
     let id = c1.identity;
-    let prover = host_prover(1, BlindingSource::Seeded(0x7e57));
-    let expected = Expected {
-        size: Some(SectorSize::KIB_2),
-        ..Default::default()
-    };
     let (reg, out) = c2_from_bytes(&prover, &c1.c1_json, &expected, id.prover_id, id.sector_id)
         .expect("C2 of the test C1");
     assert_eq!(reg, registered(SectorSize::KIB_2));
@@ -455,14 +435,8 @@ fn test_c1_cli_same_seed_same_bytes_ids_last_and_wrapper_names_test() {
 /// proving: the fixture's paths are real paths.
 #[test]
 fn test_c1_tree_path_siblings_are_checked_by_the_c2_circuit() {
-    test_params(&[TestCircuit::Porep(SectorSize::KIB_2)]);
-    let c1 = fixture(SectorSize::KIB_2);
+    let (c1, prover, expected) = c2_of_2kib_fixture();
     let id = c1.identity;
-    let prover = host_prover(1, BlindingSource::Seeded(0x7e57));
-    let expected = Expected {
-        size: Some(SectorSize::KIB_2),
-        ..Default::default()
-    };
     let p = ["vanilla_proofs", "0", "0"];
     let cases: Vec<(&str, Vec<&str>)> = vec![
         (

@@ -16,6 +16,14 @@ use cuda_prover_filecoin::test_params::{
 };
 use cuda_prover_filecoin::{FilecoinProver, RegisteredSeal, SealVersion, SectorSize};
 use cuda_prover_pipeline::KeyCheck;
+use filecoin_hashers::{Domain, Hasher};
+use filecoin_proofs::constants::DefaultPieceHasher;
+use filecoin_proofs::parameters::setup_params;
+use filecoin_proofs::{
+    as_safe_commitment, DefaultPieceDomain, MerkleTreeTrait, PoRepConfig, SealCommitPhase1Output,
+};
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg};
 
 pub const SEED: u64 = 42;
 
@@ -82,4 +90,37 @@ pub fn host_prover(devices: u32, blinding: BlindingSource) -> FilecoinProver {
     FilecoinProver::new(engine)
         .with_blinding(blinding)
         .with_key_check(KeyCheck::TrustedUnchecked)
+}
+
+/// The public inputs and public params of a C1 output's partitions, built
+/// as filecoin-proofs' `seal_commit_phase2` builds them (the tests'
+/// reference, independent of this crate's `prepare_c2`).
+pub fn stacked_public<Tree: 'static + MerkleTreeTrait>(
+    config: &PoRepConfig,
+    c1: &SealCommitPhase1Output<Tree>,
+) -> (
+    stacked::PublicInputs<<Tree::Hasher as Hasher>::Domain, DefaultPieceDomain>,
+    compound_proof::PublicParams<'static, StackedDrg<'static, Tree, DefaultPieceHasher>>,
+) {
+    let public_inputs = stacked::PublicInputs {
+        replica_id: c1.replica_id,
+        tau: Some(stacked::Tau {
+            comm_d: DefaultPieceDomain::try_from_bytes(&c1.comm_d).unwrap(),
+            comm_r: as_safe_commitment::<<Tree::Hasher as Hasher>::Domain, _>(&c1.comm_r, "comm_r")
+                .unwrap(),
+        }),
+        k: None,
+        seed: Some(c1.seed),
+    };
+    let setup = compound_proof::SetupParams {
+        vanilla_params: setup_params(config).unwrap(),
+        partitions: Some(usize::from(config.partitions)),
+        priority: false,
+    };
+    let public_params = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+        StackedDrg<'static, Tree, DefaultPieceHasher>,
+        _,
+    >>::setup(&setup)
+    .unwrap();
+    (public_inputs, public_params)
 }
