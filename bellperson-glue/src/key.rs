@@ -81,6 +81,18 @@ impl ProvingKey {
         Ok((Self::from_srs(srs)?, report))
     }
 
+    /// From a file, checked as `check` says, the subgroup checks (when
+    /// made) on device `ordinal` of `ctx`.
+    pub fn load_file_on(
+        ctx: &sys::Context,
+        ordinal: u32,
+        path: &Path,
+        check: KeyCheck,
+    ) -> Result<(Self, LoadReport)> {
+        let (srs, report) = sys::Srs::load_file_on(ctx, ordinal, path, check)?;
+        Ok((Self::from_srs(srs)?, report))
+    }
+
     /// The same format from memory, every point checked.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         Self::from_bytes_with(bytes, KeyCheck::Full)
@@ -110,7 +122,7 @@ impl ProvingKey {
         Ok(Self::with_vk(srs, vk))
     }
 
-    fn with_vk(srs: sys::Srs, vk: VerifyingKey<Bls12>) -> Self {
+    pub(crate) fn with_vk(srs: sys::Srs, vk: VerifyingKey<Bls12>) -> Self {
         let pvk = prepare_verifying_key(&vk);
         let fingerprint = vk_fingerprint(&vk);
         Self {

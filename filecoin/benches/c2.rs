@@ -5,7 +5,8 @@
 //!   cargo bench -p cuda-prover-filecoin --bench c2 -- \
 //!       --backends cuda,host,bellperson --runs 3 --json c2.json \
 //!       [--params-dir DIR] [--gpu-devices 0,1] [--host-devices N] [--sector-size 2KiB]
-//!       [--c1 sealed|test] [--c1-seed N]
+//!       [--c1 sealed|test] [--c1-seed N] [--keygen-device auto|host|N]
+//!       [--synthesis full|auto|witness|both] [--key-in-memory]
 //!
 //! The C1 comes from a sector sealed here (`sealed`, the default up to
 //! 8 MiB) or from `test-c1`'s generator (`test`, the default above: a
@@ -33,13 +34,14 @@ use cuda_prover_filecoin::c2::c2_from_bytes;
 use cuda_prover_filecoin::sealing::{seal_test_sector, verify_commit, SealTimes, SealedSector};
 use cuda_prover_filecoin::test_c1::generate_test_c1;
 use cuda_prover_filecoin::test_params::{
-    default_test_parameter_dir, ensure_test_parameters, use_test_parameter_dir, TestCircuit,
+    default_test_parameter_dir, ensure_test_parameters_on, make_test_key_in_memory,
+    parameter_files, use_test_parameter_dir, Generator, KeygenChoice, KeygenDevice, TestCircuit,
 };
 use cuda_prover_filecoin::{
     prepare_c2, with_sector_shape, FilecoinError, FilecoinProver, RegisteredSeal, SealVersion,
     SectorSize,
 };
-use cuda_prover_pipeline::SynthesisMode;
+use cuda_prover_pipeline::{ProvingKey, Shape, SynthesisMode};
 use filecoin_proofs::MerkleTreeTrait;
 use serde_json::{json, Value};
 use storage_proofs_core::sector::SectorId;
@@ -58,6 +60,18 @@ struct Args {
     /// `Some(true)`: a test C1; `Some(false)`: a sealed sector; `None`: by size.
     test_c1: Option<bool>,
     c1_seed: u64,
+    keygen_device: KeygenChoice,
+    /// The paths run on the core backends.
+    modes: Vec<SynthesisMode>,
+    /// The TEST key made on the GPU and kept in memory (no params file).
+    key_in_memory: bool,
+}
+
+/// A key made in this process, given to every prover.
+struct Preloaded {
+    params: PathBuf,
+    key: Arc<ProvingKey>,
+    shape: Arc<Shape>,
 }
 
 fn parse() -> Result<Args, FilecoinError> {
@@ -71,6 +85,9 @@ fn parse() -> Result<Args, FilecoinError> {
         sector_size: SectorSize::KIB_2,
         test_c1: None,
         c1_seed: 7,
+        keygen_device: KeygenChoice::Auto,
+        modes: vec![SynthesisMode::Full, SynthesisMode::Auto],
+        key_in_memory: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -102,9 +119,23 @@ fn parse() -> Result<Args, FilecoinError> {
                 })
             }
             "--c1-seed" => a.c1_seed = num(v()?)?,
+            "--synthesis" => {
+                a.modes = match v()?.as_str() {
+                    "both" => vec![SynthesisMode::Full, SynthesisMode::Auto],
+                    m => vec![m.parse().map_err(FilecoinError::Input)?],
+                }
+            }
+            "--key-in-memory" => a.key_in_memory = true,
+            "--keygen-device" => a.keygen_device = v()?.parse().map_err(FilecoinError::Input)?,
             "--bench" => {}
             o => return Err(FilecoinError::Input(format!("unknown argument {o}"))),
         }
+    }
+    if a.key_in_memory && a.backends.iter().any(|b| b == "bellperson") {
+        return Err(FilecoinError::Input(
+            "--key-in-memory: bellperson's prover reads the params file; leave it out of --backends"
+                .into(),
+        ));
     }
     Ok(a)
 }
@@ -129,7 +160,45 @@ fn run() -> Result<(), FilecoinError> {
         dir.display()
     );
     let t = Instant::now();
-    ensure_test_parameters(&[TestCircuit::Porep(a.sector_size)], |m| println!("{m}"))?;
+    let circuit = TestCircuit::Porep(a.sector_size);
+    let mut preloaded = None;
+    {
+        // The key's points on a GPU when there is one (the context is
+        // closed before the backends open theirs).
+        let opened = a.keygen_device.open()?;
+        let device = opened.as_ref().map(|(ctx, ordinal)| KeygenDevice {
+            ctx,
+            ordinal: *ordinal,
+        });
+        if a.key_in_memory {
+            let device = device.ok_or_else(|| {
+                FilecoinError::Input(
+                    "--key-in-memory needs a CUDA device to make the key on".into(),
+                )
+            })?;
+            let (key, shape, report) =
+                make_test_key_in_memory(circuit, device, &mut |m| println!("{m}"))?;
+            let steps: Vec<String> = report
+                .times
+                .iter()
+                .map(|(s, d)| format!("{s} {:.1} s", d.as_secs_f64()))
+                .collect();
+            println!(
+                "key made in memory on device {}: {}",
+                device.ordinal,
+                steps.join(", ")
+            );
+            let shape =
+                Shape::new(&shape).map_err(|e| FilecoinError::TestParameters(e.to_string()))?;
+            preloaded = Some(Preloaded {
+                params: parameter_files(circuit)?.params,
+                key: Arc::new(key),
+                shape: Arc::new(shape),
+            });
+        } else {
+            ensure_test_parameters_on(&[circuit], Generator::Shape, device, |m| println!("{m}"))?;
+        }
+    }
     let params_s = t.elapsed().as_secs_f64();
 
     let work =
@@ -181,7 +250,7 @@ fn run() -> Result<(), FilecoinError> {
         let modes: &[SynthesisMode] = if backend == "bellperson" {
             &[SynthesisMode::Full]
         } else {
-            &[SynthesisMode::Full, SynthesisMode::Auto]
+            &a.modes
         };
         for &mode in modes {
             // One prover per backend and path, as a sealing worker or the
@@ -191,7 +260,7 @@ fn run() -> Result<(), FilecoinError> {
                 "bellperson" => (0..a.runs.max(1))
                     .map(|_| with_sector_shape!(a.sector_size, bellperson_run, &sector))
                     .collect::<Result<Vec<_>, _>>()?,
-                b => engine_runs(&a, b, mode, &sector)?,
+                b => engine_runs(&a, b, mode, &sector, preloaded.as_ref())?,
             };
             for (run, r) in runs.into_iter().enumerate() {
                 println!("{backend} {} run {run}: {}", mode.name(), summary(&r));
@@ -240,6 +309,7 @@ fn engine_runs(
     backend: &str,
     mode: SynthesisMode,
     sector: &SealedSector,
+    preloaded: Option<&Preloaded>,
 ) -> Result<Vec<Value>, FilecoinError> {
     let choice = match backend {
         "cuda" => BackendChoice::Cuda,
@@ -265,9 +335,12 @@ fn engine_runs(
     let context_s = t.elapsed().as_secs_f64();
     // The first load of the TEST parameters' key checks every point (and
     // records the digest); later loads check the digest only.
-    let prover = FilecoinProver::new(engine)
+    let mut prover = FilecoinProver::new(engine)
         .with_blinding(BlindingSource::Random)
         .with_synthesis(mode);
+    if let Some(p) = preloaded {
+        prover = prover.with_key(&p.params, p.key.clone(), Some(p.shape.clone()))?;
+    }
     (0..a.runs.max(1))
         .map(|run| engine_job(&prover, sector, if run == 0 { context_s } else { 0.0 }))
         .collect()

@@ -118,6 +118,33 @@ impl FilecoinProver {
         self
     }
 
+    /// Proves the jobs of `params` with `key` (and `shape`, checked
+    /// against it) held in memory instead of loading the file: a key made
+    /// in this process, for instance a TEST key computed on the GPU that
+    /// need not pass through a 50 GB file.
+    pub fn with_key(
+        self,
+        params: &Path,
+        key: Arc<ProvingKey>,
+        shape: Option<Arc<Shape>>,
+    ) -> Result<Self> {
+        if let Some(s) = &shape {
+            key.check_shape(s).map_err(|e| FilecoinError::Parameters {
+                path: params.to_path_buf(),
+                message: format!("the shape given with the key: {e}"),
+            })?;
+            self.shapes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(params.to_path_buf(), s.clone());
+        }
+        self.keys
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(params.to_path_buf(), key);
+        Ok(self)
+    }
+
     pub fn parallel_witness(&self) -> bool {
         self.parallel_witness
     }
@@ -183,7 +210,22 @@ impl FilecoinProver {
             });
         }
         let t = Instant::now();
-        let key = ProvingKey::load_file(path, self.key_check)
+        // The subgroup checks (when the load makes them) on the engine's
+        // first GPU: seconds for a 47 GiB key instead of many minutes on
+        // the host's cores.
+        let gpu = self
+            .engine
+            .devices()
+            .iter()
+            .find(|d| !d.simulated)
+            .map(|d| d.ordinal);
+        let loaded = match gpu {
+            Some(ordinal) => {
+                ProvingKey::load_file_on(self.engine.context(), ordinal, path, self.key_check)
+            }
+            None => ProvingKey::load_file(path, self.key_check),
+        };
+        let key = loaded
             .map(|(k, _)| k)
             .map_err(|e| FilecoinError::Parameters {
                 path: path.to_path_buf(),

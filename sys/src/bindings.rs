@@ -470,6 +470,51 @@ unsafe extern "C" {
     ) -> cp_status;
 }
 unsafe extern "C" {
+    pub fn cp_srs_load_file_on(
+        ctx: *mut cp_context,
+        ordinal: i32,
+        path: *const ::std::os::raw::c_char,
+        flags: u32,
+        report: *mut cp_srs_load_report,
+        out: *mut *mut cp_srs,
+    ) -> cp_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cp_srs_builder {
+    _unused: [u8; 0],
+}
+pub const CP_SECTION_H: cp_key_section = 0;
+pub const CP_SECTION_L: cp_key_section = 1;
+pub const CP_SECTION_A: cp_key_section = 2;
+pub const CP_SECTION_B_G1: cp_key_section = 3;
+pub const CP_SECTION_B_G2: cp_key_section = 4;
+pub type cp_key_section = ::std::os::raw::c_uint;
+unsafe extern "C" {
+    pub fn cp_srs_builder_new(vk: *const cp_srs_parts, out: *mut *mut cp_srs_builder) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_srs_builder_fill(
+        ctx: *mut cp_context,
+        ordinal: i32,
+        b: *mut cp_srs_builder,
+        section: i32,
+        start: u64,
+        scalars: *const cp_fr,
+        n: usize,
+    ) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_srs_builder_finish(
+        b: *mut cp_srs_builder,
+        path: *const ::std::os::raw::c_char,
+        out: *mut *mut cp_srs,
+    ) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_srs_builder_free(b: *mut cp_srs_builder);
+}
+unsafe extern "C" {
     pub fn cp_srs_from_parts(parts: *const cp_srs_parts, out: *mut *mut cp_srs) -> cp_status;
 }
 unsafe extern "C" {

@@ -21,6 +21,7 @@ pub mod ffi {
 
 mod error;
 mod gkr;
+mod key_builder;
 mod safe;
 mod shape;
 
@@ -29,6 +30,7 @@ pub use gkr::{
     Bb4, Bb4Form, Bb4Op, Sumcheck, SumcheckTerm, Tower, TowerBuildTimes, TowerKind, TowerOptions,
     BABYBEAR_P, GKR_MAX_VARS, SUMCHECK_MAX_DEGREE,
 };
+pub use key_builder::{KeySection, SrsBuilder};
 pub use safe::*;
 pub use shape::{
     MatrixParts, Shape, ShapeEntry, ShapeInfo, ShapeParts, Witness, COEFF_MINUS_ONE, COEFF_ONE,

@@ -464,7 +464,7 @@ pub enum KeyCheck {
 }
 
 impl KeyCheck {
-    fn flags(self) -> u32 {
+    pub(crate) fn flags(self) -> u32 {
         match self {
             KeyCheck::Full => ffi::CP_SRS_CHECKED,
             KeyCheck::FullNoDigest => ffi::CP_SRS_NO_DIGEST,
@@ -527,7 +527,7 @@ impl LoadReport {
         }
     }
 
-    fn from_raw(r: &ffi::cp_srs_load_report, note: Option<String>) -> Self {
+    pub(crate) fn from_raw(r: &ffi::cp_srs_load_report, note: Option<String>) -> Self {
         let d = std::time::Duration::from_nanos;
         Self {
             subgroup: match r.subgroup as u32 {

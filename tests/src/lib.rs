@@ -1,6 +1,8 @@
 //! Fixtures shared by the cross-layer tests and benchmarks: small circuits
 //! with particular shapes, and a per-process cache of proving keys.
 
+pub mod device_keys;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -867,3 +867,18 @@ fn gpu_isolation_child() {
     // Hold the contexts a moment so that the parent samples nvidia-smi.
     std::thread::sleep(std::time::Duration::from_millis(1500));
 }
+
+#[test]
+fn cuda_keygen_equals_host_cores() {
+    let Some(ctx) = gpu() else { return };
+    // Small and medium sections, G1 and G2, dense and 0/1-heavy columns.
+    for (kind, log) in [(Kind::Chain, 10), (Kind::Bits, 14), (Kind::Chain, 16)] {
+        cuda_prover_tests::device_keys::check_keygen_on(&ctx, 0, kind, log);
+    }
+}
+
+#[test]
+fn cuda_subgroup_checks_name_the_same_point() {
+    let Some(ctx) = gpu() else { return };
+    cuda_prover_tests::device_keys::check_loads_on(&ctx, 0);
+}

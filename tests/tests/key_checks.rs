@@ -12,70 +12,10 @@ use cuda_prover_bellperson::{
     create_proof_batch, Blinding, Context, ContextOptions, ErrorCode, KeyCheck, ProvingKey,
     SubgroupCheck,
 };
+use cuda_prover_tests::device_keys::{check_loads_on, torsion_g1, torsion_g2};
 use cuda_prover_tests::{builtin, builtin_keys};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
-
-/// A point of E(Fp) outside G1: x counts up until x^3 + 4 has a root; the
-/// cofactor is not cleared.
-fn torsion_g1() -> G1Affine {
-    for x0 in 3u64.. {
-        let xv = [x0, 0, 0, 0, 0, 0];
-        let four = [4u64, 0, 0, 0, 0, 0];
-        // SAFETY: blst's field functions with pointers to initialized
-        // values alive for each call.
-        let bytes = unsafe {
-            let (mut x, mut b, mut rhs, mut y) = Default::default();
-            blst::blst_fp_from_uint64(&mut x, xv.as_ptr());
-            blst::blst_fp_from_uint64(&mut b, four.as_ptr());
-            blst::blst_fp_sqr(&mut rhs, &x);
-            blst::blst_fp_mul(&mut rhs, &rhs, &x);
-            blst::blst_fp_add(&mut rhs, &rhs, &b);
-            if !blst::blst_fp_sqrt(&mut y, &rhs) {
-                continue;
-            }
-            let p = blst::blst_p1_affine { x, y };
-            let mut out = [0u8; 96];
-            blst::blst_p1_affine_serialize(out.as_mut_ptr(), &p);
-            out
-        };
-        let p = G1Affine::from_uncompressed_unchecked(&bytes).unwrap();
-        assert!(!bool::from(p.is_torsion_free()), "x = {x0} gave a G1 point");
-        return p;
-    }
-    unreachable!()
-}
-
-/// The same over E'(Fp2): y^2 = x^3 + 4(1 + i).
-fn torsion_g2() -> G2Affine {
-    for x0 in 3u64.. {
-        let xv = [x0, 0, 0, 0, 0, 0];
-        let four = [4u64, 0, 0, 0, 0, 0];
-        // SAFETY: as above.
-        let bytes = unsafe {
-            let mut x = blst::blst_fp2::default();
-            let mut b = blst::blst_fp2::default();
-            blst::blst_fp_from_uint64(&mut x.fp[0], xv.as_ptr());
-            blst::blst_fp_from_uint64(&mut b.fp[0], four.as_ptr());
-            blst::blst_fp_from_uint64(&mut b.fp[1], four.as_ptr());
-            let (mut rhs, mut y) = Default::default();
-            blst::blst_fp2_sqr(&mut rhs, &x);
-            blst::blst_fp2_mul(&mut rhs, &rhs, &x);
-            blst::blst_fp2_add(&mut rhs, &rhs, &b);
-            if !blst::blst_fp2_sqrt(&mut y, &rhs) {
-                continue;
-            }
-            let p = blst::blst_p2_affine { x, y };
-            let mut out = [0u8; 192];
-            blst::blst_p2_affine_serialize(out.as_mut_ptr(), &p);
-            out
-        };
-        let p = G2Affine::from_uncompressed_unchecked(&bytes).unwrap();
-        assert!(!bool::from(p.is_torsion_free()));
-        return p;
-    }
-    unreachable!()
-}
 
 fn params() -> Parameters<Bls12> {
     builtin_keys(Kind::Chain, 7).params.clone()
@@ -243,4 +183,9 @@ fn huge_sizes_are_refused() {
         assert_eq!(err.code(), Some(ErrorCode::InvalidArgument), "{err}");
     }
     assert!(key.memory_estimate(1 << 31).unwrap().working_bytes >= (1u64 << 31) * 128);
+}
+
+#[test]
+fn subgroup_checks_on_a_device_name_the_same_point() {
+    check_loads_on(&Context::host(2).unwrap(), 1);
 }

@@ -79,3 +79,69 @@ fn a_shape_with_a_free_variable_is_refused() {
     let e = write_test_key(&shape, [0; 32], &mut Vec::new(), &mut |_| {}).unwrap_err();
     assert!(e.to_string().contains("in no constraint"), "{e}");
 }
+
+/// A scratch directory of this test process, removed when dropped.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("cp-setup-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Self(p)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn made_on_a_device_same_bytes_and_a_record_that_loads() {
+    // The host backend runs the same builder ABI the CUDA one does; a chunk
+    // smaller than a section would need a bigger circuit, so the chunking
+    // is covered by the core's self-test.
+    let ctx = sys::Context::host(2).unwrap();
+    let c = BuiltIn::new(Kind::Chain, 9, 4).unwrap();
+    let shape = ShapeData::record(c).unwrap();
+    let (expected, vk, _) = ours(c, [3; 32]);
+    let dir = Scratch::new("made-on");
+    let path = dir.0.join("k.params");
+    let mut lines = Vec::new();
+    let (key, report) = make_test_key_on(&shape, [3; 32], &ctx, 1, Some(&path), &mut |l| {
+        lines.push(l.to_string())
+    })
+    .unwrap();
+    assert_eq!(*key.vk(), vk);
+    assert_eq!(report.bytes as usize, expected.len());
+    assert!(std::fs::read(&path).unwrap() == expected, "files differ");
+    assert!(lines.iter().any(|l| l.starts_with("b_g2: ")), "{lines:?}");
+    // The record written beside it vouches for exactly this file.
+    let (loaded, rep) = ProvingKey::load_file(&path, crate::KeyCheck::Full).unwrap();
+    assert_eq!(rep.subgroup, crate::SubgroupCheck::DigestMatched);
+    assert_eq!(loaded.fingerprint(), key.fingerprint());
+    // In memory only: the same key, no file.
+    let (mem, rep) = make_test_key_on(&shape, [3; 32], &ctx, 0, None, &mut |_| {}).unwrap();
+    assert_eq!(mem.fingerprint(), key.fingerprint());
+    assert_eq!(rep.bytes, 0);
+    assert_eq!(mem.shape().unwrap(), key.shape().unwrap());
+}
+
+#[test]
+fn a_key_made_on_a_device_proves_and_verifies() {
+    let ctx = sys::Context::host(1).unwrap();
+    let c = BuiltIn::new(Kind::Bits, 8, 2).unwrap();
+    let shape = ShapeData::record(c).unwrap();
+    let (key, _) = make_test_key_on(&shape, [6; 32], &ctx, 0, None, &mut |_| {}).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(4);
+    let out =
+        crate::create_random_proof_batch(&ctx, vec![c], &key, &mut rng, crate::GPU_AUTO, None)
+            .unwrap();
+    let proof = &out[0].proof;
+    assert!(key.verify(proof, &[c.public_input()]).unwrap());
+    assert!(!key
+        .verify(proof, &[c.public_input() + Scalar::ONE])
+        .unwrap());
+}

@@ -343,6 +343,48 @@ cp_status cp_srs_load_file(const char *path, uint32_t flags, cp_srs_load_report 
 cp_status cp_srs_load_bytes(const uint8_t *data, size_t len, uint32_t flags,
                             cp_srs_load_report *report, cp_srs **out);
 
+/* cp_srs_load_file with the subgroup checks, when it makes them, on device
+ * `ordinal` of ctx (a CUDA device's kernels, about 1,000 field
+ * multiplications a point; the host backend's threads), under that
+ * device's own mutex; the verifying key's points and ic on the host. */
+cp_status cp_srs_load_file_on(cp_context *ctx, int32_t ordinal, const char *path,
+                              uint32_t flags, cp_srs_load_report *report, cp_srs **out);
+
+/* Keys made in memory from their scalars (a TEST key from its toxic
+ * waste): the verifying key is given, every other point is the generator of
+ * its group times a scalar, computed on a device. Such points lie in the
+ * prime-order subgroups by construction; the verifying key's points and ic
+ * are checked as a loaded key's. */
+typedef struct cp_srs_builder cp_srs_builder;
+
+typedef enum cp_key_section {
+    CP_SECTION_H = 0,
+    CP_SECTION_L = 1,
+    CP_SECTION_A = 2,
+    CP_SECTION_B_G1 = 3,
+    CP_SECTION_B_G2 = 4
+} cp_key_section;
+
+/* A builder for a key with vk's verifying-key points and ic and sections of
+ * vk's lengths (h_len must be 2^k - 1, b_g1_len == b_g2_len; the section
+ * pointers are ignored). The key's host memory is allocated here. */
+cp_status cp_srs_builder_new(const cp_srs_parts *vk, cp_srs_builder **out);
+
+/* Points start .. start + n - 1 of `section` (a cp_key_section): the
+ * generator (G2 for CP_SECTION_B_G2, G1 otherwise) times scalars[i], on
+ * device `ordinal` of ctx under its own mutex. A section is filled in
+ * order: start is the number of its points filled so far. */
+cp_status cp_srs_builder_fill(cp_context *ctx, int32_t ordinal, cp_srs_builder *b,
+                              int32_t section, uint64_t start, const cp_fr *scalars, size_t n);
+
+/* The key, once every point is filled. With a path, the key is also written
+ * there in bellperson's params format (through "<path>.partial", synced and
+ * renamed), with its "<path>.verified" record; a record that could not be
+ * written is CP_OK with a message. The builder is still freed with
+ * cp_srs_builder_free. */
+cp_status cp_srs_builder_finish(cp_srs_builder *b, const char *path, cp_srs **out);
+void cp_srs_builder_free(cp_srs_builder *b);
+
 /* The three loaders with flags CP_SRS_CHECKED and no report. */
 cp_status cp_srs_from_parts(const cp_srs_parts *parts, cp_srs **out);
 cp_status cp_srs_from_file(const char *path, cp_srs **out);

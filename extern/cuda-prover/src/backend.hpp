@@ -221,6 +221,17 @@ public:
     // returns the bytes released.
     virtual uint64_t trim() = 0;
 
+    // Batches of curve points for keys (keys made from their scalars, keys
+    // checked as they load). Called with the thread bound and the device's
+    // own mutex held.
+    // out[i] = scalars[i] times the generator of G1 (g2 false; out holds
+    // blst_p1_affine) or G2 (blst_p2_affine); infinity (all zeros) for 0.
+    virtual void generator_multiples(bool g2, const blst_fr *scalars, size_t n, void *out) = 0;
+    // The index of the first of n decoded points (blst_p1_affine or
+    // blst_p2_affine: on the curve, not infinity) outside its prime-order
+    // subgroup; n when every one is inside.
+    virtual size_t first_outside_subgroup(bool g2, const void *points, size_t n) = 0;
+
     // The device's GKR kernels and buffers (gkr/kernels.hpp). Called with
     // the thread bound and the device's own mutex held.
     virtual gkr::kernels &gkr() = 0;

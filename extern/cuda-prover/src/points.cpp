@@ -10,6 +10,10 @@
 #include "parallel.hpp"
 
 namespace cp {
+
+extern const char *const OUTSIDE_SUBGROUP =
+    "on the curve but not in the prime-order subgroup (a small-order component)";
+
 namespace {
 
 const char *blst_error_text(BLST_ERROR e) {
@@ -46,18 +50,16 @@ const char *encoding_g2(const blst_p2_affine &p) {
     return nullptr;
 }
 
-const char *NOT_IN_SUBGROUP =
-    "on the curve but not in the prime-order subgroup (a small-order component)";
 
 const char *check_one(const point_span &s, size_t i, point_check c) {
     if (s.g2) {
         const blst_p2_affine &p = static_cast<const blst_p2_affine *>(s.points)[i];
         if (c == point_check::encoding) return encoding_g2(p);
-        return blst_p2_affine_in_g2(&p) ? nullptr : NOT_IN_SUBGROUP;
+        return blst_p2_affine_in_g2(&p) ? nullptr : OUTSIDE_SUBGROUP;
     }
     const blst_p1_affine &p = static_cast<const blst_p1_affine *>(s.points)[i];
     if (c == point_check::encoding) return encoding_g1(p);
-    return blst_p1_affine_in_g1(&p) ? nullptr : NOT_IN_SUBGROUP;
+    return blst_p1_affine_in_g1(&p) ? nullptr : OUTSIDE_SUBGROUP;
 }
 
 }  // namespace
@@ -141,8 +143,10 @@ void check_points(const std::vector<point_span> &spans, point_check check, int t
     if (g == std::numeric_limits<size_t>::max()) return;
     size_t s = 0;
     while (start[s + 1] <= g) s++;
-    const point_span &sp = spans[s];
-    const size_t i = g - start[s];
+    fail_point(spans[s], g - start[s], why);
+}
+
+void fail_point(const point_span &sp, size_t i, const char *why) {
     std::string where = std::string("params: ") +
                         (std::strncmp(sp.name, "vk ", 3) == 0 ? std::string(sp.name)
                                                        : "section " + std::string(sp.name) +

@@ -46,6 +46,13 @@ enum class point_check {
 // naming its section, index and file offset.
 void check_points(const std::vector<point_span> &spans, point_check check, int threads);
 
+// Fails with CP_ERR_PARAMS_FORMAT for point i of `span`, as check_points
+// reports its first failing point.
+[[noreturn]] void fail_point(const point_span &span, size_t i, const char *why);
+
+// What a point outside its subgroup is called in that message.
+extern const char *const OUTSIDE_SUBGROUP;
+
 uint64_t total_points(const std::vector<point_span> &spans);
 
 }  // namespace cp

@@ -13,10 +13,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <mutex>
 
 #include "core.hpp"
+#include "dispatch.hpp"
 #include "digest.hpp"
 #include "field.hpp"
 #include "host/host_device.hpp"
@@ -223,6 +225,97 @@ const cp::srs &key_of(const cp_srs *s) { return s->key; }
 }  // namespace
 }  // namespace cp
 
+namespace cp {
+namespace {
+
+// Runs the subgroup checks of a key's points, failing on the first outside.
+using subgroup_checker = std::function<void(const std::vector<point_span> &)>;
+
+// On every hardware thread of the host.
+void check_on_host(const std::vector<point_span> &spans) {
+    check_points(spans, point_check::subgroup, hardware_threads());
+}
+
+// The large sections on device `ordinal` of ctx (under its own mutex), the
+// small ones (the verifying key's points, ic) on one host thread.
+void check_on_device(cp_context &ctx, int32_t ordinal, const std::vector<point_span> &spans) {
+    std::vector<point_span> small;
+    for (const point_span &sp : spans)
+        if (sp.count <= SMALL_SECTION_POINTS) small.push_back(sp);
+    check_points(small, point_check::subgroup, 1);
+    device_slot &slot = ctx.slot(ordinal);
+    std::lock_guard<std::mutex> lk(slot.own);
+    bind_scope scope(ctx, ordinal);
+    for (const point_span &sp : spans) {
+        if (sp.count <= SMALL_SECTION_POINTS) continue;
+        const size_t i = slot.dev->first_outside_subgroup(sp.g2, sp.points, sp.count);
+        if (i < sp.count) fail_point(sp, i, OUTSIDE_SUBGROUP);
+    }
+}
+
+cp_status load_file(const char *where, const char *path, uint32_t flags,
+                    cp_srs_load_report *report, cp_srs **out, const subgroup_checker &check_subgroups) {
+    std::string note;
+    cp_status st = guard(where, [&] {
+        if (!path || !out) fail(CP_ERR_INVALID_ARGUMENT, std::string(where) + ": NULL argument");
+        *out = nullptr;
+        check_flags(flags, where);
+        const auto t0 = clock_type::now();
+        params_file f(path);
+        std::unique_ptr<cp_srs> s(new cp_srs);
+        const bool trusted = flags & CP_SRS_TRUSTED_UNCHECKED;
+        const bool use_digest = !trusted && !(flags & CP_SRS_NO_DIGEST);
+        try {
+            const params_layout L = locate_sections(f.size(), [&](uint64_t off) {
+                uint8_t b[4];
+                f.read_at(off, b, 4);
+                return be32(b);
+            });
+            file_stream in(f);
+            const parse_result r = parse_params(in, L, s->key, use_digest);
+            f.expect_end();
+            const uint64_t read_ns = ns_since(t0);
+            const std::vector<point_span> spans = key_spans(s->key, r.offsets);
+            int32_t subgroup = trusted ? CP_SUBGROUP_TRUSTED : CP_SUBGROUP_CHECKED;
+            bool written = false;
+            uint64_t subgroup_ns = 0;
+            if (!trusted) {
+                const std::string record = verified_record_path(path);
+                const std::string digest = use_digest ? file_digest_hex(f.size(), r.leaves) : "";
+                if (use_digest && verified_record_matches(record, f.size(), digest)) {
+                    subgroup = CP_SUBGROUP_DIGEST_MATCHED;
+                    // The small sections (the verifying key's points and
+                    // ic, a point per public input) are checked on every
+                    // load anyway: a few points, whatever the record says.
+                    std::vector<point_span> small;
+                    for (const point_span &sp : spans)
+                        if (sp.count <= SMALL_SECTION_POINTS) small.push_back(sp);
+                    check_points(small, point_check::subgroup, 1);
+                } else {
+                    const auto t1 = clock_type::now();
+                    check_subgroups(spans);
+                    subgroup_ns = ns_since(t1);
+                    if (use_digest) {
+                        note = write_verified_record(record, f.size(), digest);
+                        written = note.empty();
+                    }
+                }
+            }
+            fill_report(report, subgroup, written, f.size(), total_points(spans), read_ns,
+                        subgroup_ns, ns_since(t0));
+        } catch (error &e) {
+            e.message += std::string(" [file '") + path + "']";
+            throw;
+        }
+        *out = s.release();
+    });
+    if (st.code == CP_OK && !note.empty()) return make_status(CP_OK, note.c_str());
+    return st;
+}
+
+}  // namespace
+}  // namespace cp
+
 using namespace cp;
 
 extern "C" {
@@ -292,64 +385,26 @@ cp_status cp_srs_from_bytes(const uint8_t *data, size_t len, cp_srs **out) {
     return cp_srs_load_bytes(data, len, 0, nullptr, out);
 }
 
+
 cp_status cp_srs_load_file(const char *path, uint32_t flags, cp_srs_load_report *report,
                            cp_srs **out) {
-    std::string note;
-    cp_status st = guard("cp_srs_load_file", [&] {
-        if (!path || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_load_file: NULL argument");
-        *out = nullptr;
-        check_flags(flags, "cp_srs_load_file");
-        const auto t0 = clock_type::now();
-        params_file f(path);
-        std::unique_ptr<cp_srs> s(new cp_srs);
-        const bool trusted = flags & CP_SRS_TRUSTED_UNCHECKED;
-        const bool use_digest = !trusted && !(flags & CP_SRS_NO_DIGEST);
-        try {
-            const params_layout L = locate_sections(f.size(), [&](uint64_t off) {
-                uint8_t b[4];
-                f.read_at(off, b, 4);
-                return be32(b);
-            });
-            file_stream in(f);
-            const parse_result r = parse_params(in, L, s->key, use_digest);
-            f.expect_end();
-            const uint64_t read_ns = ns_since(t0);
-            const std::vector<point_span> spans = key_spans(s->key, r.offsets);
-            int32_t subgroup = trusted ? CP_SUBGROUP_TRUSTED : CP_SUBGROUP_CHECKED;
-            bool written = false;
-            uint64_t subgroup_ns = 0;
-            if (!trusted) {
-                const std::string record = verified_record_path(path);
-                const std::string digest = use_digest ? file_digest_hex(f.size(), r.leaves) : "";
-                if (use_digest && verified_record_matches(record, f.size(), digest)) {
-                    subgroup = CP_SUBGROUP_DIGEST_MATCHED;
-                    // The small sections (the verifying key's points and
-                    // ic, a point per public input) are checked on every
-                    // load anyway: a few points, whatever the record says.
-                    std::vector<point_span> small;
-                    for (const point_span &sp : spans)
-                        if (sp.count <= SMALL_SECTION_POINTS) small.push_back(sp);
-                    check_points(small, point_check::subgroup, 1);
-                } else {
-                    const auto t1 = clock_type::now();
-                    check_points(spans, point_check::subgroup, hardware_threads());
-                    subgroup_ns = ns_since(t1);
-                    if (use_digest) {
-                        note = write_verified_record(record, f.size(), digest);
-                        written = note.empty();
-                    }
-                }
-            }
-            fill_report(report, subgroup, written, f.size(), total_points(spans), read_ns,
-                        subgroup_ns, ns_since(t0));
-        } catch (error &e) {
-            e.message += std::string(" [file '") + path + "']";
-            throw;
-        }
-        *out = s.release();
+    return load_file("cp_srs_load_file", path, flags, report, out, check_on_host);
+}
+
+cp_status cp_srs_load_file_on(cp_context *ctx, int32_t ordinal, const char *path, uint32_t flags,
+                              cp_srs_load_report *report, cp_srs **out) {
+    cp_status st = guard("cp_srs_load_file_on", [&] {
+        if (!ctx) fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_load_file_on: ctx is NULL");
+        check_ordinal(ctx, ordinal, "cp_srs_load_file_on");
     });
-    if (st.code == CP_OK && !note.empty()) return make_status(CP_OK, note.c_str());
-    return st;
+    if (st.code != CP_OK) {
+        if (out) *out = nullptr;
+        return st;
+    }
+    return load_file("cp_srs_load_file_on", path, flags, report, out,
+                     [&](const std::vector<point_span> &spans) {
+                         check_on_device(*ctx, ordinal, spans);
+                     });
 }
 
 cp_status cp_srs_from_file(const char *path, cp_srs **out) {

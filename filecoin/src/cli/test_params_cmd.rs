@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use crate::error::Result;
 use crate::sector::SectorSize;
 use crate::test_params::{
-    default_test_parameter_dir, ensure_test_parameters_with, use_test_parameter_dir, Generator,
-    TestCircuit,
+    default_test_parameter_dir, ensure_test_parameters_on, use_test_parameter_dir, Generator,
+    KeygenChoice, KeygenDevice, TestCircuit,
 };
 
 #[derive(Debug, clap::Args)]
@@ -30,6 +30,12 @@ pub struct Args {
     /// shape, seconds) or `bellperson` (bellperson's own, minutes).
     #[arg(long, default_value = "shape")]
     generator: Generator,
+    /// Where the shape generator computes the points: auto (the first CUDA
+    /// device when built with CUDA and one is visible, else the host's
+    /// cores), host, or a CUDA device ordinal. On a device the key passes
+    /// through host memory whole (about 47 GiB for a 32 GiB PoRep).
+    #[arg(long, default_value = "auto")]
+    keygen_device: KeygenChoice,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -52,7 +58,15 @@ pub fn run(a: Args) -> Result<()> {
             }
         });
     }
-    ensure_test_parameters_with(&circuits, a.generator, |m| eprintln!("{m}"))?;
+    let opened = a.keygen_device.open()?;
+    let device = opened.as_ref().map(|(ctx, ordinal)| KeygenDevice {
+        ctx,
+        ordinal: *ordinal,
+    });
+    if let Some(d) = &device {
+        eprintln!("key points computed on CUDA device {}", d.ordinal);
+    }
+    ensure_test_parameters_on(&circuits, a.generator, device, |m| eprintln!("{m}"))?;
     println!("test parameters for {} in {}", a.sector_size, dir.display());
     Ok(())
 }

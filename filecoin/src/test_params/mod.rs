@@ -13,6 +13,7 @@
 
 mod bellperson_gen;
 mod files;
+mod keygen;
 mod marker;
 mod shape_gen;
 
@@ -31,6 +32,7 @@ use crate::error::{FilecoinError, Result};
 use crate::sector::SectorSize;
 
 pub use files::{parameter_files, ParameterFiles};
+pub use keygen::KeygenChoice;
 pub use marker::{marker_path, TestMarker};
 
 /// Overrides where test parameters live.
@@ -51,6 +53,14 @@ pub enum TestCircuit {
     WindowPost(SectorSize),
     /// SnapDeals (empty-sector-update), one partition's circuit.
     SnapDeals(SectorSize),
+}
+
+/// A device of a context that computes a TEST key's points (the shape
+/// generator only): its kernels instead of the host's cores.
+#[derive(Clone, Copy)]
+pub struct KeygenDevice<'a> {
+    pub ctx: &'a cuda_prover_pipeline::Context,
+    pub ordinal: u32,
 }
 
 /// Which generator makes TEST parameters.
@@ -196,6 +206,19 @@ pub fn use_test_parameter_dir(dir: &Path) -> Result<PathBuf> {
     Ok(dir)
 }
 
+/// The directory [`use_test_parameter_dir`] selected.
+fn selected_dir() -> Result<PathBuf> {
+    SELECTED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+        .ok_or_else(|| {
+            FilecoinError::TestParameters(
+                "no test parameter directory selected (call use_test_parameter_dir first)".into(),
+            )
+        })
+}
+
 /// Makes sure the test parameters of `circuits` exist in the selected
 /// directory, generating the missing ones. One process generates a circuit
 /// at a time (an exclusive `flock` on `.generate-<circuit>.lock`); the
@@ -210,17 +233,20 @@ pub fn ensure_test_parameters(circuits: &[TestCircuit], progress: impl FnMut(&st
 pub fn ensure_test_parameters_with(
     circuits: &[TestCircuit],
     generator: Generator,
+    progress: impl FnMut(&str),
+) -> Result<()> {
+    ensure_test_parameters_on(circuits, generator, None, progress)
+}
+
+/// [`ensure_test_parameters_with`], the shape generator's points computed
+/// on `device` when one is given.
+pub fn ensure_test_parameters_on(
+    circuits: &[TestCircuit],
+    generator: Generator,
+    device: Option<KeygenDevice<'_>>,
     mut progress: impl FnMut(&str),
 ) -> Result<()> {
-    let dir = SELECTED
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone()
-        .ok_or_else(|| {
-            FilecoinError::TestParameters(
-                "no test parameter directory selected (call use_test_parameter_dir first)".into(),
-            )
-        })?;
+    let dir = selected_dir()?;
     for &circuit in circuits {
         if is_complete(&dir, circuit, generator)? {
             continue;
@@ -230,7 +256,7 @@ pub fn ensure_test_parameters_with(
         let result = if is_complete(&dir, circuit, generator)? {
             Ok(())
         } else {
-            generate_one(&dir, circuit, generator, &mut progress)
+            generate_one(&dir, circuit, generator, device, &mut progress)
         };
         // Closing the file releases the lock as well; unlocking first is
         // explicit about it.
@@ -286,6 +312,26 @@ fn is_complete(dir: &Path, circuit: TestCircuit, generator: Generator) -> Result
         && by_generator)
 }
 
+/// `circuit`'s TEST key (the shape generator, the circuit's seed: the key
+/// [`ensure_test_parameters`] writes) computed on `device` and kept in
+/// memory, with its shape; only the `.vk` and `.meta` files go into the
+/// selected directory (filecoin-proofs' verifier reads the `.vk`). For a
+/// 32 GiB PoRep this skips a 50 GB file: give the key to
+/// [`crate::FilecoinProver::with_key`] under [`parameter_files`]' params path.
+pub fn make_test_key_in_memory(
+    circuit: TestCircuit,
+    device: KeygenDevice<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(
+    cuda_prover_pipeline::ProvingKey,
+    cuda_prover_pipeline::ShapeData,
+    cuda_prover_pipeline::setup::TestKeyReport,
+)> {
+    selected_dir()?;
+    let files = parameter_files(circuit)?;
+    shape_gen::make_in_memory(circuit, &files, circuit.seed_bytes(), device, progress)
+}
+
 /// Writes `circuit`'s TEST key (the shape generator, the circuit's seed)
 /// to `out` without touching the parameter directory: the bytes of its
 /// `.params` file.
@@ -300,6 +346,7 @@ fn generate_one(
     dir: &Path,
     circuit: TestCircuit,
     generator: Generator,
+    device: Option<KeygenDevice<'_>>,
     progress: &mut impl FnMut(&str),
 ) -> Result<()> {
     let files = parameter_files(circuit)?;
@@ -326,7 +373,8 @@ fn generate_one(
     let t = Instant::now();
     match generator {
         Generator::Shape => {
-            let report = shape_gen::generate(circuit, &files, circuit.seed_bytes(), progress)?;
+            let report =
+                shape_gen::generate(circuit, &files, circuit.seed_bytes(), device, progress)?;
             let steps: Vec<String> = report
                 .times
                 .iter()

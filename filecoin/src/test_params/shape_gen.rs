@@ -1,9 +1,10 @@
 //! TEST parameters from the circuit's shape (the default generator): the
 //! blank circuit's A, B and C are recorded once, the key is computed from
 //! them by the pipeline's `setup` (QAP at tau, fixed-base multiplication on
-//! every core) and streamed into filecoin-proofs' cache layout: `.params`
-//! (through a temporary file and a rename), `.vk`, `.meta`, the `.shape`
-//! file the prover's witness path reads, and the `.test` marker.
+//! every core, or on a device's kernels with a [`KeygenDevice`]) and written
+//! into filecoin-proofs' cache layout: `.params` (through a temporary file
+//! and a rename), `.vk`, `.meta`, the `.shape` file the prover's witness
+//! path reads, and the `.test` marker.
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
@@ -12,8 +13,8 @@ use std::time::Instant;
 
 use bellperson::groth16::VerifyingKey;
 use blstrs::Bls12;
-use cuda_prover_pipeline::setup::{write_test_key, TestKeyReport};
-use cuda_prover_pipeline::{shape_file, vk_fingerprint, ShapeData};
+use cuda_prover_pipeline::setup::{make_test_key_on, write_test_key, TestKeyReport};
+use cuda_prover_pipeline::{shape_file, vk_fingerprint, ProvingKey, ShapeData};
 use filecoin_proofs::constants::DefaultPieceHasher;
 use filecoin_proofs::parameters::{
     public_params, window_post_public_params, winning_post_public_params,
@@ -26,7 +27,7 @@ use storage_proofs_post::fallback::{FallbackPoSt, FallbackPoStCircuit, FallbackP
 
 use super::files::ParameterFiles;
 use super::marker::TestMarker;
-use super::TestCircuit;
+use super::{KeygenDevice, TestCircuit};
 use crate::config::{porep_config, post_config, PostKind, SealVersion};
 use crate::error::{FilecoinError, Result};
 use crate::prover::shape_path;
@@ -119,14 +120,11 @@ fn write_file(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> Result<()>) -
 /// The generator's name in the `.test` marker.
 pub(super) const NAME: &str = "cuda-prover";
 
-/// Records the shape and writes the key to `out`: the verifying key, the
-/// report (the shape's time first) and the shape.
-pub(super) fn write_key(
+/// Records the shape of `circuit`, saying how long it took.
+fn timed_shape(
     circuit: TestCircuit,
-    seed: [u8; 32],
-    out: &mut dyn Write,
     progress: &mut dyn FnMut(&str),
-) -> Result<(VerifyingKey<Bls12>, TestKeyReport, ShapeData)> {
+) -> Result<(ShapeData, std::time::Duration)> {
     let t = Instant::now();
     let shape = record_shape(circuit)?;
     let shape_time = t.elapsed();
@@ -136,29 +134,49 @@ pub(super) fn write_key(
         shape_time.as_secs_f64(),
         shape.num_constraints()
     ));
+    Ok((shape, shape_time))
+}
+
+/// Records the shape and writes the key to `out`: the verifying key, the
+/// report (the shape's time first) and the shape.
+pub(super) fn write_key(
+    circuit: TestCircuit,
+    seed: [u8; 32],
+    out: &mut dyn Write,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(VerifyingKey<Bls12>, TestKeyReport, ShapeData)> {
+    let (shape, shape_time) = timed_shape(circuit, progress)?;
     let (vk, mut report) =
         write_test_key(&shape, seed, out, progress).map_err(glue_err("generating the key"))?;
     report.times.insert(0, ("shape", shape_time));
     Ok((vk, report, shape))
 }
 
-/// Generates `circuit`'s TEST parameters from `seed` into `files`.
-pub(super) fn generate(
+/// `circuit`'s TEST key made on `device` and kept in memory, with its
+/// shape; only the small files (`.vk`, `.meta`) are written into `files`,
+/// for filecoin-proofs' verifier.
+pub(super) fn make_in_memory(
     circuit: TestCircuit,
     files: &ParameterFiles,
     seed: [u8; 32],
+    device: KeygenDevice<'_>,
     progress: &mut dyn FnMut(&str),
-) -> Result<TestKeyReport> {
-    let mut made = None;
-    write_file(&files.params, |w| {
-        made = Some(write_key(circuit, seed, w, progress)?);
-        Ok(())
-    })?;
-    let Some((vk, report, shape)) = made else {
-        return Err(FilecoinError::TestParameters(
-            "the key was not written".into(),
-        ));
-    };
+) -> Result<(ProvingKey, ShapeData, TestKeyReport)> {
+    let (shape, shape_time) = timed_shape(circuit, progress)?;
+    let (key, mut report) =
+        make_test_key_on(&shape, seed, device.ctx, device.ordinal, None, progress)
+            .map_err(glue_err("generating the key on the device"))?;
+    report.times.insert(0, ("shape", shape_time));
+    write_small_files(circuit, files, key.vk())?;
+    Ok((key, shape, report))
+}
+
+/// The `.vk` and `.meta` files of a key.
+fn write_small_files(
+    circuit: TestCircuit,
+    files: &ParameterFiles,
+    vk: &VerifyingKey<Bls12>,
+) -> Result<()> {
     write_file(&files.vk, |w| {
         vk.write(&mut *w)
             .map_err(|e| FilecoinError::io(format!("writing {}", files.vk.display()), e))
@@ -171,7 +189,44 @@ pub(super) fn generate(
             .map_err(|e| FilecoinError::TestParameters(format!("writing the metadata: {e}")))?;
         w.flush()
             .map_err(|e| FilecoinError::io(format!("writing {}", files.meta.display()), e))
-    })?;
+    })
+}
+
+/// Generates `circuit`'s TEST parameters from `seed` into `files`, the
+/// points on `device` when one is given (the key then passes through host
+/// memory whole), else on this host's cores (streamed to the file).
+pub(super) fn generate(
+    circuit: TestCircuit,
+    files: &ParameterFiles,
+    seed: [u8; 32],
+    device: Option<KeygenDevice<'_>>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<TestKeyReport> {
+    let (vk, report, shape) = match device {
+        Some(d) => {
+            let (shape, shape_time) = timed_shape(circuit, progress)?;
+            let (key, mut report) = make_test_key_on(
+                &shape,
+                seed,
+                d.ctx,
+                d.ordinal,
+                Some(&files.params),
+                progress,
+            )
+            .map_err(glue_err("generating the key on the device"))?;
+            report.times.insert(0, ("shape", shape_time));
+            (key.vk().clone(), report, shape)
+        }
+        None => {
+            let mut made = None;
+            write_file(&files.params, |w| {
+                made = Some(write_key(circuit, seed, w, progress)?);
+                Ok(())
+            })?;
+            made.ok_or_else(|| FilecoinError::TestParameters("the key was not written".into()))?
+        }
+    };
+    write_small_files(circuit, files, &vk)?;
     // The prover's witness path reads the shape from here instead of
     // recording it again at its first job.
     shape_file::save_for(&shape, &vk_fingerprint(&vk), &shape_path(&files.params))

@@ -29,6 +29,7 @@
 #include "device/witness_lender.hpp"
 #include "device/warm_up.hpp"
 #include "gpu_ops.hpp"
+#include "point_batch.hpp"
 #include "registry.hpp"
 
 namespace cp {
@@ -67,6 +68,13 @@ public:
 
     ~cuda_device() override {
         gkr_.reset();  // frees its buffers on its own device
+        if (points_) {
+            try {
+                bound_scope scope(d_.cuda_id);
+                points_.reset();
+            } catch (...) {
+            }
+        }
         if (witnesses_.holds_anything()) {
             try {
                 bound_scope scope(d_.cuda_id);
@@ -173,8 +181,34 @@ public:
         d_.warmed_m = std::max(d_.warmed_m, size_t(1) << jobs[0]->lg_domain);
     }
 
+    void generator_multiples(bool g2, const blst_fr *scalars, size_t n, void *out) override {
+        bind_thread();
+        try {
+            points().generator_multiples(g2 ? cp_cuda::msm_group::g2 : cp_cuda::msm_group::g1,
+                                         reinterpret_cast<const cp_cuda::fr_raw *>(scalars), n,
+                                         out);
+        } catch (const cuda_error &e) {
+            rethrow_sppark(e, d_.cuda_id);
+        }
+    }
+
+    size_t first_outside_subgroup(bool g2, const void *points_in, size_t n) override {
+        bind_thread();
+        try {
+            return points().first_outside_subgroup(
+                g2 ? cp_cuda::msm_group::g2 : cp_cuda::msm_group::g1, points_in, n);
+        } catch (const cuda_error &e) {
+            rethrow_sppark(e, d_.cuda_id);
+        }
+    }
+
     uint64_t trim() override {
         uint64_t freed = 0;
+        if (points_) {
+            bound_scope scope(d_.cuda_id);
+            freed += points_->bytes();
+            points_.reset();
+        }
         // Idle lent witness buffers (host memory) and the early uploads'
         // cached memory (outside the working cache): freed, not counted.
         if (witnesses_.holds_anything()) {
@@ -246,6 +280,28 @@ public:
     }
 
 private:
+    // The point batches (point_batch.hpp), built on first use with the
+    // generators' windows: G times 2^(16 k), k < 16.
+    cp_cuda::point_batch &points() {
+        if (!points_) {
+            cp_cuda::g1_affine_raw w1[16];
+            cp_cuda::g2_affine_raw w2[16];
+            blst_p1 p1 = *blst_p1_generator();
+            blst_p2 p2 = *blst_p2_generator();
+            for (int k = 0; k < 16; k++) {
+                blst_p1_to_affine(reinterpret_cast<blst_p1_affine *>(&w1[k]), &p1);
+                blst_p2_to_affine(reinterpret_cast<blst_p2_affine *>(&w2[k]), &p2);
+                for (int b = 0; b < 16; b++) {
+                    blst_p1_double(&p1, &p1);
+                    blst_p2_double(&p2, &p2);
+                }
+            }
+            points_.reset(new cp_cuda::point_batch(d_.stream(), w1, w2));
+        }
+        return *points_;
+    }
+    std::unique_ptr<cp_cuda::point_batch> points_;
+
     device_state d_;
     std::unique_ptr<gkr::kernels> gkr_;  // its buffers are part of the working cache
     witness_lender witnesses_{d_.cuda_id};

@@ -28,6 +28,7 @@
 #include "host/host_device.hpp"
 #include "host/msm.hpp"
 #include "host/ntt.hpp"
+#include "host/point_batch.hpp"
 #include "host/streamed_msm.hpp"
 #include "r1cs.hpp"
 #include "stream_plan.hpp"
@@ -171,6 +172,16 @@ public:
         auto b = witnesses_.lend(num_inputs, num_aux);
         if (!b) return nullptr;
         return std::unique_ptr<witness_lease>(new host_witness_lease(std::move(b)));
+    }
+
+    void generator_multiples(bool g2, const blst_fr *scalars, size_t n, void *out) override {
+        touched_ = true;
+        host::generator_multiples(g2, scalars, n, out, threads_);
+    }
+
+    size_t first_outside_subgroup(bool g2, const void *points, size_t n) override {
+        touched_ = true;
+        return host::first_outside_subgroup(g2, points, n, threads_);
     }
 
     void prepare(const srs &key, uint64_t num_constraints, const shape *) override {
