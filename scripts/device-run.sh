@@ -52,9 +52,19 @@ if [ "$what" = c2 ]; then
     # The 2 KiB C2 through one engine and prover per path (run 0 readies
     # the device; later runs show a ready device's queue wait), and
     # bellperson's CPU prover on the same TEST parameters.
-    "$bin/bench-c2" --backends "${C2_BACKENDS:-cuda}" --runs "${C2_RUNS:-4}" \
-        --sector-size "${C2_SECTOR:-2KiB}" --params-dir fc-params \
+    # C2_ARGS adds flags, e.g. "--synthesis witness --key-in-memory" for a
+    # 32 GiB sector (its 47 GiB TEST key made on the GPU, never on disk);
+    # device memory and utilization sampled by nvidia-smi every second.
+    nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 1 \
+        > "$out/c2-${C2_SECTOR:-2KiB}-smi.csv" &
+    smi=$!
+    timed=""
+    [ -x /usr/bin/time ] && timed="/usr/bin/time -v"
+    # shellcheck disable=SC2086
+    $timed "$bin/bench-c2" --backends "${C2_BACKENDS:-cuda}" --runs "${C2_RUNS:-4}" \
+        --sector-size "${C2_SECTOR:-2KiB}" --params-dir fc-params ${C2_ARGS:-} \
         --json "$out/c2-${C2_SECTOR:-2KiB}.json" 2>&1 | tee "$out/c2.log"
+    kill $smi
 fi
 if [ "$what" = large ]; then
     # Built-in circuits beyond 2^22: key made here (shape generator),

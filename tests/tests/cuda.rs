@@ -881,4 +881,26 @@ fn cuda_keygen_equals_host_cores() {
 fn cuda_subgroup_checks_name_the_same_point() {
     let Some(ctx) = gpu() else { return };
     cuda_prover_tests::device_keys::check_loads_on(&ctx, 0);
+    // The same key checked on the host's cores and on the GPU (the key
+    // file from CP_PARAMS_DIR, where the GPU machine's runs keep them).
+    let Some(dir) = std::env::var_os("CP_PARAMS_DIR") else {
+        return;
+    };
+    let log = max_log().max(18);
+    cached_builtin_keys(Kind::Chain, log);
+    let path = cuda_prover_engine::params::cache_path(
+        std::path::Path::new(&dir),
+        &builtin(Kind::Chain, log, 0),
+    );
+    let (on_host, h) = ProvingKey::load_file(&path, KeyCheck::FullNoDigest).unwrap();
+    let (on_gpu, g) = ProvingKey::load_file_on(&ctx, 0, &path, KeyCheck::FullNoDigest).unwrap();
+    assert_eq!(on_host.fingerprint(), on_gpu.fingerprint());
+    eprintln!(
+        "subgroup checks of chain 2^{log} ({} points): host cores {:.3} s, gpu {:.3} s (loads {:.3} s / {:.3} s)",
+        g.points,
+        h.subgroup_time.as_secs_f64(),
+        g.subgroup_time.as_secs_f64(),
+        h.total.as_secs_f64(),
+        g.total.as_secs_f64()
+    );
 }
