@@ -168,3 +168,167 @@ pub fn check_keygen_on(ctx: &Context, ordinal: u32, kind: Kind, log: u32) {
         panic!("{kind:?} 2^{log}: the device's key differs from byte {i}");
     }
 }
+
+/// `s` as the core's scalar (blst's Montgomery limbs).
+fn core_fr(s: &blstrs::Scalar) -> cuda_prover_sys::Fr {
+    cuda_prover_sys::Fr {
+        l: blst::blst_fr::from(*s).l,
+    }
+}
+
+/// `p` as the core's G1 point (blst's affine limbs).
+fn core_g1(p: &G1Affine) -> cuda_prover_sys::G1Affine {
+    let mut b = blst::blst_p1_affine::default();
+    // SAFETY: `b` and the 96 bytes of the uncompressed encoding are valid
+    // for the call; a point blstrs holds always decodes.
+    let r = unsafe { blst::blst_p1_deserialize(&mut b, p.to_uncompressed().as_ptr()) };
+    assert_eq!(r, blst::BLST_ERROR::BLST_SUCCESS);
+    cuda_prover_sys::G1Affine {
+        x: cuda_prover_sys::ffi::cp_fp { l: b.x.l },
+        y: cuda_prover_sys::ffi::cp_fp { l: b.y.l },
+    }
+}
+
+/// `p` as the core's G2 point.
+fn core_g2(p: &G2Affine) -> cuda_prover_sys::G2Affine {
+    let mut b = blst::blst_p2_affine::default();
+    // SAFETY: as in `core_g1`, with the 192 bytes of a G2 point.
+    let r = unsafe { blst::blst_p2_deserialize(&mut b, p.to_uncompressed().as_ptr()) };
+    assert_eq!(r, blst::BLST_ERROR::BLST_SUCCESS);
+    let fp2 = |f: blst::blst_fp2| cuda_prover_sys::ffi::cp_fp2 {
+        fp: [
+            cuda_prover_sys::ffi::cp_fp { l: f.fp[0].l },
+            cuda_prover_sys::ffi::cp_fp { l: f.fp[1].l },
+        ],
+    };
+    cuda_prover_sys::G2Affine {
+        x: fp2(b.x),
+        y: fp2(b.y),
+    }
+}
+
+/// Scalars whose signed 16-bit windows reach every edge of the fixed-base
+/// tables: single digits at the sign boundary, carries through every
+/// window, the largest scalars below r, and random ones.
+pub fn edge_scalars() -> Vec<blstrs::Scalar> {
+    use ff::{Field, PrimeField};
+    use rand_core::SeedableRng;
+    let u = |v: u64| blstrs::Scalar::from(v);
+    let mut v = Vec::new();
+    for x in [
+        1u64,
+        2,
+        3,
+        0x7fff,
+        0x8000,
+        0x8001,
+        0xffff,
+        0x1_0000,
+        0x1_0001,
+        0x1_8000,
+        0xffff_ffff,
+        0x8000_8000,
+        0xffff_ffff_ffff_ffff,
+    ] {
+        v.push(u(x));
+    }
+    for k in [16u64, 17, 31, 32, 127, 128, 200, 239, 240, 250, 254] {
+        let p = u(2).pow_vartime([k]);
+        v.push(p);
+        v.push(p - u(1));
+        v.push(p + u(1));
+    }
+    v.push(-u(1));
+    v.push(-u(2));
+    v.push(-u(0x8000));
+    v.push(u(2).invert().unwrap());
+    // Every window 0x8000 (each digit exactly at the sign boundary).
+    let mut all_half = [0u8; 32];
+    for i in 0..15 {
+        all_half[2 * i + 1] = 0x80;
+    }
+    v.push(blstrs::Scalar::from_repr_vartime(all_half).unwrap());
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    for _ in 0..40 {
+        v.push(blstrs::Scalar::random(&mut rng));
+    }
+    v
+}
+
+/// A key made on device `ordinal` of `ctx` from [`edge_scalars`] (and
+/// every count of points from 1 to 20, for the partial runs of a thread's
+/// points) holds exactly the generators times those scalars, in G1 and G2.
+pub fn check_fixed_base_edges_on(ctx: &Context, ordinal: u32) {
+    use cuda_prover_sys::{KeySection, SrsBuilder, SrsShape, SrsVk};
+    use group::{Curve, Group};
+    let scalars = edge_scalars();
+    let mut lens: Vec<usize> = (1..=20).collect();
+    lens.push(scalars.len());
+    let dir = Scratch::new(&format!("fixed-base-{}-{ordinal}", ctx.backend_name()));
+    for n in lens {
+        let s: Vec<blstrs::Scalar> = scalars.iter().cycle().skip(n).take(n).copied().collect();
+        // h holds 2^k - 1 points: the same scalars again, cycled.
+        let hn = (n + 1).next_power_of_two() - 1;
+        let g1 = blstrs::G1Projective::generator().to_affine();
+        let g2 = blstrs::G2Projective::generator().to_affine();
+        let vk = SrsVk {
+            alpha_g1: core_g1(&g1),
+            beta_g1: core_g1(&g1),
+            beta_g2: core_g2(&g2),
+            gamma_g2: core_g2(&g2),
+            delta_g1: core_g1(&g1),
+            delta_g2: core_g2(&g2),
+            ic: vec![core_g1(&g1)],
+        };
+        let lens = SrsShape {
+            ic_len: 1,
+            h_len: hn as u64,
+            l_len: n as u64,
+            a_len: n as u64,
+            b_g1_len: n as u64,
+            b_g2_len: n as u64,
+        };
+        let fr: Vec<_> = s.iter().map(core_fr).collect();
+        let h_fr: Vec<_> = s.iter().cycle().take(hn).map(core_fr).collect();
+        let mut b = SrsBuilder::new(&vk, &lens).unwrap();
+        b.fill(ctx, ordinal, KeySection::H, 0, &h_fr).unwrap();
+        for sec in [
+            KeySection::L,
+            KeySection::A,
+            KeySection::BG1,
+            KeySection::BG2,
+        ] {
+            b.fill(ctx, ordinal, sec, 0, &fr).unwrap();
+        }
+        let path = dir.0.join(format!("k{n}.params"));
+        b.finish(Some(&path)).unwrap();
+        let p = bellperson::groth16::Parameters::<blstrs::Bls12>::read(
+            std::fs::File::open(&path).unwrap(),
+            false,
+        )
+        .unwrap();
+        let mut bad = Vec::new();
+        for (i, x) in s.iter().enumerate() {
+            let e1 = (blstrs::G1Projective::generator() * x).to_affine();
+            let e2 = (blstrs::G2Projective::generator() * x).to_affine();
+            for (name, ok) in [
+                ("h", (i..hn).step_by(n).all(|j| p.h[j] == e1)),
+                ("l", p.l[i] == e1),
+                ("a", p.a[i] == e1),
+                ("b_g1", p.b_g1[i] == e1),
+                ("b_g2", p.b_g2[i] == e2),
+            ] {
+                if !ok {
+                    bad.push(format!("{name}[{i}] scalar {x:?}"));
+                }
+            }
+        }
+        assert!(
+            bad.is_empty(),
+            "{n} points on {}: {} wrong, first {:?}",
+            ctx.backend_name(),
+            bad.len(),
+            &bad[..bad.len().min(12)]
+        );
+    }
+}

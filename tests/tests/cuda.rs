@@ -869,6 +869,12 @@ fn gpu_isolation_child() {
 }
 
 #[test]
+fn cuda_fixed_base_edges() {
+    let Some(ctx) = gpu() else { return };
+    cuda_prover_tests::device_keys::check_fixed_base_edges_on(&ctx, 0);
+}
+
+#[test]
 fn cuda_keygen_equals_host_cores() {
     let Some(ctx) = gpu() else { return };
     // Small and medium sections, G1 and G2, dense and 0/1-heavy columns.

@@ -186,6 +186,11 @@ fn huge_sizes_are_refused() {
 }
 
 #[test]
+fn fixed_base_edges_on_the_host_backend() {
+    cuda_prover_tests::device_keys::check_fixed_base_edges_on(&Context::host(2).unwrap(), 1);
+}
+
+#[test]
 fn subgroup_checks_on_a_device_name_the_same_point() {
     check_loads_on(&Context::host(2).unwrap(), 1);
 }
