@@ -70,6 +70,8 @@ pub struct C1File {
     pub registered: Option<RegisteredSeal>,
     /// The size the vanilla proofs are for (from their data-tree paths).
     pub proofs_size: Option<SectorSize>,
+    /// Partitions of vanilla proofs (each holds at least one proof).
+    pub partitions: usize,
     /// filecoin-proofs' `SealCommitPhase1Output` as JSON.
     output: Value,
 }
@@ -131,12 +133,14 @@ impl C1File {
                 )));
             }
         }
+        let partitions = check_not_empty(&top)?;
         let proofs_size = proofs_sector_size(&top)?;
         Ok(Self {
             sector_num,
             declared_size,
             registered,
             proofs_size,
+            partitions,
             output: Value::Object(top),
         })
     }
@@ -191,7 +195,15 @@ impl C1File {
             .or(self.registered)
             .map(|r| r.version)
             .unwrap_or(SealVersion::V1_1);
-        Ok(RegisteredSeal::new(size, version))
+        let registered = RegisteredSeal::new(size, version);
+        let partitions = usize::from(registered.porep_config()?.partitions);
+        if self.partitions != partitions {
+            return Err(FilecoinError::Input(format!(
+                "the C1 output has {} partitions of vanilla proofs; a {size} sector has {partitions}",
+                self.partitions
+            )));
+        }
+        Ok(registered)
     }
 
     /// filecoin-proofs' typed output for the sector's tree shape.
@@ -215,6 +227,50 @@ fn parse_json(bytes: &[u8], what: &str) -> Result<Value> {
             FilecoinError::Input(format!("{what} is not valid JSON: {e}"))
         }
     })
+}
+
+/// The values a sealed sector's C1 output never has all zero: its
+/// commitments, replica id and seed are hashes or chain randomness.
+const NEVER_ZERO: [&str; 4] = ["comm_d", "comm_r", "replica_id", "seed"];
+
+/// Refuses a C1 output that is structurally empty: all-zero commitments,
+/// replica id or seed, no vanilla proofs, or a partition without proofs.
+/// Returns the number of partitions.
+fn check_not_empty(top: &Map<String, Value>) -> Result<usize> {
+    let all_zero = |v: &Value| {
+        v.as_array()
+            .is_some_and(|a| a.iter().all(|x| x.as_u64() == Some(0)))
+    };
+    let zero: Vec<&str> = NEVER_ZERO
+        .into_iter()
+        .filter(|f| top.get(*f).is_some_and(all_zero))
+        .collect();
+    if !zero.is_empty() {
+        return Err(FilecoinError::Input(format!(
+            "the C1 output's {} {} all zero: not the output of a sealed sector",
+            zero.join(", "),
+            if zero.len() == 1 { "is" } else { "are" }
+        )));
+    }
+    let Some(proofs) = top.get("vanilla_proofs").and_then(Value::as_array) else {
+        return Err(FilecoinError::Input(
+            "the C1 output's vanilla_proofs is not a list of partitions".into(),
+        ));
+    };
+    if proofs.is_empty() {
+        return Err(FilecoinError::Input(
+            "the C1 output has no vanilla proofs (an empty C1 output)".into(),
+        ));
+    }
+    if let Some(k) = proofs
+        .iter()
+        .position(|p| p.as_array().is_none_or(|a| a.is_empty()))
+    {
+        return Err(FilecoinError::Input(format!(
+            "partition {k} of the C1 output's vanilla proofs holds no proofs"
+        )));
+    }
+    Ok(proofs.len())
 }
 
 fn as_u64(field: &'static str) -> impl Fn(&Value) -> Result<u64> {

@@ -157,6 +157,49 @@ async fn c2_job_proves_and_bad_c1_outputs_are_clear_errors() {
     );
 }
 
+/// Every number of `v` set to 0.
+fn zero_all(v: &mut Value) {
+    match v {
+        Value::Number(_) => *v = Value::from(0u64),
+        Value::Array(a) => a.iter_mut().for_each(zero_all),
+        Value::Object(m) => m.values_mut().for_each(zero_all),
+        _ => {}
+    }
+}
+
+/// An all-zero or structurally empty C1 output is refused at submission
+/// (INVALID_ARGUMENT, saying what is empty), not queued to fail later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_or_all_zero_c1_outputs_are_refused_at_submit() {
+    let s = sealed();
+    let d = start(1, |c| c.filecoin_test_params = Some(test_params().clone())).await;
+    let cl = client(&d).await;
+    let v: Value = serde_json::from_slice(&s.c1_json).unwrap();
+    let mut zero = v.clone();
+    zero_all(&mut zero);
+    let mut no_proofs = v.clone();
+    no_proofs["vanilla_proofs"] = serde_json::json!([]);
+    let mut empty_partition = v.clone();
+    empty_partition["vanilla_proofs"] = serde_json::json!([[]]);
+    for (what, bad, says) in [
+        ("all-zero", zero, "all zero"),
+        ("no proofs", no_proofs, "no vanilla proofs"),
+        ("empty partition", empty_partition, "partition 0"),
+    ] {
+        let e = cl
+            .submit(c2_job(serde_json::to_vec(&bad).unwrap()))
+            .await
+            .expect_err(what);
+        let ClientError::Rpc(st) = &e else {
+            panic!("{what}: expected an RPC error, got {e}")
+        };
+        assert_eq!(st.code(), tonic::Code::InvalidArgument, "{what}: {e}");
+        assert!(st.message().contains(says), "{what}: {e}");
+    }
+    let st = cl.status().await.unwrap();
+    assert!(st.queued.is_empty() && st.running.is_empty());
+}
+
 /// The CLI end to end: `serve --filecoin-test-params`, `submit
 /// --filecoin-c2`, `await --proof-out`.
 #[test]
