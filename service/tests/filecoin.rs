@@ -157,6 +157,55 @@ async fn c2_job_proves_and_bad_c1_outputs_are_clear_errors() {
     );
 }
 
+/// Each kind of job has its own limit on the request's size: a Filecoin
+/// C2 request above its limit is refused by its size (naming the kind and
+/// the limit) even where the decoder admits it for the built-in jobs'
+/// larger limit; below it, its content is checked. The default C2 limit is
+/// 64 MiB, a built-in job's 64 KiB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_size_limits_are_per_kind() {
+    let defaults = cuda_prover_service::ServiceConfig::default();
+    assert_eq!(defaults.max_filecoin_request_bytes, 64 << 20);
+    assert_eq!(defaults.max_request_bytes, 64 << 10);
+    let d = start(1, |c| {
+        c.max_request_bytes = 4 << 20;
+        c.max_filecoin_request_bytes = 1 << 20;
+    })
+    .await;
+    let cl = client(&d).await;
+    let c2 = |len: usize| proto::SubmitRequest {
+        job: Some(proto::submit_request::Job::FilecoinC2(
+            proto::FilecoinC2Job {
+                c1_output: vec![b' '; len],
+                prover_id: "01".into(),
+                sector_id: 1,
+                sector_size: 2048,
+                registered_proof: String::new(),
+            },
+        )),
+        ..Default::default()
+    };
+    let e = cl
+        .submit(c2(2 << 20))
+        .await
+        .expect_err("a 2 MiB C2 request");
+    let ClientError::Rpc(st) = &e else {
+        panic!("expected an RPC error, got {e}")
+    };
+    assert_eq!(st.code(), tonic::Code::OutOfRange, "{e}");
+    assert!(
+        st.message().contains("for a Filecoin C2 job") && st.message().contains("(1 MiB)"),
+        "{e}"
+    );
+    // Within the limit, the C1 output itself is what is wrong.
+    let e = cl.submit(c2(1000)).await.expect_err("a blank C1 output");
+    let ClientError::Rpc(st) = &e else {
+        panic!("expected an RPC error, got {e}")
+    };
+    assert_eq!(st.code(), tonic::Code::InvalidArgument, "{e}");
+    assert!(st.message().contains("C1 output"), "{e}");
+}
+
 /// Every number of `v` set to 0.
 fn zero_all(v: &mut Value) {
     match v {

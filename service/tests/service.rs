@@ -561,5 +561,10 @@ async fn the_size_limit_counts_the_bytes_received() {
     let e = send(100_000).await.expect_err("a padded request");
     assert_eq!(e.code(), tonic::Code::OutOfRange, "{e}");
     assert!(e.message().contains("too large"), "{e}");
+    // The error names the kind of job and its limit.
+    assert!(
+        e.message().contains("for a built-in job") && e.message().contains("(4 KiB)"),
+        "{e}"
+    );
     grpc.ready().await.unwrap();
 }
