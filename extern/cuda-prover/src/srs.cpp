@@ -147,10 +147,18 @@ void read_section(byte_stream &in, const params_layout &L, int s, std::vector<Af
                                    std::string(section_name(s)) +
                                    " changed while the file was loading");
     const size_t count = L.count[s];
-    out.resize(count);
+    // The section grows as its points are read, never ahead of them by
+    // more than its size so far (doubling, from one step): a file whose
+    // counts claim more points than it holds data for (a sparse file)
+    // fails at its first bad point having allocated about one step, not
+    // the whole section.
+    out.clear();
     const size_t step = LEAVES_PER_STEP * LEAF_POINTS;
     for (size_t done = 0; done < count; done += step) {
         const size_t n = std::min(step, count - done);
+        if (out.capacity() < done + n)
+            out.reserve(std::min(count, std::max(done + n, 2 * out.capacity())));
+        out.resize(done + n);
         const uint8_t *bytes = in.next(n * elem);
         const size_t first_leaf = leaves.size();
         if (hash) leaves.resize(first_leaf + (n + LEAF_POINTS - 1) / LEAF_POINTS);
