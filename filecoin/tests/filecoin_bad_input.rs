@@ -83,7 +83,8 @@ fn tampered_vanilla_proof_is_rejected_before_proving() {
     }
     // The untampered file passes the same checks (no false alarm): parse
     // and resolve succeed.
-    let f = C1File::parse(&serde_json::to_vec(&v.take()).unwrap()).unwrap();
+    let bytes = serde_json::to_vec(&v.take()).unwrap();
+    let f = C1File::parse(&bytes).unwrap();
     assert_eq!(f.resolve(&expect_2kib()).unwrap(), registered_2kib());
 }
 
@@ -136,7 +137,8 @@ fn lotus_wrapper_and_api_form_read_as_the_plain_form() {
         "Phase1Out": base64::engine::general_purpose::STANDARD.encode(&api_bytes),
         "SectorSize": 2048u64,
     });
-    let w = C1File::parse(&serde_json::to_vec(&wrapper).unwrap()).unwrap();
+    let wrapper_bytes = serde_json::to_vec(&wrapper).unwrap();
+    let w = C1File::parse(&wrapper_bytes).unwrap();
     assert_eq!(w.sector_num, Some(s.sector_id));
     assert_eq!(w.registered, Some(registered_2kib()));
     assert_eq!(w.resolve(&Expected::default()).unwrap(), registered_2kib());
