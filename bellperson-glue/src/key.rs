@@ -81,6 +81,19 @@ impl ProvingKey {
         Ok((Self::from_srs(srs)?, report))
     }
 
+    /// From the file `name` of the directory open as `dir` (one path
+    /// component, no link followed; its verified record kept in the same
+    /// directory), checked as `check` says; `shown` names it in messages.
+    pub fn load_file_at(
+        dir: std::os::fd::BorrowedFd<'_>,
+        name: &std::ffi::OsStr,
+        shown: &Path,
+        check: KeyCheck,
+    ) -> Result<(Self, LoadReport)> {
+        let (srs, report) = sys::Srs::load_file_at(None, dir, name, shown, check)?;
+        Ok((Self::from_srs(srs)?, report))
+    }
+
     /// From a file, checked as `check` says, the subgroup checks (when
     /// made) on device `ordinal` of `ctx`.
     pub fn load_file_on(

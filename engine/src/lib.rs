@@ -18,6 +18,7 @@ mod groth16;
 pub mod host_memory;
 pub mod output;
 pub mod params;
+pub mod params_dir;
 mod permits;
 pub mod report;
 pub mod residency;

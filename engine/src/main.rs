@@ -409,7 +409,8 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                     EngineError::Setup(format!("cannot remove {}: {e}", path.display()))
                 })?;
                 let say = |s: &str| bars.say(s);
-                let again = load_or_record(&params_dir, &shape, &key, &say)?;
+                let dir = cuda_prover_engine::params_dir::ParamsDir::open(&params_dir)?;
+                let again = load_or_record(&dir, &shape, &key, &say)?;
                 out = run_with_shape(Some(again)).map_err(|e| match e {
                     EngineError::Verification { partition, device } => {
                         EngineError::Params(format!(

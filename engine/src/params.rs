@@ -15,8 +15,11 @@
 //!   load that finds the lock free).
 //! - "delete the file to make it again" follows only a malformed key or a
 //!   key of another circuit, never an I/O error.
+//! - Every file is opened relative to the params dir's handle without
+//!   following a link ([`ParamsDir`]): the key, its verified record, its
+//!   lock, temporary files and the shape.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
@@ -27,27 +30,29 @@ use std::time::Instant;
 
 use cuda_prover_pipeline::circuits::BuiltIn;
 use cuda_prover_pipeline::{
-    setup, shape_file, vk_fingerprint, ErrorCode, KeyCheck, ProvingKey, Shape, ShapeData,
+    setup, vk_fingerprint, ErrorCode, KeyCheck, ProvingKey, Shape, ShapeData,
 };
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 
 use crate::error::EngineError;
+use crate::params_dir::{Entry, Open, ParamsDir};
+
+/// The name of a circuit shape's key file in its params dir.
+pub fn key_name(c: &BuiltIn) -> OsString {
+    format!("{}-2^{}.params", c.kind.name(), c.log_constraints).into()
+}
 
 /// The cache file of a circuit shape.
 pub fn cache_path(dir: &Path, c: &BuiltIn) -> PathBuf {
-    dir.join(format!("{}-2^{}.params", c.kind.name(), c.log_constraints))
+    dir.join(key_name(c))
 }
 
-/// `<key>.<suffix>` beside the key (bytes, so any directory name works).
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
-    let mut s = OsString::from(path.as_os_str());
+/// `<key>.<suffix>` beside the key.
+fn sibling(name: &OsStr, suffix: &str) -> OsString {
+    let mut s = name.to_os_string();
     s.push(suffix);
-    PathBuf::from(s)
-}
-
-fn lock_path(path: &Path) -> PathBuf {
-    sibling(path, ".lock")
+    s
 }
 
 /// Loads the key for `c`'s circuit from `dir`, generating and writing it
@@ -57,6 +62,16 @@ fn lock_path(path: &Path) -> PathBuf {
 /// lines.
 pub fn load_key_and_shape(
     dir: &Path,
+    c: &BuiltIn,
+    log: &(dyn Fn(&str) + Sync),
+) -> Result<(ProvingKey, Arc<Shape>), EngineError> {
+    load_key_and_shape_in(&ParamsDir::open(dir)?, c, log)
+}
+
+/// [`load_key_and_shape`] in a params dir held open: every file is opened
+/// relative to it, no link followed.
+pub fn load_key_and_shape_in(
+    dir: &ParamsDir,
     c: &BuiltIn,
     log: &(dyn Fn(&str) + Sync),
 ) -> Result<(ProvingKey, Arc<Shape>), EngineError> {
@@ -75,26 +90,28 @@ pub fn load_or_create(
 }
 
 fn load_key(
-    dir: &Path,
+    dir: &ParamsDir,
     c: &BuiltIn,
     log: &(dyn Fn(&str) + Sync),
 ) -> Result<ProvingKey, EngineError> {
-    let path = cache_path(dir, c);
+    let name = key_name(c);
+    let path = dir.shown(&name);
     // A key this process has just made is loaded without the subgroup
     // checks (every point came out of a fixed-base multiplication here);
     // any other key is checked in full once (the core records its digest).
     let mut check = KeyCheck::Full;
-    match std::fs::metadata(&path) {
-        Ok(_) => {
-            // Nobody is writing: leftovers of dead writers can go.
-            if let Some(lock) = KeyLock::try_acquire(&path) {
-                remove_stale_temps(&path, log);
-                drop(lock);
+    match dir.entry(&name) {
+        Ok(Entry::Missing) => {
+            if create_locked(dir, &name, c, log)? {
+                check = KeyCheck::TrustedUnchecked;
             }
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if create_locked(dir, &path, c, log)? {
-                check = KeyCheck::TrustedUnchecked;
+        // A link or another kind of file: the core's open says what it is.
+        Ok(_) => {
+            // Nobody is writing: leftovers of dead writers can go.
+            if let Some(lock) = KeyLock::try_acquire(dir, &name) {
+                remove_stale_temps(dir, &name, log);
+                drop(lock);
             }
         }
         Err(e) => {
@@ -105,7 +122,7 @@ fn load_key(
         }
     };
     let t = Instant::now();
-    let (key, report) = ProvingKey::load_file(&path, check)
+    let (key, report) = ProvingKey::load_file_at(dir.fd(), &name, &path, check)
         .map_err(|e| key_error(&path, &e.to_string(), e.code()))?;
     if let Some(note) = &report.note {
         log(&format!("warning: {note}"));
@@ -144,13 +161,8 @@ struct KeyLock {
 }
 
 impl KeyLock {
-    fn open(path: &Path) -> std::io::Result<File> {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(lock_path(path))
+    fn open(dir: &ParamsDir, name: &OsStr) -> std::io::Result<File> {
+        dir.open_file(&sibling(name, ".lock"), Open::ReadWriteCreate)
     }
 
     fn flock(f: &File, flags: libc::c_int) -> std::io::Result<()> {
@@ -168,15 +180,19 @@ impl KeyLock {
     }
 
     /// Waits for the lock, saying so when another process holds it.
-    fn acquire(path: &Path, log: &(dyn Fn(&str) + Sync)) -> Result<Self, EngineError> {
-        let lp = lock_path(path);
+    fn acquire(
+        dir: &ParamsDir,
+        name: &OsStr,
+        log: &(dyn Fn(&str) + Sync),
+    ) -> Result<Self, EngineError> {
+        let lp = dir.shown(&sibling(name, ".lock"));
         let err =
             |e: std::io::Error| EngineError::Params(format!("cannot lock {}: {e}", lp.display()));
-        let f = Self::open(path).map_err(err)?;
+        let f = Self::open(dir, name).map_err(err)?;
         if Self::flock(&f, libc::LOCK_EX | libc::LOCK_NB).is_err() {
             log(&format!(
                 "another process is making {}; waiting for it",
-                path.display()
+                dir.shown(name).display()
             ));
             Self::flock(&f, libc::LOCK_EX).map_err(err)?;
         }
@@ -185,8 +201,8 @@ impl KeyLock {
 
     /// The lock when it is free now; `None` when it is held or cannot be
     /// opened (a read-only directory: nothing to clean there anyway).
-    fn try_acquire(path: &Path) -> Option<Self> {
-        let f = Self::open(path).ok()?;
+    fn try_acquire(dir: &ParamsDir, name: &OsStr) -> Option<Self> {
+        let f = Self::open(dir, name).ok()?;
         Self::flock(&f, libc::LOCK_EX | libc::LOCK_NB).ok()?;
         Some(Self { _file: f })
     }
@@ -215,30 +231,22 @@ fn is_temp_of(name: &[u8], key_name: &[u8], key_stem: &[u8]) -> bool {
 }
 
 /// Removes temporary files of dead writers. Call with the key's lock held.
-fn remove_stale_temps(path: &Path, log: &(dyn Fn(&str) + Sync)) {
-    let (Some(dir), Some(name), Some(stem)) = (path.parent(), path.file_name(), path.file_stem())
-    else {
+fn remove_stale_temps(dir: &ParamsDir, name: &OsStr, log: &(dyn Fn(&str) + Sync)) {
+    let stem = Path::new(name).file_stem().unwrap_or(name);
+    let Ok(names) = dir.names() else {
         return;
     };
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let n = e.file_name();
+    for n in names {
         if is_temp_of(n.as_bytes(), name.as_bytes(), stem.as_bytes()) {
-            match std::fs::remove_file(e.path()) {
+            let shown = dir.shown(&n);
+            match dir.remove(&n) {
                 Ok(()) => log(&format!(
                     "removed {}, left by a writer that died",
-                    e.path().display()
+                    shown.display()
                 )),
                 Err(err) => log(&format!(
                     "warning: cannot remove {}: {err}",
-                    e.path().display()
+                    shown.display()
                 )),
             }
         }
@@ -248,27 +256,50 @@ fn remove_stale_temps(path: &Path, log: &(dyn Fn(&str) + Sync)) {
 /// Makes the key under the lock, unless another process made it while this
 /// one waited. Returns whether this process generated it.
 fn create_locked(
-    dir: &Path,
-    path: &Path,
+    dir: &ParamsDir,
+    name: &OsStr,
     c: &BuiltIn,
     log: &(dyn Fn(&str) + Sync),
 ) -> Result<bool, EngineError> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| EngineError::Params(format!("cannot create {}: {e}", dir.display())))?;
-    let _lock = KeyLock::acquire(path, log)?;
-    match std::fs::metadata(path) {
+    let _lock = KeyLock::acquire(dir, name, log)?;
+    match dir.entry(name) {
+        Ok(Entry::Missing) => {}
         Ok(_) => return Ok(false), // made by the process we waited for
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => {
             return Err(EngineError::Params(format!(
                 "cannot access {}: {e}",
-                path.display()
+                dir.shown(name).display()
             )))
         }
     }
-    remove_stale_temps(path, log);
-    create(dir, path, c, log)?;
+    remove_stale_temps(dir, name, log);
+    create(dir, name, c, log)?;
     Ok(true)
+}
+
+/// Writes `bytes` through `writer` to `<name>.tmp<pid>`-style `tmp`,
+/// synced, then renamed to `name`; the temporary file is removed on error.
+pub(crate) fn write_then_rename<T>(
+    dir: &ParamsDir,
+    tmp: &OsStr,
+    name: &OsStr,
+    writer: impl FnOnce(&mut std::io::BufWriter<File>) -> Result<T, EngineError>,
+) -> Result<T, EngineError> {
+    let path = dir.shown(name);
+    let io =
+        |e: std::io::Error| EngineError::Params(format!("cannot write {}: {e}", path.display()));
+    let write = || -> Result<T, EngineError> {
+        let f = dir.open_file(tmp, Open::WriteTruncate).map_err(io)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        let out = writer(&mut w)?;
+        w.flush().map_err(io)?;
+        w.get_ref().sync_all().map_err(io)?;
+        dir.rename(tmp, name).map_err(io)?;
+        Ok(out)
+    };
+    write().inspect_err(|_| {
+        let _ = dir.remove(tmp);
+    })
 }
 
 /// Makes the TEST key of `c` from its shape (recorded here, structure only)
@@ -276,8 +307,8 @@ fn create_locked(
 /// and renamed into place; the shape is saved beside it, tied to the new
 /// key, so the first job does not record it again.
 fn create(
-    dir: &Path,
-    path: &Path,
+    dir: &ParamsDir,
+    name: &OsStr,
     c: &BuiltIn,
     log: &(dyn Fn(&str) + Sync),
 ) -> Result<(), EngineError> {
@@ -285,7 +316,7 @@ fn create(
         "generating params for {} 2^{} (a TEST key from its shape, one time) -> {}",
         c.kind.name(),
         c.log_constraints,
-        path.display()
+        dir.shown(name).display()
     ));
     let t = Instant::now();
     let shape = ShapeData::record(*c).map_err(|e| {
@@ -298,34 +329,19 @@ fn create(
     ));
     let mut seed = [0u8; 32];
     ChaCha20Rng::from_entropy().fill_bytes(&mut seed);
-    let tmp = sibling(path, &format!(".tmp{}", std::process::id()));
-    let write = || -> Result<_, EngineError> {
-        let io = |e: std::io::Error| {
-            EngineError::Params(format!("cannot write {}: {e}", path.display()))
-        };
-        let f = File::create(&tmp).map_err(io)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    let tmp = sibling(name, &format!(".tmp{}", std::process::id()));
+    let vk = write_then_rename(dir, &tmp, name, |w| {
         let mut progress = |line: &str| log(&format!("  {line}"));
-        let (vk, _) = setup::write_test_key(&shape, seed, &mut w, &mut progress)
-            .map_err(|e| EngineError::Params(format!("parameter generation failed: {e}")))?;
-        w.flush().map_err(io)?;
-        w.get_ref().sync_all().map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(io)?;
-        Ok(vk)
-    };
-    let vk = write().inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
+        setup::write_test_key(&shape, seed, w, &mut progress)
+            .map(|(vk, _)| vk)
+            .map_err(|e| EngineError::Params(format!("parameter generation failed: {e}")))
     })?;
     log(&format!(
         "  generated and written in {:.1} s",
         t.elapsed().as_secs_f64()
     ));
-    let shape_path = crate::shape_cache::shape_path(dir, c);
-    if let Err(e) = shape_file::save_for(&shape, &vk_fingerprint(&vk), &shape_path) {
-        log(&format!(
-            "  could not save the shape to {}: {e}",
-            shape_path.display()
-        ));
+    if let Err(e) = crate::shape_cache::save(dir, c, &shape, &vk_fingerprint(&vk)) {
+        log(&format!("  could not save the shape: {e}"));
     }
     Ok(())
 }

@@ -1,8 +1,11 @@
 //! Shapes of the built-in circuits, cached next to their params: loaded and
 //! checked against the key, or recorded (structure only, no witness) and
 //! written when missing or unusable. The check is also what tells a cached
-//! key of another circuit: its shape does not fit.
+//! key of another circuit: its shape does not fit. Shape files are opened
+//! in the params dir's handle, no link followed ([`ParamsDir`]).
 
+use std::ffi::OsString;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -11,31 +14,65 @@ use cuda_prover_pipeline::circuits::BuiltIn;
 use cuda_prover_pipeline::{shape_file, ProvingKey, Shape, ShapeData};
 
 use crate::error::EngineError;
-use crate::params::{cache_path, key_error};
+use crate::params::{cache_path, key_error, write_then_rename};
+use crate::params_dir::{Entry, Open, ParamsDir};
+
+/// The name of a built-in circuit's shape file in its params dir.
+pub fn shape_name(c: &BuiltIn) -> OsString {
+    format!("{}-2^{}.shape", c.kind.name(), c.log_constraints).into()
+}
 
 /// The shape file beside a built-in circuit's params file.
 pub fn shape_path(dir: &Path, c: &BuiltIn) -> PathBuf {
-    cache_path(dir, c).with_extension("shape")
+    dir.join(shape_name(c))
+}
+
+/// Reads the shape file of `c` and checks it against `key`.
+fn load(dir: &ParamsDir, c: &BuiltIn, key: &ProvingKey) -> Result<Shape, String> {
+    let mut f = dir
+        .open_file(&shape_name(c), Open::Read)
+        .map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    let data = shape_file::decode(&bytes, key)?;
+    let shape = Shape::new(&data).map_err(|e| e.to_string())?;
+    key.check_shape(&shape).map_err(|e| e.to_string())?;
+    Ok(shape)
+}
+
+/// Saves `data`, tied to the key of fingerprint `fp`, as `c`'s shape file
+/// (through a temporary file and a rename, so a reader never sees half a
+/// file).
+pub(crate) fn save(
+    dir: &ParamsDir,
+    c: &BuiltIn,
+    data: &ShapeData,
+    fp: &[u8; 32],
+) -> Result<(), EngineError> {
+    let bytes = shape_file::encode_for(data, fp).map_err(|e| EngineError::Setup(e.to_string()))?;
+    let name = shape_name(c);
+    let mut tmp = name.clone();
+    tmp.push(format!("-tmp{}", std::process::id()));
+    write_then_rename(dir, &tmp, &name, |w| {
+        w.write_all(&bytes).map_err(|e| {
+            EngineError::Params(format!("cannot write {}: {e}", dir.shown(&name).display()))
+        })
+    })
 }
 
 /// The shape of `c`'s circuit for `key`: from its file when that is there
 /// and fits the key, else recorded and saved (a failed save is only logged:
 /// the job can go on with the shape in memory).
 pub fn load_or_record(
-    dir: &Path,
+    dir: &ParamsDir,
     c: &BuiltIn,
     key: &ProvingKey,
     log: &(dyn Fn(&str) + Sync),
 ) -> Result<Arc<Shape>, EngineError> {
-    let path = shape_path(dir, c);
+    let path = dir.shown(&shape_name(c));
     let t = Instant::now();
-    if path.exists() {
-        let loaded = shape_file::load(&path, key).and_then(|data| {
-            let shape = Shape::new(&data)?;
-            key.check_shape(&shape)?;
-            Ok(shape)
-        });
-        match loaded {
+    if !matches!(dir.entry(&shape_name(c)), Ok(Entry::Missing)) {
+        match load(dir, c, key) {
             Ok(shape) => {
                 log(&format!(
                     "loaded shape {} ({} nonzeros) in {:.2} s",
@@ -46,7 +83,7 @@ pub fn load_or_record(
                 return Ok(Arc::new(shape));
             }
             Err(e) => log(&format!(
-                "not using {}: {e}; recording it again",
+                "not using shape file {}: {e}; recording it again",
                 path.display()
             )),
         }
@@ -57,7 +94,7 @@ pub fn load_or_record(
     let shape = Shape::new(&data).map_err(|e| EngineError::Setup(e.to_string()))?;
     key.check_shape(&shape).map_err(|e| {
         key_error(
-            &cache_path(dir, c),
+            &cache_path(dir.path(), c),
             &format!(
                 "made for another circuit than {} 2^{} ({e})",
                 c.kind.name(),
@@ -66,7 +103,7 @@ pub fn load_or_record(
             e.code(),
         )
     })?;
-    match shape_file::save(&data, key, &path) {
+    match save(dir, c, &data, &key.fingerprint()) {
         Ok(()) => log(&format!(
             "recorded shape -> {} in {:.2} s",
             path.display(),

@@ -553,3 +553,81 @@ fn a_verified_record_vouches_only_under_its_machines_key() {
     assert!(e.contains("may be read or written by others"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Runs `c` to its end: whether it succeeded, its stderr, and its peak
+/// resident memory in KiB (from wait4, this child's alone).
+fn run_measured(mut c: Command) -> (bool, String, i64) {
+    use std::io::Read;
+    let mut child = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: all-zero bytes are a valid rusage; wait4 reaps our own child
+    // (spawned above, not waited for yet) and writes into live locals.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid, "wait4: {}", std::io::Error::last_os_error());
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    (ok, err, usage.ru_maxrss)
+}
+
+/// A key whose h section claims far more points than the file holds data
+/// for (a sparse file: 2^23 - 1 points, 805 MB, and 2^31 - 1, 206 GB, of
+/// which only the real key's points were written) fails at its first
+/// missing point, with the section allocated as its points are read: the
+/// process's peak memory stays far below the section's size.
+#[test]
+fn a_sparse_key_fails_at_its_first_missing_point_with_little_memory() {
+    use std::io::Write;
+    let dir = temp_dir("sparse");
+    let out = cli().args(prove_args(&dir, "chain")).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let key = dir.join("chain-2^7.params");
+    let real = std::fs::read(&key).unwrap();
+    let be32 = |at: usize| u32::from_be_bytes(real[at..at + 4].try_into().unwrap()) as usize;
+    let h_count_at = 864 + 4 + be32(864) * 96;
+    let h_real = be32(h_count_at);
+    let h0 = h_count_at + 4;
+    for claimed in [(1u64 << 23) - 1, (1u64 << 31) - 1] {
+        let mut b = real[..h_count_at].to_vec();
+        b.extend_from_slice(&(claimed as u32).to_be_bytes());
+        b.extend_from_slice(&real[h0..h0 + h_real * 96]);
+        // Then a hole: the counts of l, a, b_g1 and b_g2 read as 0.
+        let len = h0 as u64 + claimed * 96 + 16;
+        let mut f = std::fs::File::create(&key).unwrap();
+        f.write_all(&b).unwrap();
+        if let Err(e) = f.set_len(len) {
+            eprintln!("skipped: no sparse file of {len} bytes here ({e})");
+            continue;
+        }
+        drop(f);
+        let mut c = cli();
+        c.args(prove_args(&dir, "chain"));
+        let (ok, e, peak_kib) = run_measured(c);
+        assert!(!ok, "a sparse key of {claimed} points was accepted");
+        let first_missing = format!("section h point {h_real} (offset {})", h0 + h_real * 96);
+        assert!(e.contains(&first_missing), "{claimed} points: {e}");
+        assert!(
+            peak_kib < 256 << 10,
+            "{claimed} points: peak {} MiB (the section is {} MiB)",
+            peak_kib >> 10,
+            (claimed * 96) >> 20
+        );
+        eprintln!(
+            "{claimed} points claimed ({} MiB): refused at point {h_real}, peak {} MiB",
+            (claimed * 96) >> 20,
+            peak_kib >> 10
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

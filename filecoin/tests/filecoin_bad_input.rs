@@ -83,7 +83,8 @@ fn tampered_vanilla_proof_is_rejected_before_proving() {
     }
     // The untampered file passes the same checks (no false alarm): parse
     // and resolve succeed.
-    let f = C1File::parse(&serde_json::to_vec(&v.take()).unwrap()).unwrap();
+    let bytes = serde_json::to_vec(&v.take()).unwrap();
+    let f = C1File::parse(&bytes).unwrap();
     assert_eq!(f.resolve(&expect_2kib()).unwrap(), registered_2kib());
 }
 
@@ -136,7 +137,8 @@ fn lotus_wrapper_and_api_form_read_as_the_plain_form() {
         "Phase1Out": base64::engine::general_purpose::STANDARD.encode(&api_bytes),
         "SectorSize": 2048u64,
     });
-    let w = C1File::parse(&serde_json::to_vec(&wrapper).unwrap()).unwrap();
+    let wrapper_bytes = serde_json::to_vec(&wrapper).unwrap();
+    let w = C1File::parse(&wrapper_bytes).unwrap();
     assert_eq!(w.sector_num, Some(s.sector_id));
     assert_eq!(w.registered, Some(registered_2kib()));
     assert_eq!(w.resolve(&Expected::default()).unwrap(), registered_2kib());
@@ -194,4 +196,65 @@ fn oversized_or_endless_c1_files_are_refused_with_bounded_reads() {
     std::fs::write(&small, b"{}").unwrap();
     assert_eq!(read_c1_file(&small).unwrap(), b"{}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Every number of `v` set to 0: the C1 output's layout with nothing in it.
+fn zero_all(v: &mut Value) {
+    match v {
+        Value::Number(_) => *v = Value::from(0u64),
+        Value::Array(a) => a.iter_mut().for_each(zero_all),
+        Value::Object(m) => m.values_mut().for_each(zero_all),
+        _ => {}
+    }
+}
+
+/// An all-zero or structurally empty C1 output is refused when it is
+/// parsed (and resolved against the sector's partition count), before
+/// anything else runs, with what is empty named.
+#[test]
+fn empty_or_all_zero_c1_is_refused_at_parse() {
+    let s = sealed_2kib();
+    let v: Value = serde_json::from_slice(&s.c1_json).unwrap();
+    let parse_err = |v: &Value| {
+        let bytes = serde_json::to_vec(v).unwrap();
+        match C1File::parse(&bytes).and_then(|f| f.resolve(&expect_2kib())) {
+            Ok(r) => panic!("an empty C1 output resolved to {r}"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let mut zero = v.clone();
+    zero_all(&mut zero);
+    let e = parse_err(&zero);
+    assert!(
+        e.contains("comm_d, comm_r, replica_id, seed are all zero"),
+        "{e}"
+    );
+    for field in ["comm_d", "comm_r", "replica_id", "seed"] {
+        let mut t = v.clone();
+        zero_all(&mut t[field]);
+        let e = parse_err(&t);
+        assert!(e.contains(&format!("{field} is all zero")), "{field}: {e}");
+    }
+    let mut t = v.clone();
+    t["vanilla_proofs"] = serde_json::json!([]);
+    assert!(parse_err(&t).contains("no vanilla proofs"));
+    let mut t = v.clone();
+    t["vanilla_proofs"] = serde_json::json!([[]]);
+    assert!(parse_err(&t).contains("partition 0"));
+    let mut t = v.clone();
+    let p = t["vanilla_proofs"][0].clone();
+    t["vanilla_proofs"] = serde_json::json!([p, p]);
+    let e = parse_err(&t);
+    assert!(e.contains("2 partitions") && e.contains("has 1"), "{e}");
+    // The real output passes the same checks.
+    let f = C1File::parse(&s.c1_json).unwrap();
+    assert_eq!(f.resolve(&expect_2kib()).unwrap(), registered_2kib());
+    // c2 stops there too, before any proving.
+    let e = c2_err(
+        &serde_json::to_vec(&zero).unwrap(),
+        s.prover_id,
+        s.sector_id,
+        &expect_2kib(),
+    );
+    assert!(matches!(e, FilecoinError::Input(_)), "{e}");
 }

@@ -13,7 +13,8 @@ pub struct ServiceConfig {
     /// Jobs running on the engine at once (their items share the devices
     /// by priority).
     pub max_running: usize,
-    /// Largest request accepted, in bytes.
+    /// Largest request accepted, in bytes: a built-in job's submit and
+    /// every request but a Filecoin job's.
     pub max_request_bytes: usize,
     /// Limits of built-in jobs.
     pub max_partitions: u32,
@@ -32,7 +33,8 @@ pub struct ServiceConfig {
     /// (seeded, from `cuda-prover-filecoin test-params`) instead of
     /// filecoin-proofs' parameter cache (`FIL_PROOFS_PARAMETER_CACHE`).
     pub filecoin_test_params: Option<PathBuf>,
-    /// Largest Filecoin request (the C1 output is in it), in bytes.
+    /// Largest Filecoin C2 request (the C1 output is in it: a 32 GiB
+    /// sector's is about 50 MB), in bytes.
     pub max_filecoin_request_bytes: usize,
     /// Client connections open at once (lowered to what the open-file
     /// limit leaves); more are closed as they arrive.
@@ -56,7 +58,7 @@ impl Default for ServiceConfig {
             keep_finished: 10_000,
             filecoin: true,
             filecoin_test_params: None,
-            max_filecoin_request_bytes: 256 << 20,
+            max_filecoin_request_bytes: 64 << 20,
             max_connections: 512,
             idle_timeout: std::time::Duration::from_secs(60),
         }

@@ -5,7 +5,8 @@
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use cuda_prover_engine::params::load_key_and_shape;
+use cuda_prover_engine::params::load_key_and_shape_in;
+use cuda_prover_engine::params_dir::ParamsDir;
 use cuda_prover_engine::{Engine, EngineError, Residency, Resident};
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
 use cuda_prover_pipeline::{ProvingKey, Shape};
@@ -20,6 +21,9 @@ pub struct LoadedKey {
 pub struct Keys {
     /// Canonical forms of the configured dirs.
     dirs: Vec<PathBuf>,
+    /// The configured dirs, held open since the start: keys are read and
+    /// written through these handles only ([`Keys::open_dir`]).
+    handles: Vec<ParamsDir>,
     resident: Mutex<Residency<LoadedKey>>,
     /// One load at a time: two jobs of one new key load it once.
     loading: Mutex<()>,
@@ -39,8 +43,13 @@ impl Keys {
                     .map_err(|e| format!("params dir {}: {e}", d.display()))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let handles = dirs
+            .iter()
+            .map(|d| ParamsDir::open(d).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             dirs,
+            handles,
             resident: Mutex::new(Residency::new(budget)),
             loading: Mutex::new(()),
         })
@@ -83,6 +92,28 @@ impl Keys {
         }
     }
 
+    /// The directory `dir` (a path [`Keys::resolve_dir`] returned) at the
+    /// time of use: reached from the configured dir's handle one component
+    /// at a time, no link followed, so a directory swapped for a link after
+    /// the request was checked is refused, not followed outside.
+    pub fn open_dir(&self, dir: &Path) -> Result<ParamsDir, EngineError> {
+        let (root, handle) = self
+            .dirs
+            .iter()
+            .zip(&self.handles)
+            .filter(|(d, _)| dir.starts_with(d))
+            .max_by_key(|(d, _)| d.as_os_str().len())
+            .ok_or_else(|| {
+                EngineError::Params(format!(
+                    "params dir {} is outside the configured params dirs {:?}",
+                    dir.display(),
+                    self.dirs
+                ))
+            })?;
+        let rel = dir.strip_prefix(root).unwrap_or(Path::new(""));
+        handle.beneath(rel)
+    }
+
     pub fn name(kind: Kind, log_constraints: u32, dir: &Path) -> String {
         format!("{}-2^{}@{}", kind.name(), log_constraints, dir.display())
     }
@@ -110,7 +141,7 @@ impl Keys {
             None => {
                 let c = BuiltIn::new(kind, log_constraints, 0).map_err(EngineError::Setup)?;
                 let say = |s: &str| log::info!("{s}");
-                let (key, shape) = load_key_and_shape(dir, &c, &say)?;
+                let (key, shape) = load_key_and_shape_in(&self.open_dir(dir)?, &c, &say)?;
                 Arc::new(LoadedKey { key, shape })
             }
         };

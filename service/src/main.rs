@@ -210,8 +210,8 @@ enum Command {
         /// filecoin-proofs' parameter cache (FIL_PROOFS_PARAMETER_CACHE).
         #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "")]
         filecoin_test_params: Option<PathBuf>,
-        /// Largest Filecoin request (it holds the C1 output), in MiB.
-        #[arg(long, default_value_t = 256,
+        /// Largest Filecoin C2 request (it holds the C1 output), in MiB.
+        #[arg(long, default_value_t = 64,
               value_parser = clap::value_parser!(u32).range(1..=MAX_FILECOIN_REQUEST_MIB))]
         max_filecoin_request_mib: u32,
         /// Client connections open at once (lowered to what the open-file

@@ -115,7 +115,11 @@ impl Service {
         let b = match r.job.take() {
             Some(proto::submit_request::Job::BuiltIn(b)) => b,
             #[cfg(feature = "filecoin")]
-            Some(proto::submit_request::Job::FilecoinC2(c2)) => return self.c2_spec(r, c2),
+            Some(proto::submit_request::Job::FilecoinC2(c2)) => {
+                let limit = self.config.max_filecoin_request_bytes;
+                crate::wire_size::check_limit("a Filecoin C2 job", size, limit)?;
+                return self.c2_spec(r, c2);
+            }
             #[cfg(not(feature = "filecoin"))]
             Some(proto::submit_request::Job::FilecoinC2(_)) => {
                 return Err(Status::unimplemented(
@@ -129,12 +133,7 @@ impl Service {
             }
         };
         // The decoder admits Filecoin-sized requests; others keep their limit.
-        if size > self.config.max_request_bytes {
-            return Err(Status::out_of_range(format!(
-                "the request is too large: {size} bytes, above this daemon's limit of {} bytes",
-                self.config.max_request_bytes
-            )));
-        }
+        crate::wire_size::check_limit("a built-in job", size, self.config.max_request_bytes)?;
         let kind: Kind = b
             .circuit
             .parse()

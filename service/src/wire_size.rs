@@ -4,6 +4,7 @@
 //! field); the limits are checked against the bytes received. A layer
 //! counts each request's body bytes into a [`WireBytes`] extension; a unary
 //! handler runs after its body is read, so the count is complete there.
+//! Each kind of job has its own limit ([`check_limit`]).
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -30,6 +31,29 @@ pub fn of<T>(req: &tonic::Request<T>) -> Option<usize> {
     req.extensions()
         .get::<WireBytes>()
         .map(WireBytes::message_bytes)
+}
+
+/// Refuses a request of `kind` (as a client reads it: "a built-in job",
+/// "a Filecoin C2 job") whose message is above `limit` bytes, naming both.
+pub fn check_limit(kind: &str, size: usize, limit: usize) -> Result<(), tonic::Status> {
+    if size <= limit {
+        return Ok(());
+    }
+    Err(tonic::Status::out_of_range(format!(
+        "the request is too large: {size} bytes, above this daemon's limit of {limit} bytes ({}) \
+         for {kind}",
+        shown_size(limit)
+    )))
+}
+
+/// A byte count in the largest binary unit that divides it (64 KiB, 64 MiB).
+fn shown_size(n: usize) -> String {
+    for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10)] {
+        if n >= 1 << shift && n % (1 << shift) == 0 {
+            return format!("{} {unit}", n >> shift);
+        }
+    }
+    format!("{n} bytes")
 }
 
 /// The layer: wraps every request body in a counter.

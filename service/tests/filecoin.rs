@@ -157,6 +157,98 @@ async fn c2_job_proves_and_bad_c1_outputs_are_clear_errors() {
     );
 }
 
+/// Each kind of job has its own limit on the request's size: a Filecoin
+/// C2 request above its limit is refused by its size (naming the kind and
+/// the limit) even where the decoder admits it for the built-in jobs'
+/// larger limit; below it, its content is checked. The default C2 limit is
+/// 64 MiB, a built-in job's 64 KiB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_size_limits_are_per_kind() {
+    let defaults = cuda_prover_service::ServiceConfig::default();
+    assert_eq!(defaults.max_filecoin_request_bytes, 64 << 20);
+    assert_eq!(defaults.max_request_bytes, 64 << 10);
+    let d = start(1, |c| {
+        c.max_request_bytes = 4 << 20;
+        c.max_filecoin_request_bytes = 1 << 20;
+    })
+    .await;
+    let cl = client(&d).await;
+    let c2 = |len: usize| proto::SubmitRequest {
+        job: Some(proto::submit_request::Job::FilecoinC2(
+            proto::FilecoinC2Job {
+                c1_output: vec![b' '; len],
+                prover_id: "01".into(),
+                sector_id: 1,
+                sector_size: 2048,
+                registered_proof: String::new(),
+            },
+        )),
+        ..Default::default()
+    };
+    let e = cl
+        .submit(c2(2 << 20))
+        .await
+        .expect_err("a 2 MiB C2 request");
+    let ClientError::Rpc(st) = &e else {
+        panic!("expected an RPC error, got {e}")
+    };
+    assert_eq!(st.code(), tonic::Code::OutOfRange, "{e}");
+    assert!(
+        st.message().contains("for a Filecoin C2 job") && st.message().contains("(1 MiB)"),
+        "{e}"
+    );
+    // Within the limit, the C1 output itself is what is wrong.
+    let e = cl.submit(c2(1000)).await.expect_err("a blank C1 output");
+    let ClientError::Rpc(st) = &e else {
+        panic!("expected an RPC error, got {e}")
+    };
+    assert_eq!(st.code(), tonic::Code::InvalidArgument, "{e}");
+    assert!(st.message().contains("C1 output"), "{e}");
+}
+
+/// Every number of `v` set to 0.
+fn zero_all(v: &mut Value) {
+    match v {
+        Value::Number(_) => *v = Value::from(0u64),
+        Value::Array(a) => a.iter_mut().for_each(zero_all),
+        Value::Object(m) => m.values_mut().for_each(zero_all),
+        _ => {}
+    }
+}
+
+/// An all-zero or structurally empty C1 output is refused at submission
+/// (INVALID_ARGUMENT, saying what is empty), not queued to fail later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_or_all_zero_c1_outputs_are_refused_at_submit() {
+    let s = sealed();
+    let d = start(1, |c| c.filecoin_test_params = Some(test_params().clone())).await;
+    let cl = client(&d).await;
+    let v: Value = serde_json::from_slice(&s.c1_json).unwrap();
+    let mut zero = v.clone();
+    zero_all(&mut zero);
+    let mut no_proofs = v.clone();
+    no_proofs["vanilla_proofs"] = serde_json::json!([]);
+    let mut empty_partition = v.clone();
+    empty_partition["vanilla_proofs"] = serde_json::json!([[]]);
+    for (what, bad, says) in [
+        ("all-zero", zero, "all zero"),
+        ("no proofs", no_proofs, "no vanilla proofs"),
+        ("empty partition", empty_partition, "partition 0"),
+    ] {
+        let e = cl
+            .submit(c2_job(serde_json::to_vec(&bad).unwrap()))
+            .await
+            .expect_err(what);
+        let ClientError::Rpc(st) = &e else {
+            panic!("{what}: expected an RPC error, got {e}")
+        };
+        assert_eq!(st.code(), tonic::Code::InvalidArgument, "{what}: {e}");
+        assert!(st.message().contains(says), "{what}: {e}");
+    }
+    let st = cl.status().await.unwrap();
+    assert!(st.queued.is_empty() && st.running.is_empty());
+}
+
 /// The CLI end to end: `serve --filecoin-test-params`, `submit
 /// --filecoin-c2`, `await --proof-out`.
 #[test]

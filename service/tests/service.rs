@@ -561,5 +561,104 @@ async fn the_size_limit_counts_the_bytes_received() {
     let e = send(100_000).await.expect_err("a padded request");
     assert_eq!(e.code(), tonic::Code::OutOfRange, "{e}");
     assert!(e.message().contains("too large"), "{e}");
+    // The error names the kind of job and its limit.
+    assert!(
+        e.message().contains("for a built-in job") && e.message().contains("(4 KiB)"),
+        "{e}"
+    );
     grpc.ready().await.unwrap();
+}
+
+/// Params dirs are confined at the time of use, not only at submission:
+/// a subdirectory swapped for a link after the request was checked, a key
+/// file that is a link to a key elsewhere, and a `<key>.lock` that is a
+/// link each fail the job with a clear error, and nothing outside the
+/// params dir is read, created or written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn params_dir_links_are_refused_at_the_time_of_use() {
+    let root = common::temp_dir("confined");
+    let outside = common::temp_dir("outside");
+    let d = common::start_with_params(1, root.clone(), |c| c.max_running = 1).await;
+    let cl = client(&d).await;
+    let fails_with = |out: cuda_prover_service::JobOutcome, says: &str| {
+        assert_eq!(out.state, "failed", "{}", out.error);
+        assert!(out.proofs.is_empty());
+        assert!(
+            out.error.contains(says),
+            "'{}' should say '{says}'",
+            out.error
+        );
+    };
+
+    // A subdirectory checked at submission, swapped for a link to a
+    // directory outside while the job waits behind a slow one.
+    std::fs::create_dir(root.join("sub")).unwrap();
+    slow_partitions(&d.ctx, 1, Duration::from_millis(1500));
+    let slow = cl.submit(job("chain", 7, 1, 1, 0)).await.unwrap();
+    let mut j = job("bits", 7, 1, 1, 0);
+    j.params_dir = "sub".into();
+    let swapped = cl.submit(j).await.unwrap();
+    std::fs::rename(root.join("sub"), root.join("sub-was")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("sub")).unwrap();
+    let out = cl.await_job(&slow, |_, _, _| {}).await.unwrap();
+    assert!(out.ok(), "{}", out.error);
+    slow_partitions(&d.ctx, 1, Duration::ZERO);
+    fails_with(
+        cl.await_job(&swapped, |_, _, _| {}).await.unwrap(),
+        "symbolic link",
+    );
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+
+    // A key file that is a link to a valid key outside.
+    let c = cuda_prover_pipeline::circuits::BuiltIn::new(Kind::Chain, 8, 0).unwrap();
+    cuda_prover_engine::params::load_or_create(&outside, &c, &|_| {}).unwrap();
+    let name = cuda_prover_engine::params::key_name(&c);
+    std::os::unix::fs::symlink(outside.join(&name), root.join(&name)).unwrap();
+    let before: Vec<_> = std::fs::read_dir(&outside).unwrap().collect();
+    fails_with(
+        cl.await_job(
+            &cl.submit(job("chain", 8, 1, 1, 0)).await.unwrap(),
+            |_, _, _| {},
+        )
+        .await
+        .unwrap(),
+        "symbolic link",
+    );
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        before.len(),
+        "no record written beside the outside key"
+    );
+
+    // A lock file that is a link (to a file that does not exist yet).
+    let c9 = cuda_prover_pipeline::circuits::BuiltIn::new(Kind::Chain, 9, 0).unwrap();
+    let mut lock = cuda_prover_engine::params::key_name(&c9);
+    lock.push(".lock");
+    let target = outside.join("made-by-the-daemon");
+    std::os::unix::fs::symlink(&target, root.join(&lock)).unwrap();
+    fails_with(
+        cl.await_job(
+            &cl.submit(job("chain", 9, 1, 1, 0)).await.unwrap(),
+            |_, _, _| {},
+        )
+        .await
+        .unwrap(),
+        "symbolic link",
+    );
+    assert!(!target.exists(), "the daemon created a file outside");
+    assert!(!root
+        .join(cuda_prover_engine::params::key_name(&c9))
+        .exists());
+
+    // The daemon keeps serving from its params dir.
+    let out = cl
+        .await_job(
+            &cl.submit(job("chain", 7, 1, 2, 0)).await.unwrap(),
+            |_, _, _| {},
+        )
+        .await
+        .unwrap();
+    assert!(out.ok(), "{}", out.error);
+    std::fs::remove_dir_all(&root).ok();
+    std::fs::remove_dir_all(&outside).ok();
 }

@@ -479,6 +479,18 @@ unsafe extern "C" {
         out: *mut *mut cp_srs,
     ) -> cp_status;
 }
+unsafe extern "C" {
+    pub fn cp_srs_load_file_at(
+        ctx: *mut cp_context,
+        ordinal: i32,
+        dirfd: ::std::os::raw::c_int,
+        name: *const ::std::os::raw::c_char,
+        shown: *const ::std::os::raw::c_char,
+        flags: u32,
+        report: *mut cp_srs_load_report,
+        out: *mut *mut cp_srs,
+    ) -> cp_status;
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cp_srs_builder {

@@ -620,6 +620,53 @@ impl Srs {
         Ok((Self { raw }, LoadReport::from_raw(&rep, note)))
     }
 
+    /// A params file confined to a directory: `name` (one path component)
+    /// of the directory open as `dir`, opened without following a link,
+    /// its verified record read and written in that directory; `shown`
+    /// names it in messages. With `on`, the subgroup checks (when made) run
+    /// on that device of that context, else on the host.
+    pub fn load_file_at(
+        on: Option<(&Context, u32)>,
+        dir: std::os::fd::BorrowedFd<'_>,
+        name: &std::ffi::OsStr,
+        shown: &Path,
+        check: KeyCheck,
+    ) -> Result<(Self, LoadReport)> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        let nul = |_| {
+            Error::new(
+                ErrorCode::InvalidArgument,
+                "params path contains a NUL byte",
+            )
+        };
+        let c_name = CString::new(name.as_bytes()).map_err(nul)?;
+        let c_shown = CString::new(shown.as_os_str().as_bytes()).map_err(nul)?;
+        let (ctx, ordinal) = match on {
+            Some((c, o)) => (c.raw, o as i32),
+            None => (ptr::null_mut(), 0),
+        };
+        let mut raw = ptr::null_mut();
+        let mut rep = ffi::cp_srs_load_report::default();
+        // SAFETY: both strings are NUL-terminated and alive for the call;
+        // `dir` is an open descriptor borrowed for the call (the core opens
+        // files relative to it and neither keeps nor closes it); `ctx` is a
+        // live context or NULL; the out pointers are valid.
+        let note = check_with_message(unsafe {
+            ffi::cp_srs_load_file_at(
+                ctx,
+                ordinal,
+                dir.as_raw_fd(),
+                c_name.as_ptr(),
+                c_shown.as_ptr(),
+                check.flags(),
+                &mut rep,
+                &mut raw,
+            )
+        })?;
+        Ok((Self { raw }, LoadReport::from_raw(&rep, note)))
+    }
+
     /// The same format from memory, every point checked.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         Ok(Self::load_bytes(bytes, KeyCheck::Full)?.0)

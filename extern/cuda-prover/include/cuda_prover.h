@@ -350,6 +350,20 @@ cp_status cp_srs_load_bytes(const uint8_t *data, size_t len, uint32_t flags,
 cp_status cp_srs_load_file_on(cp_context *ctx, int32_t ordinal, const char *path,
                               uint32_t flags, cp_srs_load_report *report, cp_srs **out);
 
+/* A params file confined to a directory: the file `name` of the directory
+ * open as `dirfd` (one path component: no '/', not "." or ".."), opened
+ * relative to dirfd without following a symbolic link (a link there is
+ * CP_ERR_PARAMS_IO saying so); its "<name>.verified" record is read and
+ * written in the same directory, also without following links. So a
+ * directory or file swapped for a link cannot make the core read or write
+ * outside the directory the caller opened. `shown` (NULL: `name`) names
+ * the file in messages. With ctx NULL the subgroup checks run on the host
+ * (as cp_srs_load_file), else on device `ordinal` of ctx (as
+ * cp_srs_load_file_on). */
+cp_status cp_srs_load_file_at(cp_context *ctx, int32_t ordinal, int dirfd, const char *name,
+                              const char *shown, uint32_t flags, cp_srs_load_report *report,
+                              cp_srs **out);
+
 /* Keys made in memory from their scalars (a TEST key from its toxic
  * waste): the verifying key is given, every other point is the generator of
  * its group times a scalar, computed on a device. Such points lie in the

@@ -64,13 +64,13 @@ std::string verified_record_path(const char *params_path) {
     return std::string(params_path) + ".verified";
 }
 
-bool verified_record_matches(const std::string &record_path, uint64_t size,
+bool verified_record_matches(int dirfd, const std::string &record_path, uint64_t size,
                              const std::string &digest_hex) {
     record_key key;
     std::string why;
     if (!load_record_key(false, &key, &why)) return false;
-    const int fd =
-        ::open(record_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+    const int fd = ::openat(dirfd, record_path.c_str(),
+                            O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
     if (fd < 0) return false;
     const std::string want = record_text(key, size, digest_hex);
     char buf[512];
@@ -92,7 +92,7 @@ bool verified_record_matches(const std::string &record_path, uint64_t size,
     return ok;
 }
 
-std::string write_verified_record(const std::string &record_path, uint64_t size,
+std::string write_verified_record(int dirfd, const std::string &record_path, uint64_t size,
                                   const std::string &digest_hex) {
     static std::atomic<uint64_t> counter{0};
     const std::string tmp = record_path + ".tmp" + std::to_string(::getpid()) + "-" +
@@ -106,7 +106,8 @@ std::string write_verified_record(const std::string &record_path, uint64_t size,
         return "verified record '" + record_path + "' not written: " + what + ": " +
                std::strerror(err);
     };
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    const int fd =
+        ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) return why("cannot create a temporary file", errno);
     size_t done = 0;
     while (done < text.size()) {
@@ -115,7 +116,7 @@ std::string write_verified_record(const std::string &record_path, uint64_t size,
         if (r <= 0) {
             const int e = r < 0 ? errno : EIO;
             ::close(fd);
-            ::unlink(tmp.c_str());
+            ::unlinkat(dirfd, tmp.c_str(), 0);
             return why("write failed", e);
         }
         done += static_cast<size_t>(r);
@@ -123,13 +124,13 @@ std::string write_verified_record(const std::string &record_path, uint64_t size,
     if (::fsync(fd) != 0) {
         const int e = errno;
         ::close(fd);
-        ::unlink(tmp.c_str());
+        ::unlinkat(dirfd, tmp.c_str(), 0);
         return why("fsync failed", e);
     }
     ::close(fd);
-    if (::rename(tmp.c_str(), record_path.c_str()) != 0) {
+    if (::renameat(dirfd, tmp.c_str(), dirfd, record_path.c_str()) != 0) {
         const int e = errno;
-        ::unlink(tmp.c_str());
+        ::unlinkat(dirfd, tmp.c_str(), 0);
         return why("rename failed", e);
     }
     return std::string();

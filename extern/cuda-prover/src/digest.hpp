@@ -38,15 +38,19 @@ std::string file_digest_hex(uint64_t size, const std::vector<leaf_hash> &leaves)
 // `<params>.verified`.
 std::string verified_record_path(const char *params_path);
 
+// Record paths are relative to `dirfd` (AT_FDCWD: the working directory,
+// or an absolute path).
+
 // Whether the record at `record_path` says that a file of `size` bytes with
 // `digest_hex` was verified. A missing, unreadable or malformed record is
 // false (the checks then run again); it never blocks (FIFOs are refused).
-bool verified_record_matches(const std::string &record_path, uint64_t size,
+bool verified_record_matches(int dirfd, const std::string &record_path, uint64_t size,
                              const std::string &digest_hex);
 
-// Writes the record atomically (temporary file, fsync, rename). Returns an
-// empty string, or why it could not be written (the load still succeeds).
-std::string write_verified_record(const std::string &record_path, uint64_t size,
+// Writes the record atomically (temporary file, fsync, rename, all in
+// `dirfd`). Returns an empty string, or why it could not be written (the
+// load still succeeds).
+std::string write_verified_record(int dirfd, const std::string &record_path, uint64_t size,
                                   const std::string &digest_hex);
 
 }  // namespace cp

@@ -169,7 +169,7 @@ std::string write_key(const srs &k, const std::string &path) {
     write_section(f, k.b_g2, leaves, buf);
     size += 4 + k.b_g2.size() * G2_BYTES;
     f.commit();
-    return write_verified_record(verified_record_path(path.c_str()), size,
+    return write_verified_record(AT_FDCWD, verified_record_path(path.c_str()), size,
                                  file_digest_hex(size, leaves));
 }
 

@@ -32,19 +32,32 @@ const char *file_kind(mode_t m) {
 
 }  // namespace
 
-params_file::params_file(const char *path) : path_(path) {
+params_file::params_file(const char *path) : path_(path) { open_at(AT_FDCWD, path, false); }
+
+params_file::params_file(int dirfd, const char *name, const char *shown, bool nofollow)
+    : path_(shown) {
+    open_at(dirfd, name, nofollow);
+}
+
+void params_file::open_at(int dirfd, const char *name, bool nofollow) {
     // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
     // writer forever. The type is checked on the descriptor itself, so the
     // path cannot be swapped between the check and the reads.
-    fd_ = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    fd_ = ::openat(dirfd, name,
+                   O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
     if (fd_ < 0) {
         const int e = errno;
-        params_io_fail(path, e == ENOENT ? "does not exist" : "cannot open", e);
+        if (nofollow && e == ELOOP)
+            params_io_fail(path_,
+                           "is a symbolic link (refused: keys are read from inside their "
+                           "directory only)",
+                           0);
+        params_io_fail(path_, e == ENOENT ? "does not exist" : "cannot open", e);
     }
     struct stat st;
-    if (::fstat(fd_, &st) != 0) params_io_fail(path, "cannot stat", errno);
+    if (::fstat(fd_, &st) != 0) params_io_fail(path_, "cannot stat", errno);
     if (!S_ISREG(st.st_mode))
-        params_io_fail(path, std::string("is ") + file_kind(st.st_mode) + ", not a params file", 0);
+        params_io_fail(path_, std::string("is ") + file_kind(st.st_mode) + ", not a params file", 0);
     // Regular files ignore O_NONBLOCK; clear it anyway so reads are plain.
     const int fl = ::fcntl(fd_, F_GETFL);
     if (fl >= 0) ::fcntl(fd_, F_SETFL, fl & ~O_NONBLOCK);

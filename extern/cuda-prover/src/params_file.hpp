@@ -3,7 +3,8 @@
 // be a regular file, and is read with read()/pread(), never mapped: a file
 // that shrinks while it loads is an error, not a SIGBUS. Every failure is
 // CP_ERR_PARAMS_IO with the path and the system's reason (permission denied
-// is never reported as a missing file).
+// is never reported as a missing file). Opened by a directory handle and a
+// name, a symbolic link at the name is refused, never followed.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +17,10 @@ class params_file {
 public:
     // Opens `path` for reading; fails unless it is a regular file.
     explicit params_file(const char *path);
+    // Opens `name` relative to the directory open as `dirfd` (AT_FDCWD: a
+    // path); with `nofollow`, a symbolic link at `name` is refused. `shown`
+    // names the file in messages.
+    params_file(int dirfd, const char *name, const char *shown, bool nofollow);
     ~params_file();
     params_file(const params_file &) = delete;
     params_file &operator=(const params_file &) = delete;
@@ -33,6 +38,8 @@ public:
     uint64_t position() const { return pos_; }
 
 private:
+    void open_at(int dirfd, const char *name, bool nofollow);
+
     const char *path_;
     int fd_ = -1;
     uint64_t size_ = 0;

@@ -10,6 +10,9 @@
 // check the file's digest is recorded in `<params>.verified` (digest.hpp),
 // and a later load whose digest matches skips them. Only a caller that says
 // so (CP_SRS_TRUSTED_UNCHECKED) gets a key whose subgroups were not checked.
+#include <fcntl.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -144,10 +147,18 @@ void read_section(byte_stream &in, const params_layout &L, int s, std::vector<Af
                                    std::string(section_name(s)) +
                                    " changed while the file was loading");
     const size_t count = L.count[s];
-    out.resize(count);
+    // The section grows as its points are read, never ahead of them by
+    // more than its size so far (doubling, from one step): a file whose
+    // counts claim more points than it holds data for (a sparse file)
+    // fails at its first bad point having allocated about one step, not
+    // the whole section.
+    out.clear();
     const size_t step = LEAVES_PER_STEP * LEAF_POINTS;
     for (size_t done = 0; done < count; done += step) {
         const size_t n = std::min(step, count - done);
+        if (out.capacity() < done + n)
+            out.reserve(std::min(count, std::max(done + n, 2 * out.capacity())));
+        out.resize(done + n);
         const uint8_t *bytes = in.next(n * elem);
         const size_t first_leaf = leaves.size();
         if (hash) leaves.resize(first_leaf + (n + LEAF_POINTS - 1) / LEAF_POINTS);
@@ -253,15 +264,36 @@ void check_on_device(cp_context &ctx, int32_t ordinal, const std::vector<point_s
     }
 }
 
-cp_status load_file(const char *where, const char *path, uint32_t flags,
+// Where a params file is: a path (links followed, as any path a caller
+// gives), or one name in a directory held open (no link followed, the
+// record beside it in the same directory).
+struct file_ref {
+    int dirfd;         // AT_FDCWD for a path
+    const char *name;  // the path, or the name in dirfd
+    const char *shown; // for messages
+    bool confined;     // opened by dirfd and name: no link followed
+};
+
+cp_status load_file(const char *where, const file_ref &ref, uint32_t flags,
                     cp_srs_load_report *report, cp_srs **out, const subgroup_checker &check_subgroups) {
     std::string note;
     cp_status st = guard(where, [&] {
-        if (!path || !out) fail(CP_ERR_INVALID_ARGUMENT, std::string(where) + ": NULL argument");
+        if (!ref.name || !ref.shown || !out)
+            fail(CP_ERR_INVALID_ARGUMENT, std::string(where) + ": NULL argument");
         *out = nullptr;
         check_flags(flags, where);
+        if (ref.confined) {
+            const std::string n = ref.name;
+            if (n.empty() || n == "." || n == ".." || n.find('/') != std::string::npos)
+                fail(CP_ERR_INVALID_ARGUMENT, std::string(where) + ": '" + n +
+                                                  "' is not one file name (no '/', not . or ..)");
+            if (ref.dirfd < 0)
+                fail(CP_ERR_INVALID_ARGUMENT, std::string(where) + ": dirfd " +
+                                                  std::to_string(ref.dirfd) + " is not open");
+        }
+        const char *path = ref.shown;
         const auto t0 = clock_type::now();
-        params_file f(path);
+        params_file f(ref.dirfd, ref.name, ref.shown, ref.confined);
         std::unique_ptr<cp_srs> s(new cp_srs);
         const bool trusted = flags & CP_SRS_TRUSTED_UNCHECKED;
         const bool use_digest = !trusted && !(flags & CP_SRS_NO_DIGEST);
@@ -280,9 +312,9 @@ cp_status load_file(const char *where, const char *path, uint32_t flags,
             bool written = false;
             uint64_t subgroup_ns = 0;
             if (!trusted) {
-                const std::string record = verified_record_path(path);
+                const std::string record = verified_record_path(ref.name);
                 const std::string digest = use_digest ? file_digest_hex(f.size(), r.leaves) : "";
-                if (use_digest && verified_record_matches(record, f.size(), digest)) {
+                if (use_digest && verified_record_matches(ref.dirfd, record, f.size(), digest)) {
                     subgroup = CP_SUBGROUP_DIGEST_MATCHED;
                     // The small sections (the verifying key's points and
                     // ic, a point per public input) are checked on every
@@ -296,7 +328,7 @@ cp_status load_file(const char *where, const char *path, uint32_t flags,
                     check_subgroups(spans);
                     subgroup_ns = ns_since(t1);
                     if (use_digest) {
-                        note = write_verified_record(record, f.size(), digest);
+                        note = write_verified_record(ref.dirfd, record, f.size(), digest);
                         written = note.empty();
                     }
                 }
@@ -388,7 +420,8 @@ cp_status cp_srs_from_bytes(const uint8_t *data, size_t len, cp_srs **out) {
 
 cp_status cp_srs_load_file(const char *path, uint32_t flags, cp_srs_load_report *report,
                            cp_srs **out) {
-    return load_file("cp_srs_load_file", path, flags, report, out, check_on_host);
+    return load_file("cp_srs_load_file", file_ref{AT_FDCWD, path, path, false}, flags, report, out,
+                     check_on_host);
 }
 
 cp_status cp_srs_load_file_on(cp_context *ctx, int32_t ordinal, const char *path, uint32_t flags,
@@ -401,7 +434,25 @@ cp_status cp_srs_load_file_on(cp_context *ctx, int32_t ordinal, const char *path
         if (out) *out = nullptr;
         return st;
     }
-    return load_file("cp_srs_load_file_on", path, flags, report, out,
+    return load_file("cp_srs_load_file_on", file_ref{AT_FDCWD, path, path, false}, flags, report,
+                     out, [&](const std::vector<point_span> &spans) {
+                         check_on_device(*ctx, ordinal, spans);
+                     });
+}
+
+cp_status cp_srs_load_file_at(cp_context *ctx, int32_t ordinal, int dirfd, const char *name,
+                              const char *shown, uint32_t flags, cp_srs_load_report *report,
+                              cp_srs **out) {
+    const file_ref ref{dirfd, name, shown ? shown : name, true};
+    if (!ctx) return load_file("cp_srs_load_file_at", ref, flags, report, out, check_on_host);
+    cp_status st = guard("cp_srs_load_file_at", [&] {
+        check_ordinal(ctx, ordinal, "cp_srs_load_file_at");
+    });
+    if (st.code != CP_OK) {
+        if (out) *out = nullptr;
+        return st;
+    }
+    return load_file("cp_srs_load_file_at", ref, flags, report, out,
                      [&](const std::vector<point_span> &spans) {
                          check_on_device(*ctx, ordinal, spans);
                      });

@@ -54,10 +54,19 @@ pub struct Args {
 pub fn run(a: Args) -> Result<()> {
     let bytes = crate::c1::read_c1_file(&a.c1)?;
     let prover_id = parse_prover_id(&a.prover_id)?;
+    let expected = Expected {
+        size: a.sector_size,
+        registered: a.registered_proof,
+        sector_id: Some(a.sector_id),
+    };
+    // A malformed or empty C1 file is refused here, before any parameters
+    // are looked for or made.
+    let file = crate::c1::C1File::parse(&bytes)?;
+    file.resolve(&expected)?;
     let size = a
         .sector_size
         .or(a.registered_proof.map(|r| r.size))
-        .or(crate::c1::C1File::parse(&bytes)?.proofs_size);
+        .or(file.proofs_size);
     if a.test_params {
         let dir = use_test_parameter_dir(&default_test_parameter_dir()?)?;
         eprintln!("using TEST parameters from {}", dir.display());
@@ -68,9 +77,8 @@ pub fn run(a: Args) -> Result<()> {
     }
     let prover = a.engine.prover()?;
     let expected = Expected {
-        size: a.sector_size,
-        registered: a.registered_proof,
         sector_id: None,
+        ..expected
     };
     let (registered, out) = c2_from_bytes(&prover, &bytes, &expected, prover_id, a.sector_id)?;
     std::fs::write(&a.out, &out.output.proof)
