@@ -16,6 +16,7 @@ use cuda_prover_engine::{
     open_context, BackendChoice, DeviceSelection, Engine, EngineConfig, Policy, MAX_HOST_DEVICES,
     MAX_WORKERS_PER_DEVICE,
 };
+use cuda_prover_service::listener::{ListenAddr, Listener};
 use cuda_prover_service::proto;
 use cuda_prover_service::{Client, ClientError, JobOutcome, Service, ServiceConfig};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -159,9 +160,14 @@ struct JobArgs {
 enum Command {
     /// Run the daemon.
     Serve {
-        /// gRPC address; anything but loopback needs --token.
+        /// gRPC address: host:port (anything but loopback needs --token)
+        /// or unix:///path/to.sock (no token; the file's mode decides who
+        /// connects).
         #[arg(long, default_value = DEFAULT_ADDR)]
         listen: String,
+        /// The unix socket file's mode, octal (with --listen unix://...).
+        #[arg(long, default_value = "0660", value_parser = parse_socket_mode)]
+        socket_mode: u32,
         /// Prometheus text at http://ADDR/metrics.
         #[arg(long)]
         metrics_listen: Option<String>,
@@ -315,6 +321,32 @@ fn main() -> ExitCode {
     }
 }
 
+/// An octal file mode of permission bits only (0660, 600).
+fn parse_socket_mode(s: &str) -> Result<u32, String> {
+    let m = u32::from_str_radix(s.trim_start_matches("0o"), 8)
+        .map_err(|_| format!("'{s}' is not an octal mode (e.g. 0660)"))?;
+    if m > 0o777 {
+        return Err(format!("'{s}': permission bits only (at most 0777)"));
+    }
+    Ok(m)
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM (systemd's stop).
+async fn stop_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
+}
+
 fn parse_devices(s: &str) -> Result<Vec<u32>, String> {
     s.split(',')
         .filter(|p| !p.trim().is_empty())
@@ -418,6 +450,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         Command::Serve {
             listen,
+            socket_mode,
             metrics_listen,
             token,
             params_dir,
@@ -436,10 +469,10 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             max_connections,
             idle_timeout_s,
         } => {
-            let addr: std::net::SocketAddr = listen
-                .parse()
-                .map_err(|e| format!("--listen {listen}: {e}"))?;
-            cuda_prover_service::server::check_listen(&addr, token.as_deref())?;
+            let addr: ListenAddr = listen.parse().map_err(|e| format!("--listen {e}"))?;
+            if let ListenAddr::Tcp(a) = &addr {
+                cuda_prover_service::server::check_listen(a, token.as_deref())?;
+            }
             let devices = match gpu_devices {
                 Some(list) => DeviceSelection::parse_list(&list)?,
                 None => DeviceSelection::All,
@@ -473,10 +506,8 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 ..Default::default()
             };
             let service = Service::new(Arc::new(engine), config)?;
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-            let bound = listener.local_addr().map_err(|e| e.to_string())?;
+            let listener = Listener::bind(&addr, socket_mode).await?;
+            let bound = listener.describe();
             if let Some(m) = metrics_listen {
                 let ml = tokio::net::TcpListener::bind(&m)
                     .await
@@ -495,10 +526,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             println!("listening on {bound}");
             use std::io::Write;
             let _ = std::io::stdout().flush();
-            cuda_prover_service::serve(service, listener, async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
+            cuda_prover_service::serve(service, listener, stop_signal()).await?;
             eprintln!("stopped");
             Ok(ExitCode::SUCCESS)
         }

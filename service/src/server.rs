@@ -20,7 +20,7 @@ use crate::config::ServiceConfig;
 use crate::job_id::JobId;
 use crate::jobs::{JobEntry, JobSpec, JobState, Jobs, SubmitError, Work};
 use crate::keys::Keys;
-use crate::listener::ConnectionLimits;
+use crate::listener::{Acceptor, ConnectionLimits, Listener};
 use crate::metrics::{Gauges, Metrics};
 use crate::proto;
 use crate::proto::prover_server::{Prover, ProverServer};
@@ -577,15 +577,23 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Serves the service on `listener` until `shutdown` resolves or a
-/// Shutdown request arrives. Refuses a non-loopback address without a token.
+/// Serves the service on `listener` (TCP, or
+/// a unix socket whose file is removed when this returns) until `shutdown`
+/// resolves or a Shutdown request arrives. Refuses a TCP address other
+/// than loopback without a token.
 pub async fn serve(
     service: Arc<Service>,
-    listener: tokio::net::TcpListener,
+    listener: impl Into<Listener>,
     shutdown: impl std::future::Future<Output = ()> + Send,
 ) -> Result<(), String> {
-    let addr: SocketAddr = listener.local_addr().map_err(|e| e.to_string())?;
-    check_listen(&addr, service.config.token.as_deref())?;
+    let (acceptor, _socket_file) = match listener.into() {
+        Listener::Tcp(l) => {
+            let addr: SocketAddr = l.local_addr().map_err(|e| e.to_string())?;
+            check_listen(&addr, service.config.token.as_deref())?;
+            (Acceptor::Tcp(l), None)
+        }
+        Listener::Unix(l, file) => (Acceptor::Unix(l), Some(file)),
+    };
     let mut limit = service.config.max_request_bytes;
     if cfg!(feature = "filecoin") && service.config.filecoin {
         limit = limit.max(service.config.max_filecoin_request_bytes);
@@ -606,7 +614,7 @@ pub async fn serve(
         ProverServer::new(service).max_decoding_message_size(limit),
         check,
     );
-    let incoming = crate::listener::incoming(listener, limits);
+    let incoming = crate::listener::incoming(acceptor, limits);
     // Pings keep a live client's connection busy well within the idle time.
     let ping = limits.idle_timeout / 3;
     tonic::transport::Server::builder()
@@ -624,7 +632,8 @@ pub async fn serve(
         .map_err(|e| e.to_string())
 }
 
-/// Loopback needs nothing; any other address needs a token.
+/// Loopback needs nothing; any other address needs a token (a unix
+/// socket needs none: its file's mode decides who connects).
 pub fn check_listen(addr: &SocketAddr, token: Option<&str>) -> Result<(), String> {
     if addr.ip().is_loopback() || token.is_some_and(|t| !t.is_empty()) {
         Ok(())
