@@ -86,6 +86,46 @@ pub struct JobResult {
     pub proofs: Vec<Vec<u8>>,
     pub error: String,
     pub report_json: String,
+    pub timings: Timings,
+}
+
+/// Where a job's time went, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timings {
+    /// Submission to the job's start (to its end, for a job that never
+    /// started).
+    pub queue_wait_ms: u64,
+    /// Loading the proving key (0 when it was loaded already).
+    pub srs_load_ms: u64,
+    /// Circuit synthesis (full or witness-only, with the core's evaluation
+    /// of a, b, c), summed over the partitions.
+    pub synthesis_ms: u64,
+    /// The device part, summed over the partitions.
+    pub gpu_compute_ms: u64,
+    /// Submission to the job's end.
+    pub total_ms: u64,
+}
+
+impl Timings {
+    /// Synthesis and device time of an engine job's report.
+    pub fn from_report(report: &cuda_prover_engine::JobReport) -> Self {
+        let mut synthesis = 0.0;
+        let mut device = 0.0;
+        for p in &report.per_partition {
+            synthesis += p.synthesis_ms.unwrap_or(0.0) + p.witness_ms.unwrap_or(0.0);
+            synthesis += p.evaluation_ms;
+            device += p.device_ms;
+        }
+        Self {
+            synthesis_ms: synthesis.round() as u64,
+            gpu_compute_ms: device.round() as u64,
+            ..Self::default()
+        }
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    d.as_millis().min(u64::MAX as u128) as u64
 }
 
 /// What awaiting clients see.
@@ -104,6 +144,8 @@ pub struct JobEntry {
     pub wire_id: JobId,
     pub spec: JobSpec,
     pub submitted: Instant,
+    /// When a runner took the job.
+    started: Mutex<Option<Instant>>,
     cancel: Arc<AtomicBool>,
     cancel_reason: Mutex<Option<String>>,
     tx: watch::Sender<Snapshot>,
@@ -234,6 +276,22 @@ impl Jobs {
         self.filecoin.as_deref()
     }
 
+    /// The Filecoin prover, shared (for work off the runtime's threads).
+    #[cfg(feature = "filecoin")]
+    pub fn filecoin_handle(&self) -> Option<Arc<crate::filecoin::FilecoinJobs>> {
+        self.filecoin.clone()
+    }
+
+    /// Finished jobs remembered for await and status.
+    pub fn keep_finished(&self) -> usize {
+        self.keep_finished
+    }
+
+    /// Jobs queued or running at most.
+    pub fn max_queue(&self) -> usize {
+        self.max_queue
+    }
+
     pub fn submit(&self, spec: JobSpec) -> Result<Arc<JobEntry>, SubmitError> {
         let mut g = self.inner.lock();
         if g.draining || g.stopping {
@@ -259,6 +317,7 @@ impl Jobs {
             },
             spec,
             submitted: Instant::now(),
+            started: Mutex::new(None),
             cancel: Arc::new(AtomicBool::new(false)),
             cancel_reason: Mutex::new(None),
             tx,
@@ -343,8 +402,14 @@ impl Jobs {
         self.work.notify_all();
     }
 
-    fn finish_locked(&self, g: &mut Inner, entry: &JobEntry, result: JobResult) {
+    fn finish_locked(&self, g: &mut Inner, entry: &JobEntry, mut result: JobResult) {
         g.running.remove(&entry.id);
+        let total = entry.submitted.elapsed();
+        result.timings.total_ms = ms(total);
+        result.timings.queue_wait_ms = match *entry.started.lock() {
+            Some(t) => ms(t.saturating_duration_since(entry.submitted)),
+            None => ms(total),
+        };
         match result.state {
             JobState::Done => {
                 self.metrics.done.fetch_add(1, Ordering::Relaxed);
@@ -386,6 +451,7 @@ impl Jobs {
                         return;
                     }
                     if let Some((_, e)) = g.queue.pop_first() {
+                        *e.started.lock() = Some(Instant::now());
                         g.running.insert(e.id, e.clone());
                         break e;
                     }
@@ -410,7 +476,9 @@ impl Jobs {
             #[cfg(feature = "filecoin")]
             Work::FilecoinC2(c2) => return self.run_c2(entry, c2),
         }
+        let mut key_load = Duration::ZERO;
         let outcome = (|| {
+            let t_key = Instant::now();
             let (key, _) = self.keys.get(
                 &self.engine,
                 spec.kind,
@@ -418,6 +486,7 @@ impl Jobs {
                 &spec.params_dir,
                 false,
             )?;
+            key_load = t_key.elapsed();
             let subset;
             let engine = if spec.devices.is_empty() {
                 &*self.engine
@@ -478,6 +547,10 @@ impl Jobs {
                     proofs,
                     error: String::new(),
                     report_json: out.report.to_json(),
+                    timings: Timings {
+                        srs_load_ms: ms(key_load),
+                        ..Timings::from_report(&out.report)
+                    },
                 }
             }
             Err(EngineError::Cancelled) => cancelled_result(&entry.cancel_reason()),
@@ -504,7 +577,8 @@ impl Jobs {
             Err(e) => return failed(e.to_string()),
         };
         match filecoin.run_c2(engine, c2, spec.priority, entry.cancel.clone()) {
-            Ok((proof, report)) => {
+            Ok((proof, times)) => {
+                let report = &times.report;
                 let all = self.engine.devices();
                 for p in &report.per_partition {
                     if let Some(i) = all.iter().position(|d| d.ordinal == p.device) {
@@ -518,6 +592,10 @@ impl Jobs {
                     proofs: vec![proof],
                     error: String::new(),
                     report_json: report.to_json(),
+                    timings: Timings {
+                        srs_load_ms: ms(times.key_load),
+                        ..Timings::from_report(report)
+                    },
                 }
             }
             Err(FilecoinError::Engine(EngineError::Cancelled)) => {
@@ -557,6 +635,7 @@ fn cancelled_result(reason: &str) -> JobResult {
         proofs: Vec::new(),
         error: reason.to_string(),
         report_json: String::new(),
+        timings: Timings::default(),
     }
 }
 
@@ -567,5 +646,6 @@ fn failed(error: String) -> JobResult {
         proofs: Vec::new(),
         error,
         report_json: String::new(),
+        timings: Timings::default(),
     }
 }
