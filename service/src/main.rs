@@ -162,7 +162,8 @@ enum Command {
     Serve {
         /// gRPC address: host:port (anything but loopback needs --token)
         /// or unix:///path/to.sock (no token; the file's mode decides who
-        /// connects).
+        /// connects). Both APIs are served there: cuda_prover.v1 and
+        /// cuzk.v1 (Curio's).
         #[arg(long, default_value = DEFAULT_ADDR)]
         listen: String,
         /// The unix socket file's mode, octal (with --listen unix://...).

@@ -17,6 +17,7 @@ use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use crate::config::ServiceConfig;
+use crate::cuzk_proto::proving_engine_server::ProvingEngineServer;
 use crate::job_id::JobId;
 use crate::jobs::{JobEntry, JobSpec, JobState, Jobs, SubmitError, Work};
 use crate::keys::Keys;
@@ -109,7 +110,11 @@ impl Service {
 
     /// The job of a submit; `wire` is the message's size as received (it
     /// counts unknown fields, which decoding dropped), when known.
-    fn spec(&self, mut r: proto::SubmitRequest, wire: Option<usize>) -> Result<JobSpec, Status> {
+    pub(crate) fn spec(
+        &self,
+        mut r: proto::SubmitRequest,
+        wire: Option<usize>,
+    ) -> Result<JobSpec, Status> {
         let bad = |m: String| Status::invalid_argument(m);
         let size = prost::Message::encoded_len(&r).max(wire.unwrap_or(0));
         let b = match r.job.take() {
@@ -261,7 +266,7 @@ impl Service {
         })
     }
 
-    fn submit_spec(&self, spec: JobSpec) -> Result<Arc<JobEntry>, Status> {
+    pub(crate) fn submit_spec(&self, spec: JobSpec) -> Result<Arc<JobEntry>, Status> {
         self.jobs.submit(spec).map_err(|e| match e {
             SubmitError::Busy(_) => Status::resource_exhausted(e.to_string()),
             SubmitError::Draining => Status::unavailable(e.to_string()),
@@ -577,7 +582,7 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Serves the service on `listener` (TCP, or
+/// Serves both APIs (cuda_prover.v1 and cuzk.v1) on `listener` (TCP, or
 /// a unix socket whose file is removed when this returns) until `shutdown`
 /// resolves or a Shutdown request arrives. Refuses a TCP address other
 /// than loopback without a token.
@@ -610,6 +615,11 @@ pub async fn serve(
             limits.max_connections
         );
     }
+    let cuzk = tonic::service::interceptor::InterceptedService::new(
+        ProvingEngineServer::new(crate::cuzk::Cuzk::new(service.clone()))
+            .max_decoding_message_size(limit),
+        check.clone(),
+    );
     let svc = tonic::service::interceptor::InterceptedService::new(
         ProverServer::new(service).max_decoding_message_size(limit),
         check,
@@ -622,6 +632,7 @@ pub async fn serve(
         .http2_keepalive_interval(Some(ping))
         .http2_keepalive_timeout(Some(ping))
         .add_service(svc)
+        .add_service(cuzk)
         .serve_with_incoming_shutdown(incoming, async move {
             tokio::select! {
                 _ = shutdown => {}
