@@ -60,10 +60,23 @@ pub enum Work {
     FilecoinC2(Arc<crate::filecoin::C2Spec>),
 }
 
+/// Where a job came from, for the journal and for idempotency.
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    /// The request as the cuda_prover.v1 API takes it (cuzk.v1 requests
+    /// are written in that form too); journaled when set.
+    pub request: Option<crate::proto::SubmitRequest>,
+    /// The client's idempotency key (cuzk.v1 `request_id`), and a digest of
+    /// the request's inputs.
+    pub request_id: String,
+    pub digest: u64,
+}
+
 /// A job, checked.
 #[derive(Debug, Clone)]
 pub struct JobSpec {
     pub work: Work,
+    pub origin: Origin,
     pub name: String,
     pub kind: Kind,
     pub log_constraints: u32,
@@ -200,6 +213,9 @@ pub enum SubmitError {
     Busy(usize),
     #[error("draining: the daemon takes no new jobs")]
     Draining,
+    /// The job could not be journaled, so it was not accepted.
+    #[error("{0}")]
+    Journal(String),
 }
 
 pub struct Jobs {
@@ -218,6 +234,7 @@ pub struct Jobs {
     pub device_partitions: Vec<AtomicU64>,
     max_queue: usize,
     keep_finished: usize,
+    journal: Option<Arc<crate::journal::Journal>>,
 }
 
 impl Jobs {
@@ -230,6 +247,8 @@ impl Jobs {
         max_queue: usize,
         max_running: usize,
         keep_finished: usize,
+        instance: u64,
+        journal: Option<Arc<crate::journal::Journal>>,
     ) -> Arc<Self> {
         let device_partitions = engine.devices().iter().map(|_| AtomicU64::new(0)).collect();
         let jobs = Arc::new(Self {
@@ -237,7 +256,7 @@ impl Jobs {
             work: Condvar::new(),
             idle: Condvar::new(),
             next_id: AtomicU64::new(1),
-            instance: crate::job_id::new_instance(),
+            instance,
             engine,
             keys,
             #[cfg(feature = "filecoin")]
@@ -246,6 +265,7 @@ impl Jobs {
             device_partitions,
             max_queue,
             keep_finished,
+            journal,
         });
         for i in 0..max_running.max(1) {
             let j = jobs.clone();
@@ -303,13 +323,35 @@ impl Jobs {
             return Err(SubmitError::Busy(open));
         }
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        if let (Some(j), Some(request)) = (&self.journal, &spec.origin.request) {
+            let record = crate::journal::Record {
+                seq: id,
+                request: Some(request.clone()),
+                request_id: spec.origin.request_id.clone(),
+                digest: spec.origin.digest,
+                partitions: spec.partitions,
+                ..Default::default()
+            };
+            j.put(&record).map_err(SubmitError::Journal)?;
+        }
+        let entry = self.new_entry(id, spec);
+        g.queue
+            .insert((Reverse(entry.spec.priority), id), entry.clone());
+        g.all.insert(id, entry.clone());
+        drop(g);
+        self.metrics.submitted.fetch_add(1, Ordering::Relaxed);
+        self.work.notify_one();
+        Ok(entry)
+    }
+
+    fn new_entry(&self, id: u64, spec: JobSpec) -> Arc<JobEntry> {
         let (tx, _) = watch::channel(Snapshot {
             state: JobState::Queued,
             done: 0,
             total: spec.partitions,
             result: None,
         });
-        let entry = Arc::new(JobEntry {
+        Arc::new(JobEntry {
             id,
             wire_id: JobId {
                 instance: self.instance,
@@ -321,14 +363,107 @@ impl Jobs {
             cancel: Arc::new(AtomicBool::new(false)),
             cancel_reason: Mutex::new(None),
             tx,
-        });
-        g.queue
-            .insert((Reverse(entry.spec.priority), id), entry.clone());
-        g.all.insert(id, entry.clone());
+        })
+    }
+
+    /// Whether accepted jobs are journaled.
+    pub fn journaling(&self) -> bool {
+        self.journal.is_some()
+    }
+
+    /// Takes back the jobs of a journal after a restart: a job that was
+    /// queued or running is queued again under its id (`rebuild` checks its
+    /// request again; one that no longer passes fails with the reason), a
+    /// finished one keeps its result for await. Call before submitting.
+    pub fn restore(
+        &self,
+        records: Vec<crate::journal::Record>,
+        rebuild: impl Fn(crate::proto::SubmitRequest) -> Result<JobSpec, String>,
+    ) {
+        let mut records = records;
+        records.sort_by_key(|r| r.seq);
+        let mut g = self.inner.lock();
+        for r in records {
+            self.next_id.fetch_max(r.seq + 1, Ordering::SeqCst);
+            let origin = Origin {
+                request: r.request.clone(),
+                request_id: r.request_id.clone(),
+                digest: r.digest,
+            };
+            let open = r.state.is_empty();
+            let rebuilt = match (&r.request, open) {
+                (Some(req), true) => Some(rebuild(req.clone())),
+                _ => None,
+            };
+            let spec = match &rebuilt {
+                Some(Ok(spec)) => JobSpec {
+                    origin: origin.clone(),
+                    ..spec.clone()
+                },
+                _ => JobSpec {
+                    work: Work::BuiltIn,
+                    origin,
+                    name: format!("restored-{}", r.seq),
+                    kind: Kind::Chain,
+                    log_constraints: 0,
+                    partitions: r.partitions,
+                    seed: None,
+                    synthesis: SynthesisMode::Auto,
+                    priority: cuda_prover_engine::gate::PRIORITY_DEFAULT,
+                    devices: Vec::new(),
+                    params_dir: PathBuf::new(),
+                    deadline: None,
+                },
+            };
+            let entry = self.new_entry(r.seq, spec);
+            g.all.insert(r.seq, entry.clone());
+            if let Some(Ok(_)) = rebuilt {
+                log::info!("job {} queued again from the journal", entry.wire_id);
+                g.queue
+                    .insert((Reverse(entry.spec.priority), r.seq), entry.clone());
+                continue;
+            }
+            let result = match rebuilt {
+                Some(Err(e)) => failed(format!(
+                    "the job could not run again after the daemon restarted: {e}"
+                )),
+                _ => JobResult {
+                    state: match r.state.as_str() {
+                        "done" => JobState::Done,
+                        "cancelled" => JobState::Cancelled,
+                        _ => JobState::Failed,
+                    },
+                    verified: r.verified,
+                    proofs: r.proofs.clone(),
+                    error: if r.state.is_empty() {
+                        "the journal holds no request for this job".into()
+                    } else {
+                        r.error.clone()
+                    },
+                    report_json: String::new(),
+                    timings: Timings {
+                        queue_wait_ms: r.timings.first().copied().unwrap_or(0),
+                        srs_load_ms: r.timings.get(1).copied().unwrap_or(0),
+                        synthesis_ms: r.timings.get(2).copied().unwrap_or(0),
+                        gpu_compute_ms: r.timings.get(3).copied().unwrap_or(0),
+                        total_ms: r.timings.get(4).copied().unwrap_or(0),
+                    },
+                },
+            };
+            let state = result.state;
+            entry.tx.send_modify(|s| {
+                s.state = state;
+                s.result = Some(Arc::new(result));
+            });
+            g.finished.push_back(r.seq);
+        }
         drop(g);
-        self.metrics.submitted.fetch_add(1, Ordering::Relaxed);
-        self.work.notify_one();
-        Ok(entry)
+        self.work.notify_all();
+    }
+
+    /// Every job the daemon remembers (queued, running, finished).
+    pub fn all(&self) -> Vec<Arc<JobEntry>> {
+        self.inner.lock().all.values().cloned().collect()
     }
 
     pub fn get(&self, id: u64) -> Option<Arc<JobEntry>> {
@@ -426,6 +561,30 @@ impl Jobs {
         }
         self.metrics
             .observe_latency(entry.submitted.elapsed().as_secs_f64());
+        if let (Some(j), Some(_)) = (&self.journal, &entry.spec.origin.request) {
+            let t = result.timings;
+            let record = crate::journal::Record {
+                seq: entry.id,
+                request: None,
+                request_id: entry.spec.origin.request_id.clone(),
+                digest: entry.spec.origin.digest,
+                state: result.state.name().into(),
+                verified: result.verified,
+                proofs: result.proofs.clone(),
+                error: result.error.clone(),
+                timings: vec![
+                    t.queue_wait_ms,
+                    t.srs_load_ms,
+                    t.synthesis_ms,
+                    t.gpu_compute_ms,
+                    t.total_ms,
+                ],
+                partitions: entry.spec.partitions,
+            };
+            if let Err(e) = j.put(&record) {
+                log::error!("job {}: {e}", entry.wire_id);
+            }
+        }
         let state = result.state;
         entry.tx.send_modify(|s| {
             s.state = state;
@@ -435,6 +594,11 @@ impl Jobs {
         while g.finished.len() > self.keep_finished {
             if let Some(old) = g.finished.pop_front() {
                 g.all.remove(&old);
+                if let Some(j) = &self.journal {
+                    if let Err(e) = j.remove(old) {
+                        log::error!("{e}");
+                    }
+                }
             }
         }
         if g.queue.is_empty() && g.running.is_empty() {

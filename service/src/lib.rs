@@ -18,6 +18,7 @@ pub mod filecoin;
 pub mod hosts;
 pub mod job_id;
 pub mod jobs;
+pub mod journal;
 pub mod keys;
 pub mod listener;
 pub mod metrics;

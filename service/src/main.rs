@@ -226,6 +226,12 @@ enum Command {
         #[arg(long, default_value_t = 512,
               value_parser = clap::value_parser!(u32).range(1..=MAX_CONNECTIONS))]
         max_connections: u32,
+        /// Journal accepted jobs in DIR/jobs.redb (fsync'd before a submit
+        /// answers): after a crash, the next start on DIR runs the queued
+        /// and running jobs again under their ids and keeps finished
+        /// results for await.
+        #[arg(long, value_name = "DIR")]
+        state_dir: Option<PathBuf>,
         /// Seconds a connection may send nothing before it is closed.
         #[arg(long, default_value_t = 60,
               value_parser = clap::value_parser!(u32).range(1..=MAX_IDLE_TIMEOUT_S))]
@@ -469,6 +475,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             max_filecoin_request_mib,
             max_connections,
             idle_timeout_s,
+            state_dir,
         } => {
             let addr: ListenAddr = listen.parse().map_err(|e| format!("--listen {e}"))?;
             if let ListenAddr::Tcp(a) = &addr {
@@ -504,6 +511,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 max_filecoin_request_bytes: (max_filecoin_request_mib as usize) << 20,
                 max_connections: max_connections as usize,
                 idle_timeout: std::time::Duration::from_secs(idle_timeout_s.into()),
+                state_dir,
                 ..Default::default()
             };
             let service = Service::new(Arc::new(engine), config)?;

@@ -19,7 +19,7 @@ use tonic::{Request, Response, Status};
 use crate::config::ServiceConfig;
 use crate::cuzk_proto::proving_engine_server::ProvingEngineServer;
 use crate::job_id::JobId;
-use crate::jobs::{JobEntry, JobSpec, JobState, Jobs, SubmitError, Work};
+use crate::jobs::{JobEntry, JobSpec, JobState, Jobs, Origin, SubmitError, Work};
 use crate::keys::Keys;
 use crate::listener::{Acceptor, ConnectionLimits, Listener};
 use crate::metrics::{Gauges, Metrics};
@@ -61,6 +61,14 @@ impl Service {
         } else {
             None
         };
+        let fresh = crate::job_id::new_instance();
+        let (journal, restored) = match &config.state_dir {
+            Some(dir) => {
+                let (j, r) = crate::journal::Journal::open(dir, fresh)?;
+                (Some(Arc::new(j)), Some(r))
+            }
+            None => (None, None),
+        };
         let jobs = Jobs::start(
             engine,
             keys,
@@ -70,12 +78,24 @@ impl Service {
             config.max_queue,
             config.max_running,
             config.keep_finished,
+            restored.as_ref().map(|r| r.instance).unwrap_or(fresh),
+            journal,
         );
-        Ok(Arc::new(Self {
+        let service = Arc::new(Self {
             jobs,
             config,
             shutdown: Arc::new(Notify::new()),
-        }))
+        });
+        if let Some(r) = restored {
+            let n = r.records.len();
+            service.jobs.restore(r.records, |req| {
+                service.spec(req, None).map_err(|s| s.message().to_string())
+            });
+            if n > 0 {
+                log::info!("{n} jobs read back from the journal");
+            }
+        }
+        Ok(service)
     }
 
     pub fn jobs(&self) -> &Arc<Jobs> {
@@ -181,6 +201,7 @@ impl Service {
         };
         Ok(JobSpec {
             work: Work::BuiltIn,
+            origin: Origin::default(),
             name,
             kind,
             log_constraints: b.log_constraints,
@@ -196,6 +217,18 @@ impl Service {
             params_dir,
             deadline: (r.deadline_ms > 0).then(|| Duration::from_millis(r.deadline_ms)),
         })
+    }
+
+    /// `spec`, with the request kept for the journal when there is one.
+    pub(crate) fn journaled_spec(
+        &self,
+        r: proto::SubmitRequest,
+        wire: Option<usize>,
+    ) -> Result<JobSpec, Status> {
+        let copy = self.jobs.journaling().then(|| r.clone());
+        let mut spec = self.spec(r, wire)?;
+        spec.origin.request = copy;
+        Ok(spec)
     }
 
     fn check_devices(&self, devices: &[u32]) -> Result<(), Status> {
@@ -263,6 +296,7 @@ impl Service {
             params_dir: std::path::PathBuf::new(),
             deadline: (r.deadline_ms > 0).then(|| Duration::from_millis(r.deadline_ms)),
             work: Work::FilecoinC2(Arc::new(c2)),
+            origin: Origin::default(),
         })
     }
 
@@ -270,6 +304,7 @@ impl Service {
         self.jobs.submit(spec).map_err(|e| match e {
             SubmitError::Busy(_) => Status::resource_exhausted(e.to_string()),
             SubmitError::Draining => Status::unavailable(e.to_string()),
+            SubmitError::Journal(_) => Status::unavailable(e.to_string()),
         })
     }
 
@@ -383,7 +418,7 @@ impl Prover for Arc<Service> {
         req: Request<proto::SubmitRequest>,
     ) -> Result<Response<proto::SubmitReply>, Status> {
         let wire = crate::wire_size::of(&req);
-        let spec = self.spec(req.into_inner(), wire)?;
+        let spec = self.journaled_spec(req.into_inner(), wire)?;
         let e = self.submit_spec(spec)?;
         Ok(Response::new(proto::SubmitReply {
             job_id: e.wire_id.to_string(),
@@ -407,7 +442,7 @@ impl Prover for Arc<Service> {
         req: Request<proto::SubmitRequest>,
     ) -> Result<Response<EventStream>, Status> {
         let wire = crate::wire_size::of(&req);
-        let spec = self.spec(req.into_inner(), wire)?;
+        let spec = self.journaled_spec(req.into_inner(), wire)?;
         let e = self.submit_spec(spec)?;
         Ok(Response::new(events(e)))
     }

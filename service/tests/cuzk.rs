@@ -420,3 +420,146 @@ async fn unknown_kinds_and_bad_inputs_are_clear_statuses_and_queue_nothing() {
         r.error_message
     );
 }
+
+/// A daemon process with a journal, on a unix socket.
+struct Child {
+    child: std::process::Child,
+    addr: String,
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve_journaled(dir: &std::path::Path) -> Result<Child, String> {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cuda-prover-service"))
+        .arg("serve")
+        .arg("--listen")
+        .arg(format!("unix://{}", dir.join("cuzk.sock").display()))
+        .args([
+            "--backend",
+            "host",
+            "--host-devices",
+            "1",
+            "--max-running",
+            "1",
+        ])
+        .arg("--filecoin-test-params")
+        .arg(test_params())
+        .arg("--params-dir")
+        .arg(dir.join("params"))
+        .arg("--state-dir")
+        .arg(dir.join("state"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    match line.trim().strip_prefix("listening on ") {
+        Some(a) => Ok(Child {
+            addr: a.to_string(),
+            child,
+        }),
+        None => {
+            let mut err = String::new();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+            let _ = child.wait();
+            Err(err)
+        }
+    }
+}
+
+/// Jobs survive kill -9: three C2 jobs accepted (one finished, one
+/// running, one queued when the daemon dies); the next start on the same
+/// state directory and socket keeps the finished proof (not proved again),
+/// runs the other two once under their ids, and their request ids name
+/// them. A journal that cannot be read stops the start, naming the file.
+#[test]
+fn journaled_jobs_survive_kill_9() {
+    let s = sealed();
+    let dir = temp_dir("cuzk-journal");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut d = serve_journaled(&dir).unwrap();
+    let (ids, first_proof) = rt.block_on(async {
+        let mut cl = cuzk_client(&d.addr).await;
+        let mut ids = Vec::new();
+        for r in ["j1", "j2", "j3"] {
+            ids.push(
+                cl.submit_proof(c2_request(r))
+                    .await
+                    .unwrap()
+                    .into_inner()
+                    .job_id,
+            );
+        }
+        let first = cl
+            .await_proof(pb::AwaitProofRequest {
+                job_id: ids[0].clone(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(first.status, AwaitStatus::Completed as i32, "{first:?}");
+        let mut running = false;
+        for _ in 0..500 {
+            if open_jobs(&mut cl).await == (1, 1) {
+                running = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(running, "the second job runs, the third waits");
+        (ids, first.proof)
+    });
+    d.child.kill().unwrap();
+    let _ = d.child.wait();
+    drop(d);
+
+    let d = serve_journaled(&dir).unwrap();
+    rt.block_on(async {
+        let mut cl = cuzk_client(&d.addr).await;
+        for (k, id) in ids.iter().enumerate() {
+            let r = cl
+                .await_proof(pb::AwaitProofRequest { job_id: id.clone() })
+                .await
+                .unwrap()
+                .into_inner();
+            assert_eq!(r.status, AwaitStatus::Completed as i32, "job {k}: {r:?}");
+            assert!(verify_commit(s, &r.proof).unwrap(), "job {k}");
+            if k == 0 {
+                assert_eq!(r.proof, first_proof, "the finished proof is kept");
+            }
+        }
+        for (k, r) in ["j1", "j2", "j3"].iter().enumerate() {
+            let again = cl.submit_proof(c2_request(r)).await.unwrap().into_inner();
+            assert_eq!(again.job_id, ids[k], "{r} names its job after the restart");
+        }
+        let st = cl
+            .get_status(pb::GetStatusRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            st.total_completed, 2,
+            "two jobs ran after the restart, once each"
+        );
+        assert_eq!(open_jobs(&mut cl).await, (0, 0));
+    });
+    drop(d);
+
+    // A journal that is not one: a clear error naming the file.
+    let journal = dir.join("state").join("jobs.redb");
+    std::fs::write(&journal, vec![0x5a; 8192]).unwrap();
+    let err = serve_journaled(&dir)
+        .err()
+        .expect("a corrupt journal stops the start");
+    assert!(err.contains(&journal.display().to_string()), "{err}");
+}

@@ -47,11 +47,26 @@ pub struct Cuzk {
 }
 
 impl Cuzk {
+    /// The request ids of the jobs the daemon knows (read back from its
+    /// journal after a restart) name their jobs again.
     pub fn new(service: Arc<Service>) -> Arc<Self> {
+        let mut requests = HashMap::new();
+        for entry in service.jobs().all() {
+            let o = &entry.spec.origin;
+            if !o.request_id.is_empty() {
+                requests.insert(
+                    o.request_id.clone(),
+                    Known {
+                        digest: o.digest,
+                        entry: entry.clone(),
+                    },
+                );
+            }
+        }
         Arc::new(Self {
             service,
             started: Instant::now(),
-            requests: Mutex::new(HashMap::new()),
+            requests: Mutex::new(requests),
         })
     }
 
@@ -73,7 +88,12 @@ impl Cuzk {
             return Ok(e);
         }
         let spec = match kind {
-            ProofKind::PorepSealCommit => self.porep_spec(&r, kind, wire)?,
+            ProofKind::PorepSealCommit => {
+                let mut spec = self.porep_spec(&r, kind, wire)?;
+                spec.origin.request_id = r.request_id.clone();
+                spec.origin.digest = digest;
+                spec
+            }
             other => {
                 return Err(Status::unimplemented(format!(
                     "{} is not a job of this daemon yet (POREP_SEAL_COMMIT is)",
@@ -161,7 +181,7 @@ impl Cuzk {
                 name: r.request_id.clone(),
                 ..Default::default()
             };
-            self.service.spec(req, wire)
+            self.service.journaled_spec(req, wire)
         }
         #[cfg(not(feature = "filecoin"))]
         {
