@@ -563,3 +563,32 @@ fn journaled_jobs_survive_kill_9() {
         .expect("a corrupt journal stops the start");
     assert!(err.contains(&journal.display().to_string()), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_request_is_refused_and_queues_nothing() {
+    let d = start_unix(1, |c| {
+        c.filecoin_test_params = Some(test_params().clone());
+        c.max_filecoin_request_bytes = 256 << 10;
+    })
+    .await;
+    let mut cl = cuzk_client(&d.addr).await;
+    let req = pb::SubmitProofRequest {
+        request_id: "too-big".into(),
+        proof_kind: ProofKind::PorepSealCommit as i32,
+        vanilla_proof: vec![b' '; 300 << 10],
+        sector_number: 1,
+        miner_id: MINER,
+        ..Default::default()
+    };
+    let e = cl.prove(req).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::OutOfRange, "{e:?}");
+    assert_eq!(open_jobs(&mut cl).await, (0, 0));
+    assert_eq!(
+        d.service
+            .jobs()
+            .metrics
+            .submitted
+            .load(std::sync::atomic::Ordering::Relaxed),
+        0
+    );
+}
