@@ -16,7 +16,6 @@
 pub mod convert;
 
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
@@ -225,23 +224,55 @@ fn same_inputs(request_id: &str, k: &Known, digest: u64) -> Result<Arc<JobEntry>
 }
 
 /// A digest of everything a request asks for but its id: a repeated id
-/// with other inputs is a client's mistake, not the same job.
+/// with other inputs is a client's mistake, not the same job. FNV-1a over
+/// the fields (each with its length), so that a digest the journal kept
+/// means the same to a later build of the daemon.
 fn digest(r: &pb::SubmitProofRequest) -> u64 {
-    let mut h = DefaultHasher::new();
-    (
-        r.proof_kind,
+    let mut h = Fnv::default();
+    for v in [
+        r.proof_kind as u64,
         r.sector_size,
         r.registered_proof,
-        r.priority,
-        &r.vanilla_proof,
+        r.priority as u64,
         r.sector_number,
         r.miner_id,
+        r.partition_index as u64,
+    ] {
+        h.u64(v);
+    }
+    for b in [
+        &r.vanilla_proof,
         &r.randomness,
-        r.partition_index,
-    )
-        .hash(&mut h);
-    (&r.sector_key_cid, &r.new_sealed_cid, &r.new_unsealed_cid).hash(&mut h);
-    h.finish()
+        &r.sector_key_cid,
+        &r.new_sealed_cid,
+        &r.new_unsealed_cid,
+    ] {
+        h.bytes(b);
+    }
+    h.0
+}
+
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn byte(&mut self, b: u8) {
+        self.0 = (self.0 ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+
+    fn u64(&mut self, v: u64) {
+        v.to_le_bytes().iter().for_each(|&b| self.byte(b));
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        self.u64(b.len() as u64);
+        b.iter().for_each(|&x| self.byte(x));
+    }
 }
 
 /// The cuzk proof kind a job counts under (built-in jobs: unspecified).
@@ -297,6 +328,42 @@ fn response(entry: &JobEntry, r: &JobResult) -> pb::AwaitProofResponse {
         synthesis_ms: t.synthesis_ms,
         gpu_compute_ms: t.gpu_compute_ms,
         total_ms: t.total_ms,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_are_fnv_1a_and_see_every_input() {
+        let mut h = Fnv::default();
+        h.byte(b'a');
+        // FNV-1a 64 of "a".
+        assert_eq!(h.0, 0xaf63_dc4c_8601_ec8c);
+        let r = pb::SubmitProofRequest {
+            request_id: "x".into(),
+            proof_kind: 1,
+            vanilla_proof: b"c1".to_vec(),
+            miner_id: 1000,
+            ..Default::default()
+        };
+        let other_id = pb::SubmitProofRequest {
+            request_id: "y".into(),
+            ..r.clone()
+        };
+        assert_eq!(digest(&r), digest(&other_id));
+        let moved = pb::SubmitProofRequest {
+            vanilla_proof: b"c".to_vec(),
+            randomness: b"1".to_vec(),
+            ..r.clone()
+        };
+        assert_ne!(digest(&r), digest(&moved));
+        let miner = pb::SubmitProofRequest {
+            miner_id: 1001,
+            ..r.clone()
+        };
+        assert_ne!(digest(&r), digest(&miner));
     }
 }
 
