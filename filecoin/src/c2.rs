@@ -1,6 +1,8 @@
 //! C2 of a C1 file: parse, resolve the proof type, prove, verify. What a
 //! sealing worker's C2 task does, and what `cuda-prover-filecoin c2` runs.
 
+use std::path::PathBuf;
+
 use filecoin_proofs::{MerkleTreeTrait, PoRepConfig};
 use storage_proofs_core::sector::SectorId;
 
@@ -27,6 +29,19 @@ pub fn parse_prover_id(s: &str) -> Result<[u8; 32]> {
             .map_err(|_| FilecoinError::Input(format!("prover id '{s}' is not hex")))?;
     }
     Ok(id)
+}
+
+/// The params file a seal proof's C2 proves with (in filecoin-proofs'
+/// parameter cache, `FIL_PROOFS_PARAMETER_CACHE`).
+pub fn porep_params_path(registered: RegisteredSeal) -> Result<PathBuf> {
+    let config = registered.porep_config()?;
+    with_sector_shape!(registered.size, porep_params_typed, &config)
+}
+
+fn porep_params_typed<Tree: 'static + MerkleTreeTrait>(config: &PoRepConfig) -> Result<PathBuf> {
+    config
+        .get_cache_params_path::<Tree>()
+        .map_err(|e| FilecoinError::proofs("parameter path", e))
 }
 
 /// C2 of a C1 file's bytes (any shape `C1File` reads).

@@ -236,6 +236,29 @@ impl FilecoinProver {
         Ok((key, t.elapsed()))
     }
 
+    /// The params files whose proving keys this prover (and every prover
+    /// of its jobs) holds loaded.
+    pub fn loaded_keys(&self) -> Vec<PathBuf> {
+        let keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
+        let mut v: Vec<PathBuf> = keys.keys().cloned().collect();
+        v.sort();
+        v
+    }
+
+    /// Drops the loaded key of `params` and its shape; whether the key was
+    /// loaded. A job proving with it keeps it until that job ends.
+    pub fn evict_key(&self, params: &Path) -> bool {
+        self.shapes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(params);
+        self.keys
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(params)
+            .is_some()
+    }
+
     /// Proves `circuits` (the partitions of one Filecoin proof, in partition
     /// order) with the key in `params`, as one engine job.
     pub fn prove<C>(&self, name: &str, circuits: Vec<C>, params: &Path) -> Result<Proved>

@@ -68,6 +68,17 @@ pub fn seal_test_sector(
     work_dir: &Path,
     seed: u64,
 ) -> Result<SealedSector> {
+    seal_test_sector_for(registered, work_dir, seed, None)
+}
+
+/// [`seal_test_sector`] with the given prover id (a miner's, for
+/// instance) instead of one drawn from `seed`; the rest is drawn as there.
+pub fn seal_test_sector_for(
+    registered: RegisteredSeal,
+    work_dir: &Path,
+    seed: u64,
+    prover_id: Option<[u8; 32]>,
+) -> Result<SealedSector> {
     let config = registered.porep_config()?;
     with_sector_shape!(
         registered.size,
@@ -75,7 +86,8 @@ pub fn seal_test_sector(
         registered,
         &config,
         work_dir,
-        seed
+        seed,
+        prover_id
     )
 }
 
@@ -84,6 +96,7 @@ fn seal_inner<Tree: 'static + MerkleTreeTrait>(
     config: &PoRepConfig,
     work_dir: &Path,
     seed: u64,
+    given_prover_id: Option<[u8; 32]>,
 ) -> Result<SealedSector> {
     let e = |what: &'static str| move |e: anyhow::Error| FilecoinError::proofs(what, e);
     let cache = work_dir.join("cache");
@@ -93,7 +106,8 @@ fn seal_inner<Tree: 'static + MerkleTreeTrait>(
     let replica = work_dir.join("sealed");
 
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let prover_id = field_bytes(&mut rng);
+    let drawn_prover_id = field_bytes(&mut rng);
+    let prover_id = given_prover_id.unwrap_or(drawn_prover_id);
     let sector_id = 1 + (rng.next_u32() as u64 % 1000);
     let ticket = field_bytes(&mut rng);
     let challenge_seed = field_bytes(&mut rng);

@@ -1,6 +1,12 @@
 //! A client of the proving service: submit, await (with progress), prove,
 //! cancel, status, metrics, preload, evict, drain, shutdown.
 
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
 use tonic::metadata::MetadataValue;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
@@ -33,6 +39,52 @@ fn code_name(c: tonic::Code) -> &'static str {
         tonic::Code::OutOfRange => "too large",
         tonic::Code::DeadlineExceeded => "deadline exceeded",
         _ => "error",
+    }
+}
+
+/// A channel to a daemon at `addr`: `host:port`, a full `http://` URI, or
+/// `unix:///path/to.sock`.
+pub async fn channel(addr: &str) -> Result<Channel, String> {
+    if let Some(path) = addr.strip_prefix("unix://") {
+        let path = Arc::new(PathBuf::from(path));
+        // The URI is not used to connect: the connector opens the socket.
+        return Endpoint::from_static("http://localhost")
+            .connect_with_connector(UnixConnector(path))
+            .await
+            .map_err(|e| format!("{e} (is the daemon running?)"));
+    }
+    let uri = if addr.contains("://") {
+        addr.to_string()
+    } else {
+        format!("http://{addr}")
+    };
+    Endpoint::from_shared(uri)
+        .map_err(|e| e.to_string())?
+        .connect()
+        .await
+        .map_err(|e| format!("{e} (is the daemon running?)"))
+}
+
+/// Opens the daemon's unix socket for each connection of a channel.
+#[derive(Clone)]
+struct UnixConnector(Arc<PathBuf>);
+
+impl tower_service::Service<tonic::transport::Uri> for UnixConnector {
+    type Response = hyper_util::rt::TokioIo<tokio::net::UnixStream>;
+    type Error = std::io::Error;
+    type Future =
+        Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send + 'static>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _uri: tonic::transport::Uri) -> Self::Future {
+        let path = self.0.clone();
+        Box::pin(async move {
+            let s = tokio::net::UnixStream::connect(&*path).await?;
+            Ok(hyper_util::rt::TokioIo::new(s))
+        })
     }
 }
 
@@ -74,23 +126,14 @@ pub struct Client {
 }
 
 impl Client {
-    /// `addr` as host:port (or a full http:// URI); `token` when the
+    /// `addr` as host:port, a full http:// URI or unix:///path; `token` when the
     /// daemon requires one.
     pub async fn connect(addr: &str, token: Option<&str>) -> Result<Self, ClientError> {
-        let uri = if addr.contains("://") {
-            addr.to_string()
-        } else {
-            format!("http://{addr}")
-        };
         let fail = |message: String| ClientError::Connect {
             addr: addr.to_string(),
             message,
         };
-        let endpoint = Endpoint::from_shared(uri).map_err(|e| fail(e.to_string()))?;
-        let channel = endpoint
-            .connect()
-            .await
-            .map_err(|e| fail(format!("{e} (is the daemon running?)")))?;
+        let channel = channel(addr).await.map_err(fail)?;
         let token = token
             .map(|t| {
                 format!("Bearer {t}")

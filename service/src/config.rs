@@ -42,6 +42,9 @@ pub struct ServiceConfig {
     /// A connection that sends nothing for this long is closed (live
     /// clients answer the server's pings well within it).
     pub idle_timeout: std::time::Duration,
+    /// Accepted jobs are journaled here (`jobs.redb`) before their
+    /// submission answers, and taken back by the next start.
+    pub state_dir: Option<PathBuf>,
 }
 
 impl Default for ServiceConfig {
@@ -61,6 +64,7 @@ impl Default for ServiceConfig {
             max_filecoin_request_bytes: 64 << 20,
             max_connections: 512,
             idle_timeout: std::time::Duration::from_secs(60),
+            state_dir: None,
         }
     }
 }

@@ -13,11 +13,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use cuda_prover_engine::gate::Priority;
-use cuda_prover_engine::{Engine, JobReport};
+use cuda_prover_engine::Engine;
 use cuda_prover_filecoin::c1::{C1File, Expected};
-use cuda_prover_filecoin::c2::{c2_from_bytes, parse_prover_id};
+use cuda_prover_filecoin::c2::{c2_from_bytes, parse_prover_id, porep_params_path};
 use cuda_prover_filecoin::test_params::use_test_parameter_dir;
-use cuda_prover_filecoin::{FilecoinError, FilecoinProver, RegisteredSeal, SectorSize};
+use cuda_prover_filecoin::{FilecoinError, FilecoinProver, JobTimes, RegisteredSeal, SectorSize};
 use cuda_prover_pipeline::KeyCheck;
 
 use crate::proto;
@@ -108,15 +108,38 @@ impl FilecoinJobs {
         self.test_params.as_deref()
     }
 
+    /// The params file of a seal proof's key (in the TEST directory when
+    /// the daemon uses one).
+    pub fn porep_params(&self, registered: RegisteredSeal) -> Result<PathBuf, FilecoinError> {
+        porep_params_path(registered)
+    }
+
+    /// Loads the key of `params` and keeps it; the time the load took
+    /// (zero when it was loaded already).
+    pub fn preload(&self, params: &Path) -> Result<std::time::Duration, FilecoinError> {
+        self.base.key(params).map(|(_, took)| took)
+    }
+
+    /// Drops the key of `params`; whether it was loaded.
+    pub fn evict(&self, params: &Path) -> bool {
+        self.base.evict_key(params)
+    }
+
+    /// The params files whose keys are loaded.
+    pub fn loaded_keys(&self) -> Vec<PathBuf> {
+        self.base.loaded_keys()
+    }
+
     /// C2 on `engine` at `priority`: the proof bytes, already accepted by
-    /// filecoin-proofs' `verify_seal`, and the engine's job report.
+    /// filecoin-proofs' `verify_seal`, and where the time went (the
+    /// engine's job report in it).
     pub fn run_c2(
         &self,
         engine: Engine,
         spec: &C2Spec,
         priority: Priority,
         cancel: Arc<AtomicBool>,
-    ) -> Result<(Vec<u8>, JobReport), FilecoinError> {
+    ) -> Result<(Vec<u8>, JobTimes), FilecoinError> {
         let prover = self.base.for_job(engine, priority, cancel);
         let expected = Expected {
             registered: Some(spec.registered),
@@ -129,6 +152,6 @@ impl FilecoinJobs {
             spec.prover_id,
             spec.sector_id,
         )?;
-        Ok((out.output.proof, out.times.report))
+        Ok((out.output.proof, out.times))
     }
 }

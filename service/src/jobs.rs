@@ -60,10 +60,23 @@ pub enum Work {
     FilecoinC2(Arc<crate::filecoin::C2Spec>),
 }
 
+/// Where a job came from, for the journal and for idempotency.
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    /// The request as the cuda_prover.v1 API takes it (cuzk.v1 requests
+    /// are written in that form too); journaled when set.
+    pub request: Option<crate::proto::SubmitRequest>,
+    /// The client's idempotency key (cuzk.v1 `request_id`), and a digest of
+    /// the request's inputs.
+    pub request_id: String,
+    pub digest: u64,
+}
+
 /// A job, checked.
 #[derive(Debug, Clone)]
 pub struct JobSpec {
     pub work: Work,
+    pub origin: Origin,
     pub name: String,
     pub kind: Kind,
     pub log_constraints: u32,
@@ -86,6 +99,46 @@ pub struct JobResult {
     pub proofs: Vec<Vec<u8>>,
     pub error: String,
     pub report_json: String,
+    pub timings: Timings,
+}
+
+/// Where a job's time went, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timings {
+    /// Submission to the job's start (to its end, for a job that never
+    /// started).
+    pub queue_wait_ms: u64,
+    /// Loading the proving key (0 when it was loaded already).
+    pub srs_load_ms: u64,
+    /// Circuit synthesis (full or witness-only, with the core's evaluation
+    /// of a, b, c), summed over the partitions.
+    pub synthesis_ms: u64,
+    /// The device part, summed over the partitions.
+    pub gpu_compute_ms: u64,
+    /// Submission to the job's end.
+    pub total_ms: u64,
+}
+
+impl Timings {
+    /// Synthesis and device time of an engine job's report.
+    pub fn from_report(report: &cuda_prover_engine::JobReport) -> Self {
+        let mut synthesis = 0.0;
+        let mut device = 0.0;
+        for p in &report.per_partition {
+            synthesis += p.synthesis_ms.unwrap_or(0.0) + p.witness_ms.unwrap_or(0.0);
+            synthesis += p.evaluation_ms;
+            device += p.device_ms;
+        }
+        Self {
+            synthesis_ms: synthesis.round() as u64,
+            gpu_compute_ms: device.round() as u64,
+            ..Self::default()
+        }
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    d.as_millis().min(u64::MAX as u128) as u64
 }
 
 /// What awaiting clients see.
@@ -104,6 +157,8 @@ pub struct JobEntry {
     pub wire_id: JobId,
     pub spec: JobSpec,
     pub submitted: Instant,
+    /// When a runner took the job.
+    started: Mutex<Option<Instant>>,
     cancel: Arc<AtomicBool>,
     cancel_reason: Mutex<Option<String>>,
     tx: watch::Sender<Snapshot>,
@@ -158,6 +213,9 @@ pub enum SubmitError {
     Busy(usize),
     #[error("draining: the daemon takes no new jobs")]
     Draining,
+    /// The job could not be journaled, so it was not accepted.
+    #[error("{0}")]
+    Journal(String),
 }
 
 pub struct Jobs {
@@ -176,6 +234,7 @@ pub struct Jobs {
     pub device_partitions: Vec<AtomicU64>,
     max_queue: usize,
     keep_finished: usize,
+    journal: Option<Arc<crate::journal::Journal>>,
 }
 
 impl Jobs {
@@ -188,6 +247,8 @@ impl Jobs {
         max_queue: usize,
         max_running: usize,
         keep_finished: usize,
+        instance: u64,
+        journal: Option<Arc<crate::journal::Journal>>,
     ) -> Arc<Self> {
         let device_partitions = engine.devices().iter().map(|_| AtomicU64::new(0)).collect();
         let jobs = Arc::new(Self {
@@ -195,7 +256,7 @@ impl Jobs {
             work: Condvar::new(),
             idle: Condvar::new(),
             next_id: AtomicU64::new(1),
-            instance: crate::job_id::new_instance(),
+            instance,
             engine,
             keys,
             #[cfg(feature = "filecoin")]
@@ -204,6 +265,7 @@ impl Jobs {
             device_partitions,
             max_queue,
             keep_finished,
+            journal,
         });
         for i in 0..max_running.max(1) {
             let j = jobs.clone();
@@ -234,6 +296,22 @@ impl Jobs {
         self.filecoin.as_deref()
     }
 
+    /// The Filecoin prover, shared (for work off the runtime's threads).
+    #[cfg(feature = "filecoin")]
+    pub fn filecoin_handle(&self) -> Option<Arc<crate::filecoin::FilecoinJobs>> {
+        self.filecoin.clone()
+    }
+
+    /// Finished jobs remembered for await and status.
+    pub fn keep_finished(&self) -> usize {
+        self.keep_finished
+    }
+
+    /// Jobs queued or running at most.
+    pub fn max_queue(&self) -> usize {
+        self.max_queue
+    }
+
     pub fn submit(&self, spec: JobSpec) -> Result<Arc<JobEntry>, SubmitError> {
         let mut g = self.inner.lock();
         if g.draining || g.stopping {
@@ -245,24 +323,18 @@ impl Jobs {
             return Err(SubmitError::Busy(open));
         }
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
-        let (tx, _) = watch::channel(Snapshot {
-            state: JobState::Queued,
-            done: 0,
-            total: spec.partitions,
-            result: None,
-        });
-        let entry = Arc::new(JobEntry {
-            id,
-            wire_id: JobId {
-                instance: self.instance,
+        if let (Some(j), Some(request)) = (&self.journal, &spec.origin.request) {
+            let record = crate::journal::Record {
                 seq: id,
-            },
-            spec,
-            submitted: Instant::now(),
-            cancel: Arc::new(AtomicBool::new(false)),
-            cancel_reason: Mutex::new(None),
-            tx,
-        });
+                request: Some(request.clone()),
+                request_id: spec.origin.request_id.clone(),
+                digest: spec.origin.digest,
+                partitions: spec.partitions,
+                ..Default::default()
+            };
+            j.put(&record).map_err(SubmitError::Journal)?;
+        }
+        let entry = self.new_entry(id, spec);
         g.queue
             .insert((Reverse(entry.spec.priority), id), entry.clone());
         g.all.insert(id, entry.clone());
@@ -270,6 +342,128 @@ impl Jobs {
         self.metrics.submitted.fetch_add(1, Ordering::Relaxed);
         self.work.notify_one();
         Ok(entry)
+    }
+
+    fn new_entry(&self, id: u64, spec: JobSpec) -> Arc<JobEntry> {
+        let (tx, _) = watch::channel(Snapshot {
+            state: JobState::Queued,
+            done: 0,
+            total: spec.partitions,
+            result: None,
+        });
+        Arc::new(JobEntry {
+            id,
+            wire_id: JobId {
+                instance: self.instance,
+                seq: id,
+            },
+            spec,
+            submitted: Instant::now(),
+            started: Mutex::new(None),
+            cancel: Arc::new(AtomicBool::new(false)),
+            cancel_reason: Mutex::new(None),
+            tx,
+        })
+    }
+
+    /// Whether accepted jobs are journaled.
+    pub fn journaling(&self) -> bool {
+        self.journal.is_some()
+    }
+
+    /// Takes back the jobs of a journal after a restart: a job that was
+    /// queued or running is queued again under its id (`rebuild` checks its
+    /// request again; one that no longer passes fails with the reason), a
+    /// finished one keeps its result for await. Call before submitting.
+    pub fn restore(
+        &self,
+        records: Vec<crate::journal::Record>,
+        rebuild: impl Fn(crate::proto::SubmitRequest) -> Result<JobSpec, String>,
+    ) {
+        let mut records = records;
+        records.sort_by_key(|r| r.seq);
+        let mut g = self.inner.lock();
+        for r in records {
+            self.next_id.fetch_max(r.seq + 1, Ordering::SeqCst);
+            let origin = Origin {
+                request: r.request.clone(),
+                request_id: r.request_id.clone(),
+                digest: r.digest,
+            };
+            let open = r.state.is_empty();
+            let rebuilt = match (&r.request, open) {
+                (Some(req), true) => Some(rebuild(req.clone())),
+                _ => None,
+            };
+            let spec = match &rebuilt {
+                Some(Ok(spec)) => JobSpec {
+                    origin: origin.clone(),
+                    ..spec.clone()
+                },
+                _ => JobSpec {
+                    work: Work::BuiltIn,
+                    origin,
+                    name: format!("restored-{}", r.seq),
+                    kind: Kind::Chain,
+                    log_constraints: 0,
+                    partitions: r.partitions,
+                    seed: None,
+                    synthesis: SynthesisMode::Auto,
+                    priority: cuda_prover_engine::gate::PRIORITY_DEFAULT,
+                    devices: Vec::new(),
+                    params_dir: PathBuf::new(),
+                    deadline: None,
+                },
+            };
+            let entry = self.new_entry(r.seq, spec);
+            g.all.insert(r.seq, entry.clone());
+            if let Some(Ok(_)) = rebuilt {
+                log::info!("job {} queued again from the journal", entry.wire_id);
+                g.queue
+                    .insert((Reverse(entry.spec.priority), r.seq), entry.clone());
+                continue;
+            }
+            let result = match rebuilt {
+                Some(Err(e)) => failed(format!(
+                    "the job could not run again after the daemon restarted: {e}"
+                )),
+                _ => JobResult {
+                    state: match r.state.as_str() {
+                        "done" => JobState::Done,
+                        "cancelled" => JobState::Cancelled,
+                        _ => JobState::Failed,
+                    },
+                    verified: r.verified,
+                    proofs: r.proofs.clone(),
+                    error: if r.state.is_empty() {
+                        "the journal holds no request for this job".into()
+                    } else {
+                        r.error.clone()
+                    },
+                    report_json: String::new(),
+                    timings: Timings {
+                        queue_wait_ms: r.timings.first().copied().unwrap_or(0),
+                        srs_load_ms: r.timings.get(1).copied().unwrap_or(0),
+                        synthesis_ms: r.timings.get(2).copied().unwrap_or(0),
+                        gpu_compute_ms: r.timings.get(3).copied().unwrap_or(0),
+                        total_ms: r.timings.get(4).copied().unwrap_or(0),
+                    },
+                },
+            };
+            let state = result.state;
+            entry.tx.send_modify(|s| {
+                s.state = state;
+                s.result = Some(Arc::new(result));
+            });
+            g.finished.push_back(r.seq);
+        }
+        drop(g);
+        self.work.notify_all();
+    }
+
+    /// Every job the daemon remembers (queued, running, finished).
+    pub fn all(&self) -> Vec<Arc<JobEntry>> {
+        self.inner.lock().all.values().cloned().collect()
     }
 
     pub fn get(&self, id: u64) -> Option<Arc<JobEntry>> {
@@ -343,8 +537,14 @@ impl Jobs {
         self.work.notify_all();
     }
 
-    fn finish_locked(&self, g: &mut Inner, entry: &JobEntry, result: JobResult) {
+    fn finish_locked(&self, g: &mut Inner, entry: &JobEntry, mut result: JobResult) {
         g.running.remove(&entry.id);
+        let total = entry.submitted.elapsed();
+        result.timings.total_ms = ms(total);
+        result.timings.queue_wait_ms = match *entry.started.lock() {
+            Some(t) => ms(t.saturating_duration_since(entry.submitted)),
+            None => ms(total),
+        };
         match result.state {
             JobState::Done => {
                 self.metrics.done.fetch_add(1, Ordering::Relaxed);
@@ -361,6 +561,30 @@ impl Jobs {
         }
         self.metrics
             .observe_latency(entry.submitted.elapsed().as_secs_f64());
+        if let (Some(j), Some(_)) = (&self.journal, &entry.spec.origin.request) {
+            let t = result.timings;
+            let record = crate::journal::Record {
+                seq: entry.id,
+                request: None,
+                request_id: entry.spec.origin.request_id.clone(),
+                digest: entry.spec.origin.digest,
+                state: result.state.name().into(),
+                verified: result.verified,
+                proofs: result.proofs.clone(),
+                error: result.error.clone(),
+                timings: vec![
+                    t.queue_wait_ms,
+                    t.srs_load_ms,
+                    t.synthesis_ms,
+                    t.gpu_compute_ms,
+                    t.total_ms,
+                ],
+                partitions: entry.spec.partitions,
+            };
+            if let Err(e) = j.put(&record) {
+                log::error!("job {}: {e}", entry.wire_id);
+            }
+        }
         let state = result.state;
         entry.tx.send_modify(|s| {
             s.state = state;
@@ -370,6 +594,11 @@ impl Jobs {
         while g.finished.len() > self.keep_finished {
             if let Some(old) = g.finished.pop_front() {
                 g.all.remove(&old);
+                if let Some(j) = &self.journal {
+                    if let Err(e) = j.remove(old) {
+                        log::error!("{e}");
+                    }
+                }
             }
         }
         if g.queue.is_empty() && g.running.is_empty() {
@@ -386,6 +615,7 @@ impl Jobs {
                         return;
                     }
                     if let Some((_, e)) = g.queue.pop_first() {
+                        *e.started.lock() = Some(Instant::now());
                         g.running.insert(e.id, e.clone());
                         break e;
                     }
@@ -410,7 +640,9 @@ impl Jobs {
             #[cfg(feature = "filecoin")]
             Work::FilecoinC2(c2) => return self.run_c2(entry, c2),
         }
+        let mut key_load = Duration::ZERO;
         let outcome = (|| {
+            let t_key = Instant::now();
             let (key, _) = self.keys.get(
                 &self.engine,
                 spec.kind,
@@ -418,6 +650,7 @@ impl Jobs {
                 &spec.params_dir,
                 false,
             )?;
+            key_load = t_key.elapsed();
             let subset;
             let engine = if spec.devices.is_empty() {
                 &*self.engine
@@ -478,6 +711,10 @@ impl Jobs {
                     proofs,
                     error: String::new(),
                     report_json: out.report.to_json(),
+                    timings: Timings {
+                        srs_load_ms: ms(key_load),
+                        ..Timings::from_report(&out.report)
+                    },
                 }
             }
             Err(EngineError::Cancelled) => cancelled_result(&entry.cancel_reason()),
@@ -504,7 +741,8 @@ impl Jobs {
             Err(e) => return failed(e.to_string()),
         };
         match filecoin.run_c2(engine, c2, spec.priority, entry.cancel.clone()) {
-            Ok((proof, report)) => {
+            Ok((proof, times)) => {
+                let report = &times.report;
                 let all = self.engine.devices();
                 for p in &report.per_partition {
                     if let Some(i) = all.iter().position(|d| d.ordinal == p.device) {
@@ -518,6 +756,10 @@ impl Jobs {
                     proofs: vec![proof],
                     error: String::new(),
                     report_json: report.to_json(),
+                    timings: Timings {
+                        srs_load_ms: ms(times.key_load),
+                        ..Timings::from_report(report)
+                    },
                 }
             }
             Err(FilecoinError::Engine(EngineError::Cancelled)) => {
@@ -557,6 +799,7 @@ fn cancelled_result(reason: &str) -> JobResult {
         proofs: Vec::new(),
         error: reason.to_string(),
         report_json: String::new(),
+        timings: Timings::default(),
     }
 }
 
@@ -567,5 +810,6 @@ fn failed(error: String) -> JobResult {
         proofs: Vec::new(),
         error,
         report_json: String::new(),
+        timings: Timings::default(),
     }
 }

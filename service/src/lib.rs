@@ -12,11 +12,13 @@
 
 pub mod client;
 pub mod config;
+pub mod cuzk;
 #[cfg(feature = "filecoin")]
 pub mod filecoin;
 pub mod hosts;
 pub mod job_id;
 pub mod jobs;
+pub mod journal;
 pub mod keys;
 pub mod listener;
 pub mod metrics;
@@ -27,6 +29,12 @@ pub mod wire_size;
 /// The generated gRPC types and stubs (version 1 of the protocol).
 pub mod proto {
     tonic::include_proto!("cuda_prover.v1");
+}
+
+/// The generated gRPC types and stubs of cuzk's API (`cuzk.v1`), which
+/// Curio's cuzk client speaks.
+pub mod cuzk_proto {
+    tonic::include_proto!("cuzk.v1");
 }
 
 pub use client::{Client, ClientError, JobOutcome};

@@ -16,6 +16,7 @@ use cuda_prover_engine::{
     open_context, BackendChoice, DeviceSelection, Engine, EngineConfig, Policy, MAX_HOST_DEVICES,
     MAX_WORKERS_PER_DEVICE,
 };
+use cuda_prover_service::listener::{ListenAddr, Listener};
 use cuda_prover_service::proto;
 use cuda_prover_service::{Client, ClientError, JobOutcome, Service, ServiceConfig};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -159,9 +160,15 @@ struct JobArgs {
 enum Command {
     /// Run the daemon.
     Serve {
-        /// gRPC address; anything but loopback needs --token.
+        /// gRPC address: host:port (anything but loopback needs --token)
+        /// or unix:///path/to.sock (no token; the file's mode decides who
+        /// connects). Both APIs are served there: cuda_prover.v1 and
+        /// cuzk.v1 (Curio's).
         #[arg(long, default_value = DEFAULT_ADDR)]
         listen: String,
+        /// The unix socket file's mode, octal (with --listen unix://...).
+        #[arg(long, default_value = "0660", value_parser = parse_socket_mode)]
+        socket_mode: u32,
         /// Prometheus text at http://ADDR/metrics.
         #[arg(long)]
         metrics_listen: Option<String>,
@@ -219,6 +226,12 @@ enum Command {
         #[arg(long, default_value_t = 512,
               value_parser = clap::value_parser!(u32).range(1..=MAX_CONNECTIONS))]
         max_connections: u32,
+        /// Journal accepted jobs in DIR/jobs.redb (fsync'd before a submit
+        /// answers): after a crash, the next start on DIR runs the queued
+        /// and running jobs again under their ids and keeps finished
+        /// results for await.
+        #[arg(long, value_name = "DIR")]
+        state_dir: Option<PathBuf>,
         /// Seconds a connection may send nothing before it is closed.
         #[arg(long, default_value_t = 60,
               value_parser = clap::value_parser!(u32).range(1..=MAX_IDLE_TIMEOUT_S))]
@@ -312,6 +325,32 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// An octal file mode of permission bits only (0660, 600).
+fn parse_socket_mode(s: &str) -> Result<u32, String> {
+    let m = u32::from_str_radix(s.trim_start_matches("0o"), 8)
+        .map_err(|_| format!("'{s}' is not an octal mode (e.g. 0660)"))?;
+    if m > 0o777 {
+        return Err(format!("'{s}': permission bits only (at most 0777)"));
+    }
+    Ok(m)
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM (systemd's stop).
+async fn stop_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
     }
 }
 
@@ -418,6 +457,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         Command::Serve {
             listen,
+            socket_mode,
             metrics_listen,
             token,
             params_dir,
@@ -435,11 +475,12 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             max_filecoin_request_mib,
             max_connections,
             idle_timeout_s,
+            state_dir,
         } => {
-            let addr: std::net::SocketAddr = listen
-                .parse()
-                .map_err(|e| format!("--listen {listen}: {e}"))?;
-            cuda_prover_service::server::check_listen(&addr, token.as_deref())?;
+            let addr: ListenAddr = listen.parse().map_err(|e| format!("--listen {e}"))?;
+            if let ListenAddr::Tcp(a) = &addr {
+                cuda_prover_service::server::check_listen(a, token.as_deref())?;
+            }
             let devices = match gpu_devices {
                 Some(list) => DeviceSelection::parse_list(&list)?,
                 None => DeviceSelection::All,
@@ -470,13 +511,12 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 max_filecoin_request_bytes: (max_filecoin_request_mib as usize) << 20,
                 max_connections: max_connections as usize,
                 idle_timeout: std::time::Duration::from_secs(idle_timeout_s.into()),
+                state_dir,
                 ..Default::default()
             };
             let service = Service::new(Arc::new(engine), config)?;
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-            let bound = listener.local_addr().map_err(|e| e.to_string())?;
+            let listener = Listener::bind(&addr, socket_mode).await?;
+            let bound = listener.describe();
             if let Some(m) = metrics_listen {
                 let ml = tokio::net::TcpListener::bind(&m)
                     .await
@@ -495,10 +535,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             println!("listening on {bound}");
             use std::io::Write;
             let _ = std::io::stdout().flush();
-            cuda_prover_service::serve(service, listener, async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
+            cuda_prover_service::serve(service, listener, stop_signal()).await?;
             eprintln!("stopped");
             Ok(ExitCode::SUCCESS)
         }

@@ -17,10 +17,11 @@ use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use crate::config::ServiceConfig;
+use crate::cuzk_proto::proving_engine_server::ProvingEngineServer;
 use crate::job_id::JobId;
-use crate::jobs::{JobEntry, JobSpec, JobState, Jobs, SubmitError, Work};
+use crate::jobs::{JobEntry, JobSpec, JobState, Jobs, Origin, SubmitError, Work};
 use crate::keys::Keys;
-use crate::listener::ConnectionLimits;
+use crate::listener::{Acceptor, ConnectionLimits, Listener};
 use crate::metrics::{Gauges, Metrics};
 use crate::proto;
 use crate::proto::prover_server::{Prover, ProverServer};
@@ -60,6 +61,14 @@ impl Service {
         } else {
             None
         };
+        let fresh = crate::job_id::new_instance();
+        let (journal, restored) = match &config.state_dir {
+            Some(dir) => {
+                let (j, r) = crate::journal::Journal::open(dir, fresh)?;
+                (Some(Arc::new(j)), Some(r))
+            }
+            None => (None, None),
+        };
         let jobs = Jobs::start(
             engine,
             keys,
@@ -69,12 +78,24 @@ impl Service {
             config.max_queue,
             config.max_running,
             config.keep_finished,
+            restored.as_ref().map(|r| r.instance).unwrap_or(fresh),
+            journal,
         );
-        Ok(Arc::new(Self {
+        let service = Arc::new(Self {
             jobs,
             config,
             shutdown: Arc::new(Notify::new()),
-        }))
+        });
+        if let Some(r) = restored {
+            let n = r.records.len();
+            service.jobs.restore(r.records, |req| {
+                service.spec(req, None).map_err(|s| s.message().to_string())
+            });
+            if n > 0 {
+                log::info!("{n} jobs read back from the journal");
+            }
+        }
+        Ok(service)
     }
 
     pub fn jobs(&self) -> &Arc<Jobs> {
@@ -109,7 +130,11 @@ impl Service {
 
     /// The job of a submit; `wire` is the message's size as received (it
     /// counts unknown fields, which decoding dropped), when known.
-    fn spec(&self, mut r: proto::SubmitRequest, wire: Option<usize>) -> Result<JobSpec, Status> {
+    pub(crate) fn spec(
+        &self,
+        mut r: proto::SubmitRequest,
+        wire: Option<usize>,
+    ) -> Result<JobSpec, Status> {
         let bad = |m: String| Status::invalid_argument(m);
         let size = prost::Message::encoded_len(&r).max(wire.unwrap_or(0));
         let b = match r.job.take() {
@@ -175,6 +200,7 @@ impl Service {
         };
         Ok(JobSpec {
             work: Work::BuiltIn,
+            origin: Origin::default(),
             name,
             kind,
             log_constraints: b.log_constraints,
@@ -190,6 +216,18 @@ impl Service {
             params_dir,
             deadline: (r.deadline_ms > 0).then(|| Duration::from_millis(r.deadline_ms)),
         })
+    }
+
+    /// `spec`, with the request kept for the journal when there is one.
+    pub(crate) fn journaled_spec(
+        &self,
+        r: proto::SubmitRequest,
+        wire: Option<usize>,
+    ) -> Result<JobSpec, Status> {
+        let copy = self.jobs.journaling().then(|| r.clone());
+        let mut spec = self.spec(r, wire)?;
+        spec.origin.request = copy;
+        Ok(spec)
     }
 
     fn check_devices(&self, devices: &[u32]) -> Result<(), Status> {
@@ -257,13 +295,15 @@ impl Service {
             params_dir: std::path::PathBuf::new(),
             deadline: (r.deadline_ms > 0).then(|| Duration::from_millis(r.deadline_ms)),
             work: Work::FilecoinC2(Arc::new(c2)),
+            origin: Origin::default(),
         })
     }
 
-    fn submit_spec(&self, spec: JobSpec) -> Result<Arc<JobEntry>, Status> {
+    pub(crate) fn submit_spec(&self, spec: JobSpec) -> Result<Arc<JobEntry>, Status> {
         self.jobs.submit(spec).map_err(|e| match e {
             SubmitError::Busy(_) => Status::resource_exhausted(e.to_string()),
             SubmitError::Draining => Status::unavailable(e.to_string()),
+            SubmitError::Journal(_) => Status::unavailable(e.to_string()),
         })
     }
 
@@ -377,7 +417,7 @@ impl Prover for Arc<Service> {
         req: Request<proto::SubmitRequest>,
     ) -> Result<Response<proto::SubmitReply>, Status> {
         let wire = crate::wire_size::of(&req);
-        let spec = self.spec(req.into_inner(), wire)?;
+        let spec = self.journaled_spec(req.into_inner(), wire)?;
         let e = self.submit_spec(spec)?;
         Ok(Response::new(proto::SubmitReply {
             job_id: e.wire_id.to_string(),
@@ -401,7 +441,7 @@ impl Prover for Arc<Service> {
         req: Request<proto::SubmitRequest>,
     ) -> Result<Response<EventStream>, Status> {
         let wire = crate::wire_size::of(&req);
-        let spec = self.spec(req.into_inner(), wire)?;
+        let spec = self.journaled_spec(req.into_inner(), wire)?;
         let e = self.submit_spec(spec)?;
         Ok(Response::new(events(e)))
     }
@@ -576,15 +616,23 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Serves the service on `listener` until `shutdown` resolves or a
-/// Shutdown request arrives. Refuses a non-loopback address without a token.
+/// Serves both APIs (cuda_prover.v1 and cuzk.v1) on `listener` (TCP, or
+/// a unix socket whose file is removed when this returns) until `shutdown`
+/// resolves or a Shutdown request arrives. Refuses a TCP address other
+/// than loopback without a token.
 pub async fn serve(
     service: Arc<Service>,
-    listener: tokio::net::TcpListener,
+    listener: impl Into<Listener>,
     shutdown: impl std::future::Future<Output = ()> + Send,
 ) -> Result<(), String> {
-    let addr: SocketAddr = listener.local_addr().map_err(|e| e.to_string())?;
-    check_listen(&addr, service.config.token.as_deref())?;
+    let (acceptor, _socket_file) = match listener.into() {
+        Listener::Tcp(l) => {
+            let addr: SocketAddr = l.local_addr().map_err(|e| e.to_string())?;
+            check_listen(&addr, service.config.token.as_deref())?;
+            (Acceptor::Tcp(l), None)
+        }
+        Listener::Unix(l, file) => (Acceptor::Unix(l), Some(file)),
+    };
     let mut limit = service.config.max_request_bytes;
     if cfg!(feature = "filecoin") && service.config.filecoin {
         limit = limit.max(service.config.max_filecoin_request_bytes);
@@ -601,11 +649,16 @@ pub async fn serve(
             limits.max_connections
         );
     }
+    let cuzk = tonic::service::interceptor::InterceptedService::new(
+        ProvingEngineServer::new(crate::cuzk::Cuzk::new(service.clone()))
+            .max_decoding_message_size(limit),
+        check.clone(),
+    );
     let svc = tonic::service::interceptor::InterceptedService::new(
         ProverServer::new(service).max_decoding_message_size(limit),
         check,
     );
-    let incoming = crate::listener::incoming(listener, limits);
+    let incoming = crate::listener::incoming(acceptor, limits);
     // Pings keep a live client's connection busy well within the idle time.
     let ping = limits.idle_timeout / 3;
     tonic::transport::Server::builder()
@@ -613,6 +666,7 @@ pub async fn serve(
         .http2_keepalive_interval(Some(ping))
         .http2_keepalive_timeout(Some(ping))
         .add_service(svc)
+        .add_service(cuzk)
         .serve_with_incoming_shutdown(incoming, async move {
             tokio::select! {
                 _ = shutdown => {}
@@ -623,7 +677,8 @@ pub async fn serve(
         .map_err(|e| e.to_string())
 }
 
-/// Loopback needs nothing; any other address needs a token.
+/// Loopback needs nothing; any other address needs a token (a unix
+/// socket needs none: its file's mode decides who connects).
 pub fn check_listen(addr: &SocketAddr, token: Option<&str>) -> Result<(), String> {
     if addr.ip().is_loopback() || token.is_some_and(|t| !t.is_empty()) {
         Ok(())

@@ -354,3 +354,63 @@ fn idle_connections_neither_exhaust_nor_end_the_daemon() {
         "the daemon is still up"
     );
 }
+
+/// `serve --listen unix://PATH --socket-mode`: the socket file gets the
+/// mode, the CLI reaches the daemon there, SIGTERM stops it and removes
+/// the file; a stale file (a daemon killed with SIGKILL) is replaced by
+/// the next start, and a live one is not taken over.
+#[test]
+fn serves_on_a_unix_socket_and_removes_it_on_sigterm() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let dir = common::temp_dir("unix");
+    let sock = dir.join("prover.sock");
+    let listen = format!("unix://{}", sock.display());
+    let start = |mode: &str| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["serve", "--listen", &listen, "--socket-mode", mode])
+            .args(["--backend", "host", "--host-devices", "1"])
+            .arg("--params-dir")
+            .arg(dir.join("params"));
+        start_daemon(cmd)
+    };
+    let mut d = start("0600");
+    assert_eq!(d.addr, listen);
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let (ok, out, err) = cli(&["status", "--server", &listen]);
+    assert!(ok && out.contains("device 0:"), "{out} {err}");
+    // A second daemon does not take the live socket over.
+    let (ok, _, err) = cli(&["serve", "--listen", &listen, "--backend", "host"]);
+    assert!(!ok && err.contains("already answers"), "{err}");
+    // SIGTERM: a clean stop, the file removed.
+    // SAFETY: kill sends a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(d.child.id() as i32, libc::SIGTERM) }, 0);
+    let status = d.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(!sock.exists(), "the socket file is removed on SIGTERM");
+    // SIGKILL leaves the file; the next start replaces it.
+    let mut d = start("0660");
+    d.child.kill().unwrap();
+    let _ = d.child.wait();
+    assert!(sock.exists());
+    let d = start("0660");
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o660);
+    let (ok, _, err) = cli(&["status", "--server", &d.addr]);
+    assert!(ok, "{err}");
+    // A path that is not a socket is refused, not removed.
+    let plain = dir.join("plain-file");
+    std::fs::write(&plain, b"keep").unwrap();
+    let (ok, _, err) = cli(&[
+        "serve",
+        "--listen",
+        &format!("unix://{}", plain.display()),
+        "--backend",
+        "host",
+    ]);
+    assert!(!ok && err.contains("not a socket"), "{err}");
+    assert_eq!(std::fs::read(&plain).unwrap(), b"keep");
+    let (ok, _, err) = cli(&["serve", "--listen", &listen, "--socket-mode", "0999"]);
+    assert!(!ok && err.contains("octal"), "{err}");
+}

@@ -8,6 +8,7 @@ use std::time::Duration;
 use cuda_prover_engine::{Engine, EngineConfig};
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
 use cuda_prover_pipeline::{Context, Proof, ProvingKey};
+use cuda_prover_service::listener::{ListenAddr, Listener, DEFAULT_SOCKET_MODE};
 use cuda_prover_service::{proto, Client, Service, ServiceConfig};
 use tokio::sync::oneshot;
 
@@ -83,6 +84,50 @@ pub async fn start_with_params(
         ctx,
         params,
         stop: Some(tx),
+    }
+}
+
+/// A daemon on a unix socket (`unix://` + its path in `addr`) with the
+/// default socket mode.
+pub async fn start_unix(devices: u32, tweak: impl FnOnce(&mut ServiceConfig)) -> Daemon {
+    let ctx = Arc::new(Context::host(devices).unwrap());
+    let engine = Engine::new(ctx.clone(), EngineConfig::default()).unwrap();
+    let params = shared_params();
+    let mut config = ServiceConfig {
+        params_dirs: vec![params.clone()],
+        ..Default::default()
+    };
+    tweak(&mut config);
+    let service = Service::new(Arc::new(engine), config).unwrap();
+    let path = temp_dir("sock").join("daemon.sock");
+    let listener = Listener::bind(&ListenAddr::Unix(path), DEFAULT_SOCKET_MODE)
+        .await
+        .unwrap();
+    let addr = listener.describe();
+    let (tx, rx) = oneshot::channel();
+    let svc = service.clone();
+    tokio::spawn(async move {
+        cuda_prover_service::serve(svc, listener, async {
+            let _ = rx.await;
+        })
+        .await
+        .unwrap();
+    });
+    Daemon {
+        addr,
+        service,
+        ctx,
+        params,
+        stop: Some(tx),
+    }
+}
+
+impl Daemon {
+    /// Stops serving (the socket file of a unix daemon is removed).
+    pub fn stop_serving(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
     }
 }
 

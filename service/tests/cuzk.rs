@@ -1,0 +1,594 @@
+//! The cuzk.v1 API (what Curio's cuzk client calls) over a unix socket:
+//! Prove of a 2 KiB C2 in Curio's C1 wrapper returns a proof that
+//! filecoin-proofs' `verify_seal` accepts, with its timings; GetStatus
+//! counts the job under POREP_SEAL_COMMIT while it runs; a request id is
+//! one job; a queued job cancels; unknown kinds and bad inputs are clear
+//! gRPC statuses and queue nothing. Host backend, 2 KiB TEST parameters.
+#![cfg(feature = "filecoin")]
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use common::{slow_partitions, start_unix, temp_dir};
+use cuda_prover_filecoin::sealing::{seal_test_sector_for, verify_commit, SealedSector};
+use cuda_prover_filecoin::test_c1::wrapper::wrap;
+use cuda_prover_filecoin::test_params::{
+    default_test_parameter_dir, ensure_test_parameters, use_test_parameter_dir, TestCircuit,
+};
+use cuda_prover_filecoin::{RegisteredSeal, SealVersion, SectorSize};
+use cuda_prover_service::cuzk::convert::prover_id_of_miner;
+use cuda_prover_service::cuzk_proto as pb;
+use cuda_prover_service::cuzk_proto::await_proof_response::Status as AwaitStatus;
+use cuda_prover_service::cuzk_proto::proving_engine_client::ProvingEngineClient;
+use cuda_prover_service::cuzk_proto::ProofKind;
+use tonic::transport::Channel;
+
+/// The miner of the test sector (f01000): its prover id is [0xe8, 0x07, 0...].
+const MINER: u64 = 1000;
+/// StackedDrg2KiBV1_1 among the network's seal proof numbers.
+const REGISTERED_2KIB_V1_1: u64 = 5;
+
+fn test_params() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = use_test_parameter_dir(&default_test_parameter_dir().unwrap()).unwrap();
+        ensure_test_parameters(&[TestCircuit::Porep(SectorSize::KIB_2)], |m| {
+            eprintln!("{m}")
+        })
+        .unwrap();
+        dir
+    })
+}
+
+/// A 2 KiB sector sealed for the miner's prover id.
+fn sealed() -> &'static SealedSector {
+    static S: OnceLock<SealedSector> = OnceLock::new();
+    S.get_or_init(|| {
+        test_params();
+        seal_test_sector_for(
+            RegisteredSeal::new(SectorSize::KIB_2, SealVersion::V1_1),
+            &temp_dir("cuzk-sector"),
+            11,
+            Some(prover_id_of_miner(MINER)),
+        )
+        .expect("sealing 2 KiB")
+    })
+}
+
+/// A C2 request as Curio sends it: the C1 output in its wrapper.
+fn c2_request(request_id: &str) -> pb::SubmitProofRequest {
+    let s = sealed();
+    pb::SubmitProofRequest {
+        request_id: request_id.into(),
+        proof_kind: ProofKind::PorepSealCommit as i32,
+        sector_size: 2048,
+        registered_proof: REGISTERED_2KIB_V1_1,
+        priority: pb::Priority::Normal as i32,
+        vanilla_proof: wrap(&s.c1_json, s.sector_id, SectorSize::KIB_2).unwrap(),
+        sector_number: s.sector_id,
+        miner_id: MINER,
+        ..Default::default()
+    }
+}
+
+async fn cuzk_client(addr: &str) -> ProvingEngineClient<Channel> {
+    let ch = cuda_prover_service::client::channel(addr).await.unwrap();
+    ProvingEngineClient::new(ch)
+        .max_decoding_message_size(256 << 20)
+        .max_encoding_message_size(256 << 20)
+}
+
+async fn open_jobs(cl: &mut ProvingEngineClient<Channel>) -> (u32, u32) {
+    let st = cl
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let c2 = st
+        .queues
+        .iter()
+        .find(|q| q.proof_kind == ProofKind::PorepSealCommit as i32)
+        .map(|q| (q.pending, q.in_progress))
+        .unwrap();
+    let all: u32 = st.queues.iter().map(|q| q.pending + q.in_progress).sum();
+    assert_eq!(all, c2.0 + c2.1, "only C2 jobs were submitted: {st:?}");
+    c2
+}
+
+fn socket_path(addr: &str) -> PathBuf {
+    PathBuf::from(addr.strip_prefix("unix://").unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn prove_over_the_unix_socket_returns_a_verified_c2_and_status_counts_it() {
+    let s = sealed();
+    let mut d = start_unix(2, |c| c.filecoin_test_params = Some(test_params().clone())).await;
+    let path = socket_path(&d.addr);
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o660, "the socket file's default mode");
+    let mut cl = cuzk_client(&d.addr).await;
+
+    // While a slowed job runs, GetStatus counts it under POREP_SEAL_COMMIT.
+    slow_partitions(&d.ctx, 2, Duration::from_millis(400));
+    let prove = {
+        let mut cl = cl.clone();
+        tokio::spawn(async move { cl.prove(c2_request("")).await })
+    };
+    let mut seen = false;
+    for _ in 0..200 {
+        let (pending, running) = open_jobs(&mut cl).await;
+        if pending + running == 1 {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(seen, "GetStatus never counted the running C2");
+    let r = prove.await.unwrap().unwrap().into_inner();
+    assert_eq!(
+        r.status,
+        AwaitStatus::Completed as i32,
+        "{}",
+        r.error_message
+    );
+    assert!(r.error_message.is_empty());
+    assert_eq!(r.job_id.len(), 32);
+    assert!(
+        verify_commit(s, &r.proof).unwrap(),
+        "verify_seal rejected the proof"
+    );
+    let mut bad = r.proof.clone();
+    bad[7] ^= 1;
+    assert!(!verify_commit(s, &bad).unwrap_or(false));
+    // Timings from the job's report: the device part of the slowed
+    // partition, within the total.
+    assert!(r.gpu_compute_ms >= 400, "{r:?}");
+    assert!(r.synthesis_ms > 0, "{r:?}");
+    assert!(
+        r.total_ms >= r.queue_wait_ms + r.gpu_compute_ms / 2,
+        "{r:?}"
+    );
+
+    let st = cl
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(open_jobs(&mut cl).await, (0, 0));
+    for k in 1..=4 {
+        assert!(
+            st.queues.iter().any(|q| q.proof_kind == k),
+            "queue of kind {k}"
+        );
+    }
+    assert_eq!(st.gpus.len(), 2);
+    assert!(st.gpus.iter().all(|g| g.simulated));
+    let partitions = s.registered.porep_config().unwrap().partitions.0 as u64;
+    assert_eq!(
+        st.gpus.iter().map(|g| g.partitions_proved).sum::<u64>(),
+        partitions
+    );
+    assert!(
+        st.loaded_srs
+            .iter()
+            .any(|k| k.circuit_id.ends_with(".params") && k.size_bytes > 0),
+        "{:?}",
+        st.loaded_srs
+    );
+    assert_eq!(st.total_completed, 1);
+    assert_eq!(st.total_failed, 0);
+
+    // The cuda_prover.v1 API is served on the same socket.
+    let v1 = common::client(&d).await;
+    assert!(v1.status().await.unwrap().queued.is_empty());
+
+    // The socket file goes with the server.
+    d.stop_serving();
+    for _ in 0..100 {
+        if !path.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!path.exists(), "{} left behind", path.display());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_request_id_is_one_job() {
+    let s = sealed();
+    let d = start_unix(1, |c| c.filecoin_test_params = Some(test_params().clone())).await;
+    let mut cl = cuzk_client(&d.addr).await;
+    let a = cl
+        .submit_proof(c2_request("task-42"))
+        .await
+        .unwrap()
+        .into_inner();
+    let b = cl
+        .submit_proof(c2_request("task-42"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(a.job_id, b.job_id);
+    // Prove with the id waits for that job: the same proof as AwaitProof's.
+    let proved = cl.prove(c2_request("task-42")).await.unwrap().into_inner();
+    let awaited = cl
+        .await_proof(pb::AwaitProofRequest {
+            job_id: a.job_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(proved.job_id, a.job_id);
+    assert_eq!(
+        proved.status,
+        AwaitStatus::Completed as i32,
+        "{}",
+        proved.error_message
+    );
+    assert_eq!(proved.proof, awaited.proof);
+    assert!(verify_commit(s, &proved.proof).unwrap());
+    // After the job ended, the id still names it.
+    let again = cl
+        .submit_proof(c2_request("task-42"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again.job_id, a.job_id);
+    let st = cl
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(st.total_completed, 1, "one job for one request id");
+    // The id with other inputs is the client's mistake.
+    let mut other = c2_request("task-42");
+    other.priority = pb::Priority::High as i32;
+    let e = cl.submit_proof(other).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::AlreadyExists, "{e:?}");
+    assert!(e.message().contains(&a.job_id), "{e:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cancel_of_a_queued_job() {
+    let d = start_unix(1, |c| {
+        c.filecoin_test_params = Some(test_params().clone());
+        c.max_running = 1;
+    })
+    .await;
+    let mut cl = cuzk_client(&d.addr).await;
+    slow_partitions(&d.ctx, 2, Duration::from_millis(300));
+    let first = cl
+        .submit_proof(c2_request("first"))
+        .await
+        .unwrap()
+        .into_inner();
+    let second = cl
+        .submit_proof(c2_request("second"))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut open = (0, 0);
+    for _ in 0..200 {
+        open = open_jobs(&mut cl).await;
+        if open == (1, 1) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(open, (1, 1), "one job runs, the other waits");
+    let c = cl
+        .cancel_proof(pb::CancelProofRequest {
+            job_id: second.job_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(c.cancelled);
+    let r = cl
+        .await_proof(pb::AwaitProofRequest {
+            job_id: second.job_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(r.status, AwaitStatus::Cancelled as i32, "{r:?}");
+    assert!(r.proof.is_empty());
+    assert!(r.error_message.contains("cancelled by request"), "{r:?}");
+    // The running job is not touched.
+    let r = cl
+        .await_proof(pb::AwaitProofRequest {
+            job_id: first.job_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        r.status,
+        AwaitStatus::Completed as i32,
+        "{}",
+        r.error_message
+    );
+    // A finished job cancels to nothing.
+    let c = cl
+        .cancel_proof(pb::CancelProofRequest {
+            job_id: first.job_id,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!c.cancelled);
+    let e = cl
+        .cancel_proof(pb::CancelProofRequest {
+            job_id: "not-a-job".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn unknown_kinds_and_bad_inputs_are_clear_statuses_and_queue_nothing() {
+    let d = start_unix(1, |c| c.filecoin_test_params = Some(test_params().clone())).await;
+    let mut cl = cuzk_client(&d.addr).await;
+    let refused = |mut r: pb::SubmitProofRequest, f: &dyn Fn(&mut pb::SubmitProofRequest)| {
+        f(&mut r);
+        r
+    };
+    let cases: Vec<(pb::SubmitProofRequest, tonic::Code, &str)> = vec![
+        (
+            refused(c2_request("a"), &|r| r.proof_kind = 9),
+            tonic::Code::InvalidArgument,
+            "proof_kind 9",
+        ),
+        (
+            refused(c2_request("b"), &|r| r.proof_kind = 0),
+            tonic::Code::InvalidArgument,
+            "unspecified",
+        ),
+        (
+            refused(c2_request("c"), &|r| {
+                r.vanilla_proof = b"{\"not\": 1}".to_vec()
+            }),
+            tonic::Code::InvalidArgument,
+            "C1 output",
+        ),
+        (
+            refused(c2_request("d"), &|r| r.vanilla_proof.clear()),
+            tonic::Code::InvalidArgument,
+            "vanilla_proof is empty",
+        ),
+        (
+            refused(c2_request("e"), &|r| r.sector_size = 4096),
+            tonic::Code::InvalidArgument,
+            "sector size",
+        ),
+        (
+            refused(c2_request("f"), &|r| r.registered_proof = 8),
+            tonic::Code::InvalidArgument,
+            "32GiB",
+        ),
+        (
+            refused(c2_request("g"), &|r| r.registered_proof = 99),
+            tonic::Code::InvalidArgument,
+            "registered_proof 99",
+        ),
+        (
+            refused(c2_request("h"), &|r| r.priority = 7),
+            tonic::Code::InvalidArgument,
+            "priority 7",
+        ),
+        (
+            refused(c2_request("i"), &|r| r.request_id = "x".repeat(300)),
+            tonic::Code::InvalidArgument,
+            "request_id",
+        ),
+        (
+            refused(c2_request("j"), &|r| {
+                r.proof_kind = ProofKind::WinningPost as i32
+            }),
+            tonic::Code::Unimplemented,
+            "WINNING_POST",
+        ),
+    ];
+    for (req, code, says) in cases {
+        let e = cl.submit_proof(req.clone()).await.unwrap_err();
+        assert_eq!(e.code(), code, "{says}: {e:?}");
+        assert!(e.message().contains(says), "{says}: {e:?}");
+        let e = cl.prove(req).await.unwrap_err();
+        assert_eq!(e.code(), code, "{says}: {e:?}");
+    }
+    assert_eq!(open_jobs(&mut cl).await, (0, 0));
+    assert_eq!(
+        d.service
+            .jobs()
+            .metrics
+            .submitted
+            .load(std::sync::atomic::Ordering::Relaxed),
+        0,
+        "nothing was queued"
+    );
+    // A refused request id is free for a good request.
+    let r = cl.prove(c2_request("a")).await.unwrap().into_inner();
+    assert_eq!(
+        r.status,
+        AwaitStatus::Completed as i32,
+        "{}",
+        r.error_message
+    );
+}
+
+/// A daemon process with a journal, on a unix socket.
+struct Child {
+    child: std::process::Child,
+    addr: String,
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve_journaled(dir: &std::path::Path) -> Result<Child, String> {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cuda-prover-service"))
+        .arg("serve")
+        .arg("--listen")
+        .arg(format!("unix://{}", dir.join("cuzk.sock").display()))
+        .args([
+            "--backend",
+            "host",
+            "--host-devices",
+            "1",
+            "--max-running",
+            "1",
+        ])
+        .arg("--filecoin-test-params")
+        .arg(test_params())
+        .arg("--params-dir")
+        .arg(dir.join("params"))
+        .arg("--state-dir")
+        .arg(dir.join("state"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    match line.trim().strip_prefix("listening on ") {
+        Some(a) => Ok(Child {
+            addr: a.to_string(),
+            child,
+        }),
+        None => {
+            let mut err = String::new();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+            let _ = child.wait();
+            Err(err)
+        }
+    }
+}
+
+/// Jobs survive kill -9: three C2 jobs accepted (one finished, one
+/// running, one queued when the daemon dies); the next start on the same
+/// state directory and socket keeps the finished proof (not proved again),
+/// runs the other two once under their ids, and their request ids name
+/// them. A journal that cannot be read stops the start, naming the file.
+#[test]
+fn journaled_jobs_survive_kill_9() {
+    let s = sealed();
+    let dir = temp_dir("cuzk-journal");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut d = serve_journaled(&dir).unwrap();
+    let (ids, first_proof) = rt.block_on(async {
+        let mut cl = cuzk_client(&d.addr).await;
+        let mut ids = Vec::new();
+        for r in ["j1", "j2", "j3"] {
+            ids.push(
+                cl.submit_proof(c2_request(r))
+                    .await
+                    .unwrap()
+                    .into_inner()
+                    .job_id,
+            );
+        }
+        let first = cl
+            .await_proof(pb::AwaitProofRequest {
+                job_id: ids[0].clone(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(first.status, AwaitStatus::Completed as i32, "{first:?}");
+        let mut running = false;
+        for _ in 0..500 {
+            if open_jobs(&mut cl).await == (1, 1) {
+                running = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(running, "the second job runs, the third waits");
+        (ids, first.proof)
+    });
+    d.child.kill().unwrap();
+    let _ = d.child.wait();
+    drop(d);
+
+    let d = serve_journaled(&dir).unwrap();
+    rt.block_on(async {
+        let mut cl = cuzk_client(&d.addr).await;
+        for (k, id) in ids.iter().enumerate() {
+            let r = cl
+                .await_proof(pb::AwaitProofRequest { job_id: id.clone() })
+                .await
+                .unwrap()
+                .into_inner();
+            assert_eq!(r.status, AwaitStatus::Completed as i32, "job {k}: {r:?}");
+            assert!(verify_commit(s, &r.proof).unwrap(), "job {k}");
+            if k == 0 {
+                assert_eq!(r.proof, first_proof, "the finished proof is kept");
+            }
+        }
+        for (k, r) in ["j1", "j2", "j3"].iter().enumerate() {
+            let again = cl.submit_proof(c2_request(r)).await.unwrap().into_inner();
+            assert_eq!(again.job_id, ids[k], "{r} names its job after the restart");
+        }
+        let st = cl
+            .get_status(pb::GetStatusRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            st.total_completed, 2,
+            "two jobs ran after the restart, once each"
+        );
+        assert_eq!(open_jobs(&mut cl).await, (0, 0));
+    });
+    drop(d);
+
+    // A journal that is not one: a clear error naming the file.
+    let journal = dir.join("state").join("jobs.redb");
+    std::fs::write(&journal, vec![0x5a; 8192]).unwrap();
+    let err = serve_journaled(&dir)
+        .err()
+        .expect("a corrupt journal stops the start");
+    assert!(err.contains(&journal.display().to_string()), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_request_is_refused_and_queues_nothing() {
+    let d = start_unix(1, |c| {
+        c.filecoin_test_params = Some(test_params().clone());
+        c.max_filecoin_request_bytes = 256 << 10;
+    })
+    .await;
+    let mut cl = cuzk_client(&d.addr).await;
+    let req = pb::SubmitProofRequest {
+        request_id: "too-big".into(),
+        proof_kind: ProofKind::PorepSealCommit as i32,
+        vanilla_proof: vec![b' '; 300 << 10],
+        sector_number: 1,
+        miner_id: MINER,
+        ..Default::default()
+    };
+    let e = cl.prove(req).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::OutOfRange, "{e:?}");
+    assert_eq!(open_jobs(&mut cl).await, (0, 0));
+    assert_eq!(
+        d.service
+            .jobs()
+            .metrics
+            .submitted
+            .load(std::sync::atomic::Ordering::Relaxed),
+        0
+    );
+}
