@@ -85,7 +85,7 @@ fn parse() -> Result<Args, FilecoinError> {
         sector_size: SectorSize::KIB_2,
         test_c1: None,
         c1_seed: 7,
-        keygen_device: KeygenChoice::Auto,
+        keygen_device: KeygenChoice::Host,
         modes: vec![SynthesisMode::Full, SynthesisMode::Auto],
         key_in_memory: false,
     };
