@@ -164,9 +164,164 @@ pub fn check_keygen_on(ctx: &Context, ordinal: u32, kind: Kind, log: u32) {
     assert_eq!(*key.vk(), vk);
     let made = std::fs::read(&path).unwrap();
     assert_eq!(made.len(), expected.len());
-    if let Some(i) = made.iter().zip(&expected).position(|(a, b)| a != b) {
-        panic!("{kind:?} 2^{log}: the device's key differs from byte {i}");
+    if made == expected {
+        return;
     }
+    // Name every differing point by section, with its scalar, and whether
+    // the device gets that scalar right alone and within its thread's run.
+    let mut report = Vec::new();
+    for ((name, sec), (off, count, size)) in SECTION_NAMES.iter().zip(params_sections(&expected)) {
+        let bad: Vec<usize> = (0..count)
+            .filter(|&i| {
+                made[off + i * size..off + (i + 1) * size]
+                    != expected[off + i * size..off + (i + 1) * size]
+            })
+            .collect();
+        if bad.is_empty() {
+            continue;
+        }
+        report.push(format!(
+            "section {name}: {} of {count} points differ, first {:?}",
+            bad.len(),
+            &bad[..bad.len().min(16)]
+        ));
+        let scalars =
+            cuda_prover_bellperson::setup::test_key_scalars(&shape, [7; 32], *sec).unwrap();
+        for &i in bad.iter().take(4) {
+            let run = i & !7..(i | 7).min(count - 1) + 1;
+            let alone = multiply_on(ctx, ordinal, &scalars[i..=i]);
+            let in_run = multiply_on(ctx, ordinal, &scalars[run.clone()]);
+            let want = expected_point(&scalars[i], *sec == cuda_prover_sys::KeySection::BG2);
+            report.push(format!(
+                "  point {i}: scalar {:?} (its run {run:?}); alone {}, in its run {}",
+                scalars[i],
+                if alone.point(*sec, 0) == want {
+                    "right"
+                } else {
+                    "WRONG"
+                },
+                if in_run.point(*sec, i - run.start) == want {
+                    "right"
+                } else {
+                    "WRONG"
+                },
+            ));
+        }
+    }
+    panic!(
+        "{kind:?} 2^{log}: the device's key differs from the host's:\n{}",
+        report.join("\n")
+    );
+}
+
+const SECTION_NAMES: [(&str, cuda_prover_sys::KeySection); 5] = [
+    ("h", cuda_prover_sys::KeySection::H),
+    ("l", cuda_prover_sys::KeySection::L),
+    ("a", cuda_prover_sys::KeySection::A),
+    ("b_g1", cuda_prover_sys::KeySection::BG1),
+    ("b_g2", cuda_prover_sys::KeySection::BG2),
+];
+
+/// (offset, points, bytes a point) of sections h, l, a, b_g1, b_g2 of a
+/// key in bellperson's params format.
+fn params_sections(b: &[u8]) -> Vec<(usize, usize, usize)> {
+    let len = |at: usize| u32::from_be_bytes(b[at..at + 4].try_into().unwrap()) as usize;
+    // alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2, then ic.
+    let mut at = 96 + 96 + 192 + 192 + 96 + 192;
+    at += 4 + len(at) * 96;
+    let mut out = Vec::new();
+    for size in [96, 96, 96, 96, 192] {
+        let n = len(at);
+        out.push((at + 4, n, size));
+        at += 4 + n * size;
+    }
+    out
+}
+
+/// The generator of G1 (or G2) times `s`, uncompressed.
+fn expected_point(s: &blstrs::Scalar, g2: bool) -> Vec<u8> {
+    use group::{Curve, Group};
+    if g2 {
+        (blstrs::G2Projective::generator() * s)
+            .to_affine()
+            .to_uncompressed()
+            .to_vec()
+    } else {
+        (blstrs::G1Projective::generator() * s)
+            .to_affine()
+            .to_uncompressed()
+            .to_vec()
+    }
+}
+
+/// Points computed on a device from scalars: every section of a small key
+/// (h with the scalars cycled to 2^k - 1 points).
+pub struct DevicePoints(bellperson::groth16::Parameters<blstrs::Bls12>);
+
+impl DevicePoints {
+    /// Point `i` of section `sec`, uncompressed.
+    pub fn point(&self, sec: cuda_prover_sys::KeySection, i: usize) -> Vec<u8> {
+        use cuda_prover_sys::KeySection as S;
+        let p = &self.0;
+        match sec {
+            S::H => p.h[i].to_uncompressed().to_vec(),
+            S::L => p.l[i].to_uncompressed().to_vec(),
+            S::A => p.a[i].to_uncompressed().to_vec(),
+            S::BG1 => p.b_g1[i].to_uncompressed().to_vec(),
+            S::BG2 => p.b_g2[i].to_uncompressed().to_vec(),
+        }
+    }
+}
+
+/// A key of generator multiples made on device `ordinal` of `ctx`: every
+/// section holds the generator (of G1, or G2 for b_g2) times `s`, h the
+/// scalars cycled to 2^k - 1 points.
+pub fn multiply_on(ctx: &Context, ordinal: u32, s: &[blstrs::Scalar]) -> DevicePoints {
+    use cuda_prover_sys::{KeySection, SrsBuilder, SrsShape, SrsVk};
+    use group::{Curve, Group};
+    let n = s.len();
+    let hn = (n + 1).next_power_of_two() - 1;
+    let g1 = blstrs::G1Projective::generator().to_affine();
+    let g2 = blstrs::G2Projective::generator().to_affine();
+    let vk = SrsVk {
+        alpha_g1: core_g1(&g1),
+        beta_g1: core_g1(&g1),
+        beta_g2: core_g2(&g2),
+        gamma_g2: core_g2(&g2),
+        delta_g1: core_g1(&g1),
+        delta_g2: core_g2(&g2),
+        ic: vec![core_g1(&g1)],
+    };
+    let lens = SrsShape {
+        ic_len: 1,
+        h_len: hn as u64,
+        l_len: n as u64,
+        a_len: n as u64,
+        b_g1_len: n as u64,
+        b_g2_len: n as u64,
+    };
+    let fr: Vec<_> = s.iter().map(core_fr).collect();
+    let h_fr: Vec<_> = s.iter().cycle().take(hn).map(core_fr).collect();
+    let mut b = SrsBuilder::new(&vk, &lens).unwrap();
+    b.fill(ctx, ordinal, KeySection::H, 0, &h_fr).unwrap();
+    for sec in [
+        KeySection::L,
+        KeySection::A,
+        KeySection::BG1,
+        KeySection::BG2,
+    ] {
+        b.fill(ctx, ordinal, sec, 0, &fr).unwrap();
+    }
+    let dir = Scratch::new(&format!("multiply-{}-{ordinal}-{n}", ctx.backend_name()));
+    let path = dir.0.join("k.params");
+    b.finish(Some(&path)).unwrap();
+    DevicePoints(
+        bellperson::groth16::Parameters::<blstrs::Bls12>::read(
+            std::fs::File::open(&path).unwrap(),
+            false,
+        )
+        .unwrap(),
+    )
 }
 
 /// `s` as the core's scalar (blst's Montgomery limbs).
@@ -259,54 +414,14 @@ pub fn edge_scalars() -> Vec<blstrs::Scalar> {
 /// every count of points from 1 to 20, for the partial runs of a thread's
 /// points) holds exactly the generators times those scalars, in G1 and G2.
 pub fn check_fixed_base_edges_on(ctx: &Context, ordinal: u32) {
-    use cuda_prover_sys::{KeySection, SrsBuilder, SrsShape, SrsVk};
     use group::{Curve, Group};
     let scalars = edge_scalars();
     let mut lens: Vec<usize> = (1..=20).collect();
     lens.push(scalars.len());
-    let dir = Scratch::new(&format!("fixed-base-{}-{ordinal}", ctx.backend_name()));
     for n in lens {
         let s: Vec<blstrs::Scalar> = scalars.iter().cycle().skip(n).take(n).copied().collect();
-        // h holds 2^k - 1 points: the same scalars again, cycled.
         let hn = (n + 1).next_power_of_two() - 1;
-        let g1 = blstrs::G1Projective::generator().to_affine();
-        let g2 = blstrs::G2Projective::generator().to_affine();
-        let vk = SrsVk {
-            alpha_g1: core_g1(&g1),
-            beta_g1: core_g1(&g1),
-            beta_g2: core_g2(&g2),
-            gamma_g2: core_g2(&g2),
-            delta_g1: core_g1(&g1),
-            delta_g2: core_g2(&g2),
-            ic: vec![core_g1(&g1)],
-        };
-        let lens = SrsShape {
-            ic_len: 1,
-            h_len: hn as u64,
-            l_len: n as u64,
-            a_len: n as u64,
-            b_g1_len: n as u64,
-            b_g2_len: n as u64,
-        };
-        let fr: Vec<_> = s.iter().map(core_fr).collect();
-        let h_fr: Vec<_> = s.iter().cycle().take(hn).map(core_fr).collect();
-        let mut b = SrsBuilder::new(&vk, &lens).unwrap();
-        b.fill(ctx, ordinal, KeySection::H, 0, &h_fr).unwrap();
-        for sec in [
-            KeySection::L,
-            KeySection::A,
-            KeySection::BG1,
-            KeySection::BG2,
-        ] {
-            b.fill(ctx, ordinal, sec, 0, &fr).unwrap();
-        }
-        let path = dir.0.join(format!("k{n}.params"));
-        b.finish(Some(&path)).unwrap();
-        let p = bellperson::groth16::Parameters::<blstrs::Bls12>::read(
-            std::fs::File::open(&path).unwrap(),
-            false,
-        )
-        .unwrap();
+        let p = multiply_on(ctx, ordinal, &s).0;
         let mut bad = Vec::new();
         for (i, x) in s.iter().enumerate() {
             let e1 = (blstrs::G1Projective::generator() * x).to_affine();

@@ -296,6 +296,21 @@ pub fn write_test_key<W: Write + ?Sized>(
     Ok((plan.vk, report))
 }
 
+/// The scalars of section `section` of the TEST key of `shape` for `seed`:
+/// point `i` of that section is the section's generator times scalar `i`.
+/// For checks that compare a device's points with the host's, scalar by
+/// scalar.
+pub fn test_key_scalars(
+    shape: &ShapeData,
+    seed: [u8; 32],
+    section: KeySection,
+) -> Result<Vec<Scalar>> {
+    let plan = Plan::new(shape, seed, &mut |_| {})?;
+    let mut v = vec![Scalar::ZERO; plan.count(section)];
+    plan.fill(section, 0, &mut v);
+    Ok(v)
+}
+
 /// Scalars a device multiplies per call of [`make_test_key_on`].
 pub const DEVICE_CHUNK_POINTS: usize = 1 << 22;
 

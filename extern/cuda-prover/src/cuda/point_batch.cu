@@ -184,16 +184,26 @@ __global__ void g2_subgroup(const f2 *pts, size_t n, unsigned long long *first_b
     if (!equals(q, px, neg(py))) atomicMin(first_bad, (unsigned long long)i);
 }
 
+// sppark's reciprocal pairs each lane with its neighbour through warp
+// shuffles over the full mask: every lane of a warp must reach an inverse
+// together, so no thread of these kernels returns before its inversion
+// (a lane past the end inverts a dummy value and stores nothing). A lane
+// that had returned made its neighbour's inverse wrong: the last thread's
+// points of a section whose thread count was odd.
+
 // Row k of the table: entry j = (j + 1) * windows[k], for j < HALF.
 template <class F>
 __global__ void build_table(const F *windows, F *table) {
+    const size_t entries = (size_t)cc::WINDOWS * cc::HALF;
     const size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (i >= (size_t)cc::WINDOWS * cc::HALF) return;
-    const size_t k = i / cc::HALF, j = i % cc::HALF;
+    const bool live = i < entries;
+    const size_t e = live ? i : 0;
+    const size_t k = e / cc::HALF, j = e % cc::HALF;
     const F x = windows[2 * k], y = windows[2 * k + 1];
     const jac<F> p = mul_bits(x, y, 0, j + 1);
     // (j + 1) < r and windows[k] has order r: never infinity.
     const F zi = inverse(p.Z), zi2 = sqr(zi);
+    if (!live) return;
     table[2 * i] = p.X * zi2;
     table[2 * i + 1] = p.Y * zi2 * zi;
 }
@@ -201,8 +211,8 @@ __global__ void build_table(const F *windows, F *table) {
 template <class F>
 __global__ void fixed_base(const fr_t *scalars, size_t n, const F *table, F *out) {
     const size_t first = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) * PER_THREAD;
-    if (first >= n) return;
-    const unsigned cnt = (unsigned)min((size_t)PER_THREAD, n - first);
+    // A thread past the end has no points but still inverts (see above).
+    const unsigned cnt = first < n ? (unsigned)min((size_t)PER_THREAD, n - first) : 0;
     jac<F> acc[PER_THREAD];
     F before[PER_THREAD];  // product of the Z's before point i
     F run = one<F>();
