@@ -28,7 +28,9 @@ mod state;
 pub mod work;
 mod worker;
 
-pub use config::{BlindingSource, EngineConfig, Policy, MAX_HOST_DEVICES, MAX_WORKERS_PER_DEVICE};
+pub use config::{
+    parse_memory_mib, BlindingSource, EngineConfig, Policy, MAX_HOST_DEVICES, MAX_WORKERS_PER_DEVICE,
+};
 /// When partitions share streamed passes (`EngineConfig::stream_sharing`).
 pub use cuda_prover_pipeline::StreamSharing;
 pub use devices::{list_devices, open_context, resolve, BackendChoice, DeviceSelection};

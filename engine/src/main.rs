@@ -105,7 +105,7 @@ enum Command {
         /// backends. A proving key that does not fit next to a proof's
         /// working set is streamed through the device in chunks; a limit
         /// too small even for that is refused before any work.
-        #[arg(long, value_name = "SIZE", value_parser = parse_mib)]
+        #[arg(long, value_name = "SIZE", value_parser = cuda_prover_engine::parse_memory_mib)]
         device_memory_limit: Option<u64>,
         /// When partitions with the same streamed key share one pass over
         /// its chunks (each chunk sent up once for all of them): auto (the
@@ -456,41 +456,4 @@ fn write_proofs(dir: &std::path::Path, proofs: &[PartitionProof]) -> Result<(), 
             .map_err(fail)?;
     }
     Ok(())
-}
-
-/// A memory size in MiB: a bare number is MiB; `MiB`, `GiB` and `TiB`
-/// (any case) scale it. At least 1 MiB, at most what fits in bytes.
-fn parse_mib(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let lower = t.to_ascii_lowercase();
-    let (num, scale) = [("tib", 1u64 << 20), ("gib", 1 << 10), ("mib", 1)]
-        .iter()
-        .find_map(|(u, k)| lower.strip_suffix(u).map(|n| (n.trim().to_string(), *k)))
-        .unwrap_or((lower.clone(), 1));
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("'{t}' is not a size (MiB, or a number with MiB, GiB or TiB)"))?;
-    let mib = n
-        .checked_mul(scale)
-        .filter(|m| (1..=(u64::MAX >> 20)).contains(m))
-        .ok_or_else(|| format!("'{t}' is out of range (1 MiB to 2^44 MiB)"))?;
-    Ok(mib)
-}
-
-#[cfg(test)]
-mod size_tests {
-    use super::parse_mib;
-
-    #[test]
-    fn sizes_with_and_without_units() {
-        assert_eq!(parse_mib("22528"), Ok(22528));
-        assert_eq!(parse_mib("22GiB"), Ok(22528));
-        assert_eq!(parse_mib("14gib"), Ok(14336));
-        assert_eq!(parse_mib("512MiB"), Ok(512));
-        assert_eq!(parse_mib("1TiB"), Ok(1 << 20));
-        assert!(parse_mib("0").is_err());
-        assert!(parse_mib("22GB").is_err());
-        assert!(parse_mib("-1").is_err());
-        assert!(parse_mib(&format!("{}TiB", u64::MAX)).is_err());
-    }
 }

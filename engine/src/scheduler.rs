@@ -58,14 +58,18 @@ where
     // round-robin over devices.
     let workers = n * config.workers_per_device.max(1);
     let worker_device: Vec<usize> = (0..workers).map(|w| w % n).collect();
-    let bound = 2 * workers;
+    // In flight: one running and one queued a worker, plus the partitions
+    // prepared ahead beside them, each with a preparer of its own (so that
+    // preparations that use every core overlap at their ends instead of
+    // leaving cores idle while the last pieces of one finish).
+    let bound = 2 * workers + config.prepare_ahead;
     let state = RunState::new(total, workers, bound, control.cancel);
     let next = AtomicUsize::new(0);
     let prep_threads = if config.synthesis_threads == 0 {
         workers
     } else {
         config.synthesis_threads
-    };
+    } + config.prepare_ahead;
     let policy = config.policy;
     let ordinals: Vec<u32> = worker_device.iter().map(|&i| devices[i].ordinal).collect();
 

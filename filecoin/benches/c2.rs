@@ -7,6 +7,12 @@
 //!       [--params-dir DIR] [--gpu-devices 0,1] [--host-devices N] [--sector-size 2KiB]
 //!       [--c1 sealed|test] [--c1-seed N] [--keygen-device auto|host|N]
 //!       [--synthesis full|auto|witness|both] [--key-in-memory]
+//!       [--synthesis-threads N] [--prepare-ahead N (default 1)]
+//!       [--device-memory-limit SIZE] [--configs "ahead=0;ahead=1,limit=22GiB"]
+//!
+//! `--configs` runs every backend and path once per engine setting (`;`
+//! between settings; `ahead`, `threads`, `limit=SIZE|none`, each over the
+//! single flags' values), each with its own engine and prover.
 //!
 //! The C1 comes from a sector sealed here (`sealed`, the default up to
 //! 8 MiB) or from `test-c1`'s generator (`test`, the default above: a
@@ -65,6 +71,57 @@ struct Args {
     modes: Vec<SynthesisMode>,
     /// The TEST key made on the GPU and kept in memory (no params file).
     key_in_memory: bool,
+    /// The engine settings to run, each with every backend and path.
+    configs: Vec<RunConfig>,
+}
+
+/// Engine settings of one set of runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct RunConfig {
+    synthesis_threads: usize,
+    prepare_ahead: usize,
+    /// MiB.
+    device_memory_limit: Option<u64>,
+}
+
+impl RunConfig {
+    /// `ahead=N,threads=N,limit=SIZE|none`, each optional, over `base`.
+    fn parse(s: &str, base: RunConfig) -> Result<Self, FilecoinError> {
+        let mut c = base;
+        for kv in s.split(',').map(str::trim).filter(|kv| !kv.is_empty()) {
+            let (k, v) = kv.split_once('=').ok_or_else(|| {
+                FilecoinError::Input(format!("--configs: '{kv}' is not key=value"))
+            })?;
+            let num = |v: &str| {
+                v.parse::<usize>()
+                    .map_err(|_| FilecoinError::Input(format!("--configs: '{v}' is not a number")))
+            };
+            match k {
+                "ahead" => c.prepare_ahead = num(v)?,
+                "threads" => c.synthesis_threads = num(v)?,
+                "limit" if v == "none" => c.device_memory_limit = None,
+                "limit" => {
+                    c.device_memory_limit = Some(
+                        cuda_prover_engine::parse_memory_mib(v).map_err(FilecoinError::Input)?,
+                    )
+                }
+                o => {
+                    return Err(FilecoinError::Input(format!(
+                        "--configs: unknown setting '{o}' (ahead, threads, limit)"
+                    )))
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "synthesis_threads": self.synthesis_threads,
+            "prepare_ahead": self.prepare_ahead,
+            "device_memory_limit_mib": self.device_memory_limit,
+        })
+    }
 }
 
 /// A key made in this process, given to every prover.
@@ -85,10 +142,17 @@ fn parse() -> Result<Args, FilecoinError> {
         sector_size: SectorSize::KIB_2,
         test_c1: None,
         c1_seed: 7,
-        keygen_device: KeygenChoice::Host,
+        keygen_device: KeygenChoice::Auto,
         modes: vec![SynthesisMode::Full, SynthesisMode::Auto],
         key_in_memory: false,
+        configs: Vec::new(),
     };
+    let mut base = RunConfig {
+        synthesis_threads: 0,
+        prepare_ahead: 1,
+        device_memory_limit: None,
+    };
+    let mut configs = None;
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
         let mut v = || {
@@ -126,6 +190,14 @@ fn parse() -> Result<Args, FilecoinError> {
                 }
             }
             "--key-in-memory" => a.key_in_memory = true,
+            "--synthesis-threads" => base.synthesis_threads = num(v()?)? as usize,
+            "--prepare-ahead" => base.prepare_ahead = num(v()?)? as usize,
+            "--device-memory-limit" => {
+                base.device_memory_limit = Some(
+                    cuda_prover_engine::parse_memory_mib(&v()?).map_err(FilecoinError::Input)?,
+                )
+            }
+            "--configs" => configs = Some(v()?),
             "--keygen-device" => a.keygen_device = v()?.parse().map_err(FilecoinError::Input)?,
             "--bench" => {}
             o => return Err(FilecoinError::Input(format!("unknown argument {o}"))),
@@ -137,6 +209,13 @@ fn parse() -> Result<Args, FilecoinError> {
                 .into(),
         ));
     }
+    a.configs = match configs {
+        None => vec![base],
+        Some(list) => list
+            .split(';')
+            .map(|c| RunConfig::parse(c, base))
+            .collect::<Result<_, _>>()?,
+    };
     Ok(a)
 }
 
@@ -253,20 +332,37 @@ fn run() -> Result<(), FilecoinError> {
             &a.modes
         };
         for &mode in modes {
-            // One prover per backend and path, as a sealing worker or the
-            // daemon holds it: run 0 readies the devices (key upload,
-            // shape, buffers), later runs find them ready.
-            let runs = match backend.as_str() {
-                "bellperson" => (0..a.runs.max(1))
-                    .map(|_| with_sector_shape!(a.sector_size, bellperson_run, &sector))
-                    .collect::<Result<Vec<_>, _>>()?,
-                b => engine_runs(&a, b, mode, &sector, preloaded.as_ref())?,
+            let configs: &[RunConfig] = if backend == "bellperson" {
+                &a.configs[..1]
+            } else {
+                &a.configs
             };
-            for (run, r) in runs.into_iter().enumerate() {
-                println!("{backend} {} run {run}: {}", mode.name(), summary(&r));
-                results.push(
-                    json!({ "backend": backend, "synthesis": mode.name(), "run": run, "phases": r }),
-                );
+            for config in configs {
+                // One prover per backend, path and engine settings, as a
+                // sealing worker or the daemon holds it: run 0 readies the
+                // devices (key upload, shape, buffers), later runs find
+                // them ready.
+                let runs = match backend.as_str() {
+                    "bellperson" => (0..a.runs.max(1))
+                        .map(|_| with_sector_shape!(a.sector_size, bellperson_run, &sector))
+                        .collect::<Result<Vec<_>, _>>()?,
+                    b => engine_runs(&a, config, b, mode, &sector, preloaded.as_ref())?,
+                };
+                for (run, r) in runs.into_iter().enumerate() {
+                    println!(
+                        "{backend} {} {:?} run {run}: {}",
+                        mode.name(),
+                        config,
+                        summary(&r)
+                    );
+                    results.push(json!({
+                        "backend": backend,
+                        "synthesis": mode.name(),
+                        "config": config.json(),
+                        "run": run,
+                        "phases": r,
+                    }));
+                }
             }
         }
     }
@@ -306,6 +402,7 @@ fn summary(r: &Value) -> String {
 /// `a.runs` C2 jobs through one engine and prover.
 fn engine_runs(
     a: &Args,
+    config: &RunConfig,
     backend: &str,
     mode: SynthesisMode,
     sector: &SealedSector,
@@ -329,6 +426,9 @@ fn engine_runs(
         EngineConfig {
             devices,
             policy: Policy::RoundRobin,
+            synthesis_threads: config.synthesis_threads,
+            prepare_ahead: config.prepare_ahead,
+            device_memory_limit: config.device_memory_limit.map(|mib| mib << 20),
             ..Default::default()
         },
     )?;

@@ -268,6 +268,33 @@ fn trim_between_jobs_is_reported() {
 }
 
 #[test]
+fn prepare_ahead_adds_a_preparer_and_one_in_flight() {
+    let keys = builtin_keys(Kind::Bits, 8);
+    let ctx = Arc::new(Context::host(1).unwrap());
+    // A slow device: the preparers run ahead and meet the bound.
+    ctx.set_device_delay(0, Duration::from_millis(60)).unwrap();
+    let e = Engine::new(
+        ctx.clone(),
+        EngineConfig {
+            prepare_ahead: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let out = e.run(job(12, 9), &keys.key, |_| {}).unwrap();
+    assert_eq!(out.report.in_flight_bound, 3);
+    assert!(
+        out.report.peak_in_flight <= 3,
+        "{}",
+        out.report.peak_in_flight
+    );
+    // Two preparers: with one running and one queued, a third partition
+    // is being prepared.
+    assert_eq!(out.report.peak_in_flight, 3);
+    assert_eq!(out.proofs.len(), 12);
+}
+
+#[test]
 fn several_workers_per_device_keep_ownership_and_bound() {
     let keys = builtin_keys(Kind::Bits, 8);
     let ctx = Arc::new(Context::host(2).unwrap());

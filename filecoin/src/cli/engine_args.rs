@@ -37,6 +37,20 @@ pub struct EngineArgs {
     /// Workers per device.
     #[arg(long, default_value_t = 1)]
     pub workers_per_device: usize,
+    /// Partitions prepared ahead beside each device's running and queued
+    /// ones (each holds one more witness in host memory, about 4 GiB for a
+    /// 32 GiB PoRep partition): with a partition's parallel witness on
+    /// every core, one lets the next partition's challenges fill the cores
+    /// that the last challenges of one leave idle.
+    #[arg(long, default_value_t = 1)]
+    pub prepare_ahead: usize,
+    /// Memory the prover may use on each device: MiB (`22528`) or a size
+    /// with its unit (`22GiB`, `14GiB`). A key that does not fit next to a
+    /// proof's working set is streamed through the device in chunks from
+    /// host memory (the same proofs); a limit too small even for that is
+    /// refused before any work.
+    #[arg(long, value_name = "SIZE", value_parser = cuda_prover_engine::parse_memory_mib)]
+    pub device_memory_limit: Option<u64>,
     /// auto: the witness path once the circuit's shape is known (kept as
     /// `<params>.shape` next to the params, recorded by a first full
     /// synthesis); full: a, b, c evaluated on the CPU; witness: the shape
@@ -77,7 +91,9 @@ impl EngineArgs {
                 policy: self.policy,
                 worker_cpus,
                 synthesis_threads: self.synthesis_threads,
+                prepare_ahead: self.prepare_ahead,
                 workers_per_device: self.workers_per_device,
+                device_memory_limit: self.device_memory_limit.map(|mib| mib << 20),
                 ..Default::default()
             },
         )?;

@@ -30,13 +30,12 @@ pub struct Args {
     /// shape, seconds) or `bellperson` (bellperson's own, minutes).
     #[arg(long, default_value = "shape")]
     generator: Generator,
-    /// Where the shape generator computes the points: host (the default),
-    /// auto (the first CUDA device when built with CUDA and one is visible,
-    /// else the host's cores) or a CUDA device ordinal. On a device the key
-    /// passes through host memory whole (about 47 GiB for a 32 GiB PoRep).
-    /// The CUDA kernels' keys do not yet equal the host's at every point
-    /// (README, "TEST parameters"): use a device for measurements only.
-    #[arg(long, default_value = "host")]
+    /// Where the shape generator computes the points: auto (the default:
+    /// the first CUDA device when built with CUDA and one is visible, else
+    /// the host's cores), host or a CUDA device ordinal. On a device the
+    /// key passes through host memory whole (about 47 GiB for a 32 GiB
+    /// PoRep); the points are the host's, byte for byte.
+    #[arg(long, default_value = "auto")]
     keygen_device: KeygenChoice,
 }
 

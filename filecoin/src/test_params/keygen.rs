@@ -9,11 +9,10 @@ use crate::error::{FilecoinError, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum KeygenChoice {
     /// The first usable CUDA device when this build has CUDA and one is
-    /// visible, else the host's cores.
-    Auto,
-    /// The host's cores, the key streamed to its file (the default: the
-    /// CUDA kernels' keys do not yet equal the host's at every point).
+    /// visible, else the host's cores (the default).
     #[default]
+    Auto,
+    /// The host's cores, the key streamed to its file.
     Host,
     /// This CUDA device.
     Cuda(u32),
@@ -49,10 +48,6 @@ impl KeygenChoice {
                 }
             }
         };
-        log::warn!(
-            "TEST key points on CUDA device {ordinal}: its keys do not yet equal the host's \
-             at every point (proofs may not verify); for measurements only"
-        );
         let ctx = open_context(
             BackendChoice::Cuda,
             0,
