@@ -45,6 +45,9 @@ pub struct ServiceConfig {
     /// Accepted jobs are journaled here (`jobs.redb`) before their
     /// submission answers, and taken back by the next start.
     pub state_dir: Option<PathBuf>,
+    /// Keys loaded and pinned at start; the health service reports
+    /// SERVING once they are all in place.
+    pub preload: Vec<crate::health::Preload>,
 }
 
 impl Default for ServiceConfig {
@@ -65,6 +68,7 @@ impl Default for ServiceConfig {
             max_connections: 512,
             idle_timeout: std::time::Duration::from_secs(60),
             state_dir: None,
+            preload: Vec::new(),
         }
     }
 }

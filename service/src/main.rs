@@ -232,6 +232,14 @@ enum Command {
         /// results for await.
         #[arg(long, value_name = "DIR")]
         state_dir: Option<PathBuf>,
+        /// Load and pin a key before reporting ready (repeat for more):
+        /// chain:LOG or bits:LOG[@DIR] (a built-in circuit's key, DIR inside
+        /// the params dirs), c2:SECTOR-SIZE or c2:REGISTERED-PROOF (a
+        /// Filecoin C2 key, e.g. c2:32GiB). grpc.health.v1 answers
+        /// NOT_SERVING until every one is in place; one that cannot be
+        /// loaded stops the daemon with an error naming it.
+        #[arg(long, value_name = "KEY")]
+        preload: Vec<cuda_prover_service::health::Preload>,
         /// Seconds a connection may send nothing before it is closed.
         #[arg(long, default_value_t = 60,
               value_parser = clap::value_parser!(u32).range(1..=MAX_IDLE_TIMEOUT_S))]
@@ -294,6 +302,22 @@ enum Command {
     Drain {
         #[command(flatten)]
         remote: Remote,
+    },
+    /// The daemon's grpc.health.v1 status (exit 0 only when SERVING): with
+    /// --wait-s, waits for SERVING (the preloaded keys in place),
+    /// connecting again while the daemon is not up yet. For supervisors:
+    /// systemd's ExecStartPost, a container's health check.
+    Health {
+        /// The daemon's address.
+        #[arg(long, default_value = DEFAULT_ADDR)]
+        server: String,
+        /// A service name (cuda_prover.v1.Prover, cuzk.v1.ProvingEngine);
+        /// empty: the daemon as a whole.
+        #[arg(long, default_value = "")]
+        service: String,
+        /// Wait up to this many seconds for SERVING.
+        #[arg(long, value_name = "SECONDS")]
+        wait_s: Option<u64>,
     },
     /// Drain and stop the daemon (--now: cancel running jobs).
     Shutdown {
@@ -476,6 +500,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             max_connections,
             idle_timeout_s,
             state_dir,
+            preload,
         } => {
             let addr: ListenAddr = listen.parse().map_err(|e| format!("--listen {e}"))?;
             if let ListenAddr::Tcp(a) = &addr {
@@ -512,6 +537,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 max_connections: max_connections as usize,
                 idle_timeout: std::time::Duration::from_secs(idle_timeout_s.into()),
                 state_dir,
+                preload,
                 ..Default::default()
             };
             let service = Service::new(Arc::new(engine), config)?;
@@ -646,6 +672,24 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 .map_err(s)?;
             println!("drained");
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Health {
+            server,
+            service,
+            wait_s,
+        } => {
+            let wait = wait_s.map(std::time::Duration::from_secs);
+            match cuda_prover_service::health::check(&server, &service, wait).await {
+                Ok(status) => {
+                    println!("{status}");
+                    Ok(if status == "SERVING" {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::FAILURE
+                    })
+                }
+                Err(e) => Err(e),
+            }
         }
         Command::Shutdown { remote, now } => {
             connect(&remote)
