@@ -163,8 +163,8 @@ enum Command {
         /// gRPC address: host:port (anything but loopback needs --token)
         /// or unix:///path/to.sock (no token; the file's mode decides who
         /// connects). Both APIs are served there: cuda_prover.v1 and
-        /// cuzk.v1 (Curio's).
-        #[arg(long, default_value = DEFAULT_ADDR)]
+        /// cuzk.v1 (Curio's), and grpc.health.v1.
+        #[arg(long, env = "CUDA_PROVER_LISTEN", default_value = DEFAULT_ADDR)]
         listen: String,
         /// The unix socket file's mode, octal (with --listen unix://...).
         #[arg(long, default_value = "0660", value_parser = parse_socket_mode)]

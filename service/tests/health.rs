@@ -102,12 +102,7 @@ async fn health_is_serving_once_the_preloaded_keys_are_in_place() {
         .expect("SERVING within 120 s of the lock's release")
         .unwrap()
         .unwrap();
-    assert_eq!(
-        next.status,
-        serving,
-        "{:?}",
-        d.service.readiness().stage()
-    );
+    assert_eq!(next.status, serving, "{:?}", d.service.readiness().stage());
     assert_eq!(statuses(&mut cl).await, vec![serving; 3]);
     let keys = d.service.jobs().keys().list();
     assert_eq!(keys.len(), 2, "{keys:?}");
