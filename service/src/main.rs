@@ -232,6 +232,11 @@ enum Command {
         /// results for await.
         #[arg(long, value_name = "DIR")]
         state_dir: Option<PathBuf>,
+        /// How long a finished job's result and proofs are kept for await
+        /// (in memory and in the journal) after it ended: 90s, 30m, 24h,
+        /// 7d (1 s to 3650 d).
+        #[arg(long, default_value = "24h", value_parser = parse_retention)]
+        retention: std::time::Duration,
         /// Load and pin a key before reporting ready (repeat for more):
         /// chain:LOG or bits:LOG[@DIR] (a built-in circuit's key, DIR inside
         /// the params dirs), c2:SECTOR-SIZE or c2:REGISTERED-PROOF (a
@@ -350,6 +355,28 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A retention time: a whole number with a unit (s, m, h, d), 1 s to
+/// 3650 days.
+fn parse_retention(s: &str) -> Result<std::time::Duration, String> {
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (n, unit) = s.split_at(split);
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("'{s}': a whole number and a unit, e.g. 90s, 30m, 24h, 7d"))?;
+    let unit_s = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("'{s}': the unit is s, m, h or d (e.g. 24h)")),
+    };
+    let secs = n
+        .checked_mul(unit_s)
+        .filter(|t| (1..=3650 * 86_400).contains(t))
+        .ok_or_else(|| format!("'{s}': between 1s and 3650d"))?;
+    Ok(std::time::Duration::from_secs(secs))
 }
 
 /// An octal file mode of permission bits only (0660, 600).
@@ -501,6 +528,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             idle_timeout_s,
             state_dir,
             preload,
+            retention,
         } => {
             let addr: ListenAddr = listen.parse().map_err(|e| format!("--listen {e}"))?;
             if let ListenAddr::Tcp(a) = &addr {
@@ -538,6 +566,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 idle_timeout: std::time::Duration::from_secs(idle_timeout_s.into()),
                 state_dir,
                 preload,
+                retention,
                 ..Default::default()
             };
             let service = Service::new(Arc::new(engine), config)?;

@@ -80,6 +80,7 @@ impl Service {
             config.max_queue,
             config.max_running,
             config.keep_finished,
+            config.retention,
             restored.as_ref().map(|r| r.instance).unwrap_or(fresh),
             journal,
         );
@@ -94,7 +95,7 @@ impl Service {
         }
         if let Some(r) = restored {
             let n = r.records.len();
-            service.jobs.restore(r.records, |req| {
+            service.jobs.restore(r.records, r.next_seq, |req| {
                 service.spec(req, None).map_err(|s| s.message().to_string())
             });
             if n > 0 {
