@@ -333,10 +333,10 @@ async fn cancel_of_a_queued_job() {
 
 /// Cancel of a running job: a C2 job that a runner took, whose partition
 /// waits its turn behind a more urgent job's partitions (the engine's
-/// priority gate), stops on CancelProof: CANCELLED with the reason and no
-/// proof, while the urgent job still had partitions to take (so the C2's
-/// partition was never proved); the urgent job and a later C2 are not
-/// touched.
+/// priority gate; the urgent job has a minute of them), stops on
+/// CancelProof: CANCELLED with the reason and no proof, while the urgent
+/// job still had partitions to take (so the C2's partition was never
+/// proved); the urgent job keeps running, and a later C2 proves.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cancel_of_a_running_job() {
     let s = sealed();
@@ -357,7 +357,7 @@ async fn cancel_of_a_running_job() {
     })
     .await
     .unwrap();
-    const URGENT: u32 = 40;
+    const URGENT: u32 = 600;
     slow_partitions(&d.ctx, URGENT as i64, Duration::from_millis(100));
     let urgent = own.submit(job("chain", 7, URGENT, 1, 1000)).await.unwrap();
     let urgent_done = |st: &cuda_prover_service::proto::StatusReply| {
@@ -421,11 +421,15 @@ async fn cancel_of_a_running_job() {
     assert_eq!(r.status, AwaitStatus::Cancelled as i32, "{r:?}");
     assert!(r.proof.is_empty());
     assert!(r.error_message.contains("cancelled by request"), "{r:?}");
-    let out = own.await_job(&urgent, |_, _, _| {}).await.unwrap();
-    assert!(out.ok(), "the urgent job is not touched: {}", out.error);
-    // The C2 proves afterwards, under a new request id (the cancelled one's
-    // id still names the cancelled job).
+    let st = own.status().await.unwrap();
+    assert!(
+        urgent_done(&st).is_some(),
+        "the urgent job is not touched: {st:?}"
+    );
+    // The C2 proves once the urgent job is gone (its request id still
+    // names the cancelled job).
     slow_partitions(&d.ctx, URGENT as i64, Duration::ZERO);
+    assert_eq!(own.cancel(&urgent).await.unwrap(), "running");
     let again = cl
         .submit_proof(c2_request("running"))
         .await
