@@ -356,7 +356,7 @@ mod tests {
             seq,
             request_id: format!("r{seq}"),
             digest: seq * 7,
-            state: if seq % 2 == 0 {
+            state: if seq.is_multiple_of(2) {
                 "done".into()
             } else {
                 String::new()

@@ -1,7 +1,12 @@
 //! The daemon as a process, driven by its CLI: serve, submit (the job id
 //! alone on the last line), await (exit 0 only when every proof
 //! verified), status, cancel; a daemon killed mid-job gives the client a
-//! clear error and the next start is clean.
+//! clear error and the next start is clean; a damaged journal is set
+//! aside; finished jobs are kept for the retention time.
+
+// The client's error is tonic's `Status` inside, unboxed (as in the
+// library).
+#![allow(clippy::result_large_err)]
 
 mod common;
 
