@@ -45,6 +45,13 @@ pub struct ServiceConfig {
     /// Accepted jobs are journaled here (`jobs.redb`) before their
     /// submission answers, and taken back by the next start.
     pub state_dir: Option<PathBuf>,
+    /// A finished job (its result and proofs) is kept this long after it
+    /// ended, for await and status, then forgotten and dropped from the
+    /// journal (at most `keep_finished` are kept either way).
+    pub retention: std::time::Duration,
+    /// Keys loaded and pinned at start; the health service reports
+    /// SERVING once they are all in place.
+    pub preload: Vec<crate::health::Preload>,
 }
 
 impl Default for ServiceConfig {
@@ -65,6 +72,8 @@ impl Default for ServiceConfig {
             max_connections: 512,
             idle_timeout: std::time::Duration::from_secs(60),
             state_dir: None,
+            retention: std::time::Duration::from_secs(24 * 3600),
+            preload: Vec::new(),
         }
     }
 }

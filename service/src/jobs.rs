@@ -162,6 +162,8 @@ pub struct JobEntry {
     cancel: Arc<AtomicBool>,
     cancel_reason: Mutex<Option<String>>,
     tx: watch::Sender<Snapshot>,
+    /// When the job ended, in ms since the Unix epoch (0 while it runs).
+    finished_ms: AtomicU64,
 }
 
 impl JobEntry {
@@ -193,6 +195,20 @@ impl JobEntry {
             .deadline
             .is_some_and(|d| self.submitted.elapsed() >= d)
     }
+
+    /// Whether the job ended more than `retention` before `now_ms`.
+    fn expired(&self, now_ms: u64, retention: Duration) -> bool {
+        let t = self.finished_ms.load(Ordering::Relaxed);
+        t != 0 && now_ms.saturating_sub(t) >= ms(retention)
+    }
+}
+
+/// Now, in ms since the Unix epoch.
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(ms)
+        .unwrap_or(0)
 }
 
 #[derive(Default)]
@@ -234,6 +250,9 @@ pub struct Jobs {
     pub device_partitions: Vec<AtomicU64>,
     max_queue: usize,
     keep_finished: usize,
+    /// A finished job is forgotten (and dropped from the journal) this long
+    /// after it ended.
+    retention: Duration,
     journal: Option<Arc<crate::journal::Journal>>,
 }
 
@@ -247,6 +266,7 @@ impl Jobs {
         max_queue: usize,
         max_running: usize,
         keep_finished: usize,
+        retention: Duration,
         instance: u64,
         journal: Option<Arc<crate::journal::Journal>>,
     ) -> Arc<Self> {
@@ -265,6 +285,7 @@ impl Jobs {
             device_partitions,
             max_queue,
             keep_finished,
+            retention,
             journal,
         });
         for i in 0..max_running.max(1) {
@@ -363,6 +384,7 @@ impl Jobs {
             cancel: Arc::new(AtomicBool::new(false)),
             cancel_reason: Mutex::new(None),
             tx,
+            finished_ms: AtomicU64::new(0),
         })
     }
 
@@ -374,17 +396,29 @@ impl Jobs {
     /// Takes back the jobs of a journal after a restart: a job that was
     /// queued or running is queued again under its id (`rebuild` checks its
     /// request again; one that no longer passes fails with the reason), a
-    /// finished one keeps its result for await. Call before submitting.
+    /// finished one keeps its result for await until its retention time
+    /// has passed (one past it is dropped from the journal now). No id
+    /// below `next_seq` is issued again. Call before submitting.
     pub fn restore(
         &self,
         records: Vec<crate::journal::Record>,
+        next_seq: u64,
         rebuild: impl Fn(crate::proto::SubmitRequest) -> Result<JobSpec, String>,
     ) {
         let mut records = records;
         records.sort_by_key(|r| r.seq);
+        self.next_id.fetch_max(next_seq, Ordering::SeqCst);
+        let now = unix_ms();
         let mut g = self.inner.lock();
         for r in records {
             self.next_id.fetch_max(r.seq + 1, Ordering::SeqCst);
+            if !r.state.is_empty()
+                && r.finished_ms != 0
+                && now.saturating_sub(r.finished_ms) >= ms(self.retention)
+            {
+                self.drop_record(r.seq, "its retention time passed while the daemon was down");
+                continue;
+            }
             let origin = Origin {
                 request: r.request.clone(),
                 request_id: r.request_id.clone(),
@@ -455,10 +489,73 @@ impl Jobs {
                 s.state = state;
                 s.result = Some(Arc::new(result));
             });
+            // A record of an older journal, without its end time, is kept
+            // for the retention time from now.
+            let ended = if r.finished_ms != 0 {
+                r.finished_ms
+            } else {
+                now
+            };
+            entry.finished_ms.store(ended, Ordering::Relaxed);
             g.finished.push_back(r.seq);
         }
         drop(g);
         self.work.notify_all();
+    }
+
+    /// Removes a job's record from the journal, saying why.
+    fn drop_record(&self, seq: u64, why: &str) {
+        if let Some(j) = &self.journal {
+            match j.remove(seq) {
+                Ok(()) => log::info!(
+                    "dropped job {seq} from the journal {}: {why}",
+                    j.path().display()
+                ),
+                Err(e) => log::error!("{e}"),
+            }
+        }
+    }
+
+    /// Forgets the finished jobs whose retention time has passed, and drops
+    /// them from the journal; how many.
+    pub fn forget_expired(&self) -> usize {
+        let now = unix_ms();
+        let mut g = self.inner.lock();
+        let mut gone = Vec::new();
+        let all = &g.all;
+        let keep: VecDeque<u64> = g
+            .finished
+            .iter()
+            .copied()
+            .filter(|id| match all.get(id) {
+                Some(e) if e.expired(now, self.retention) => {
+                    gone.push(*id);
+                    false
+                }
+                Some(_) => true,
+                None => false,
+            })
+            .collect();
+        g.finished = keep;
+        for id in &gone {
+            g.all.remove(id);
+        }
+        drop(g);
+        for id in &gone {
+            if let Some(j) = &self.journal {
+                if let Err(e) = j.remove(*id) {
+                    log::error!("{e}");
+                }
+            }
+        }
+        if !gone.is_empty() {
+            log::info!(
+                "forgot {} finished jobs past the retention time of {:?}",
+                gone.len(),
+                self.retention
+            );
+        }
+        gone.len()
     }
 
     /// Every job the daemon remembers (queued, running, finished).
@@ -561,6 +658,8 @@ impl Jobs {
         }
         self.metrics
             .observe_latency(entry.submitted.elapsed().as_secs_f64());
+        let ended = unix_ms().max(1);
+        entry.finished_ms.store(ended, Ordering::Relaxed);
         if let (Some(j), Some(_)) = (&self.journal, &entry.spec.origin.request) {
             let t = result.timings;
             let record = crate::journal::Record {
@@ -580,6 +679,7 @@ impl Jobs {
                     t.total_ms,
                 ],
                 partitions: entry.spec.partitions,
+                finished_ms: ended,
             };
             if let Err(e) = j.put(&record) {
                 log::error!("job {}: {e}", entry.wire_id);
@@ -769,10 +869,16 @@ impl Jobs {
         }
     }
 
-    /// Cancels running jobs past their deadline.
+    /// Cancels running jobs past their deadline; forgets finished jobs past
+    /// their retention time (checked each second).
     fn watch_deadlines(self: Arc<Self>) {
+        let mut swept = Instant::now();
         loop {
             std::thread::sleep(Duration::from_millis(20));
+            if swept.elapsed() >= Duration::from_secs(1) {
+                swept = Instant::now();
+                self.forget_expired();
+            }
             let g = self.inner.lock();
             if g.stopping {
                 return;

@@ -15,6 +15,7 @@ pub mod config;
 pub mod cuzk;
 #[cfg(feature = "filecoin")]
 pub mod filecoin;
+pub mod health;
 pub mod hosts;
 pub mod job_id;
 pub mod jobs;

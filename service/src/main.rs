@@ -163,8 +163,8 @@ enum Command {
         /// gRPC address: host:port (anything but loopback needs --token)
         /// or unix:///path/to.sock (no token; the file's mode decides who
         /// connects). Both APIs are served there: cuda_prover.v1 and
-        /// cuzk.v1 (Curio's).
-        #[arg(long, default_value = DEFAULT_ADDR)]
+        /// cuzk.v1 (Curio's), and grpc.health.v1.
+        #[arg(long, env = "CUDA_PROVER_LISTEN", default_value = DEFAULT_ADDR)]
         listen: String,
         /// The unix socket file's mode, octal (with --listen unix://...).
         #[arg(long, default_value = "0660", value_parser = parse_socket_mode)]
@@ -232,6 +232,19 @@ enum Command {
         /// results for await.
         #[arg(long, value_name = "DIR")]
         state_dir: Option<PathBuf>,
+        /// How long a finished job's result and proofs are kept for await
+        /// (in memory and in the journal) after it ended: 90s, 30m, 24h,
+        /// 7d (1 s to 3650 d).
+        #[arg(long, default_value = "24h", value_parser = parse_retention)]
+        retention: std::time::Duration,
+        /// Load and pin a key before reporting ready (repeat for more):
+        /// chain:LOG or bits:LOG[@DIR] (a built-in circuit's key, DIR inside
+        /// the params dirs), c2:SECTOR-SIZE or c2:REGISTERED-PROOF (a
+        /// Filecoin C2 key, e.g. c2:32GiB). grpc.health.v1 answers
+        /// NOT_SERVING until every one is in place; one that cannot be
+        /// loaded stops the daemon with an error naming it.
+        #[arg(long, value_name = "KEY")]
+        preload: Vec<cuda_prover_service::health::Preload>,
         /// Seconds a connection may send nothing before it is closed.
         #[arg(long, default_value_t = 60,
               value_parser = clap::value_parser!(u32).range(1..=MAX_IDLE_TIMEOUT_S))]
@@ -295,6 +308,22 @@ enum Command {
         #[command(flatten)]
         remote: Remote,
     },
+    /// The daemon's grpc.health.v1 status (exit 0 only when SERVING): with
+    /// --wait-s, waits for SERVING (the preloaded keys in place),
+    /// connecting again while the daemon is not up yet. For supervisors:
+    /// systemd's ExecStartPost, a container's health check.
+    Health {
+        /// The daemon's address.
+        #[arg(long, default_value = DEFAULT_ADDR)]
+        server: String,
+        /// A service name (cuda_prover.v1.Prover, cuzk.v1.ProvingEngine);
+        /// empty: the daemon as a whole.
+        #[arg(long, default_value = "")]
+        service: String,
+        /// Wait up to this many seconds for SERVING.
+        #[arg(long, value_name = "SECONDS")]
+        wait_s: Option<u64>,
+    },
     /// Drain and stop the daemon (--now: cancel running jobs).
     Shutdown {
         #[command(flatten)]
@@ -326,6 +355,28 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A retention time: a whole number with a unit (s, m, h, d), 1 s to
+/// 3650 days.
+fn parse_retention(s: &str) -> Result<std::time::Duration, String> {
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (n, unit) = s.split_at(split);
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("'{s}': a whole number and a unit, e.g. 90s, 30m, 24h, 7d"))?;
+    let unit_s = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("'{s}': the unit is s, m, h or d (e.g. 24h)")),
+    };
+    let secs = n
+        .checked_mul(unit_s)
+        .filter(|t| (1..=3650 * 86_400).contains(t))
+        .ok_or_else(|| format!("'{s}': between 1s and 3650d"))?;
+    Ok(std::time::Duration::from_secs(secs))
 }
 
 /// An octal file mode of permission bits only (0660, 600).
@@ -476,6 +527,8 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             max_connections,
             idle_timeout_s,
             state_dir,
+            preload,
+            retention,
         } => {
             let addr: ListenAddr = listen.parse().map_err(|e| format!("--listen {e}"))?;
             if let ListenAddr::Tcp(a) = &addr {
@@ -512,6 +565,8 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 max_connections: max_connections as usize,
                 idle_timeout: std::time::Duration::from_secs(idle_timeout_s.into()),
                 state_dir,
+                preload,
+                retention,
                 ..Default::default()
             };
             let service = Service::new(Arc::new(engine), config)?;
@@ -646,6 +701,24 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 .map_err(s)?;
             println!("drained");
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Health {
+            server,
+            service,
+            wait_s,
+        } => {
+            let wait = wait_s.map(std::time::Duration::from_secs);
+            match cuda_prover_service::health::check(&server, &service, wait).await {
+                Ok(status) => {
+                    println!("{status}");
+                    Ok(if status == "SERVING" {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::FAILURE
+                    })
+                }
+                Err(e) => Err(e),
+            }
         }
         Command::Shutdown { remote, now } => {
             connect(&remote)

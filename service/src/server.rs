@@ -18,6 +18,7 @@ use tonic::{Request, Response, Status};
 
 use crate::config::ServiceConfig;
 use crate::cuzk_proto::proving_engine_server::ProvingEngineServer;
+use crate::health::{Preload, Readiness, Stage};
 use crate::job_id::JobId;
 use crate::jobs::{JobEntry, JobSpec, JobState, Jobs, Origin, SubmitError, Work};
 use crate::keys::Keys;
@@ -31,6 +32,7 @@ pub struct Service {
     jobs: Arc<Jobs>,
     config: ServiceConfig,
     shutdown: Arc<Notify>,
+    readiness: Readiness,
 }
 
 type EventStream = Pin<Box<dyn Stream<Item = Result<proto::JobEvent, Status>> + Send>>;
@@ -78,6 +80,7 @@ impl Service {
             config.max_queue,
             config.max_running,
             config.keep_finished,
+            config.retention,
             restored.as_ref().map(|r| r.instance).unwrap_or(fresh),
             journal,
         );
@@ -85,10 +88,14 @@ impl Service {
             jobs,
             config,
             shutdown: Arc::new(Notify::new()),
+            readiness: Readiness::default(),
         });
+        for p in &service.config.preload {
+            service.preload_target(p)?;
+        }
         if let Some(r) = restored {
             let n = r.records.len();
-            service.jobs.restore(r.records, |req| {
+            service.jobs.restore(r.records, r.next_seq, |req| {
                 service.spec(req, None).map_err(|s| s.message().to_string())
             });
             if n > 0 {
@@ -100,6 +107,82 @@ impl Service {
 
     pub fn jobs(&self) -> &Arc<Jobs> {
         &self.jobs
+    }
+
+    pub fn config(&self) -> &ServiceConfig {
+        &self.config
+    }
+
+    /// What the health service reports.
+    pub fn readiness(&self) -> &Readiness {
+        &self.readiness
+    }
+
+    /// Checks a preload entry against this daemon (its limits, params
+    /// dirs, Filecoin jobs) without loading anything.
+    fn preload_target(&self, p: &Preload) -> Result<PreloadTarget, String> {
+        match p {
+            Preload::BuiltIn {
+                kind,
+                log_constraints,
+                params_dir,
+            } => {
+                if *log_constraints > self.config.max_log_constraints {
+                    return Err(format!(
+                        "preload {p}: log_constraints {log_constraints} is above this daemon's \
+                         limit of {}",
+                        self.config.max_log_constraints
+                    ));
+                }
+                cuda_prover_pipeline::circuits::BuiltIn::new(*kind, *log_constraints, 0)
+                    .map_err(|e| format!("preload {p}: {e}"))?;
+                let dir = self
+                    .jobs
+                    .keys()
+                    .resolve_dir(params_dir)
+                    .map_err(|e| format!("preload {p}: {e}"))?;
+                Ok(PreloadTarget::BuiltIn(*kind, *log_constraints, dir))
+            }
+            #[cfg(feature = "filecoin")]
+            Preload::FilecoinC2(name) => {
+                use cuda_prover_filecoin::{RegisteredSeal, SealVersion, SectorSize};
+                let filecoin = self.jobs.filecoin_handle().ok_or_else(|| {
+                    format!("preload {p}: this daemon takes no Filecoin jobs (--no-filecoin)")
+                })?;
+                let registered = if name.starts_with("StackedDrg") {
+                    name.parse::<RegisteredSeal>()
+                        .map_err(|e| format!("preload {p}: {e}"))?
+                } else {
+                    let size: SectorSize = name.parse().map_err(|e| format!("preload {p}: {e}"))?;
+                    RegisteredSeal::new(size, SealVersion::V1_1)
+                };
+                let params = filecoin
+                    .porep_params(registered)
+                    .map_err(|e| format!("preload {p}: {e}"))?;
+                Ok(PreloadTarget::FilecoinC2(filecoin, params))
+            }
+            #[cfg(not(feature = "filecoin"))]
+            Preload::FilecoinC2(_) => Err(format!(
+                "preload {p}: this daemon was built without Filecoin jobs (feature filecoin)"
+            )),
+        }
+    }
+
+    /// Loads and pins a preload entry's key (blocking).
+    pub(crate) fn preload_key(&self, p: &Preload) -> Result<(), String> {
+        match self.preload_target(p)? {
+            PreloadTarget::BuiltIn(kind, log, dir) => self
+                .jobs
+                .keys()
+                .get(self.jobs.engine(), kind, log, &dir, true)
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            #[cfg(feature = "filecoin")]
+            PreloadTarget::FilecoinC2(filecoin, params) => filecoin
+                .preload(&params)
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+        }
     }
 
     /// Prometheus text of the daemon's metrics.
@@ -331,6 +414,13 @@ impl Service {
             Status::not_found(format!("no job {} (unknown, or forgotten)", shown_id(id)))
         })
     }
+}
+
+/// A preload entry resolved against the daemon.
+enum PreloadTarget {
+    BuiltIn(Kind, u32, std::path::PathBuf),
+    #[cfg(feature = "filecoin")]
+    FilecoinC2(Arc<crate::filecoin::FilecoinJobs>, std::path::PathBuf),
 }
 
 /// A client's job id as an error message shows it: in full up to 64 bytes,
@@ -565,6 +655,7 @@ impl Prover for Arc<Service> {
         &self,
         _req: Request<proto::DrainRequest>,
     ) -> Result<Response<proto::DrainReply>, Status> {
+        self.readiness.set(Stage::Draining).await;
         let jobs = self.jobs.clone();
         tokio::task::spawn_blocking(move || jobs.drain())
             .await
@@ -577,6 +668,7 @@ impl Prover for Arc<Service> {
         req: Request<proto::ShutdownRequest>,
     ) -> Result<Response<proto::ShutdownReply>, Status> {
         let now = req.into_inner().now;
+        self.readiness.set(Stage::Draining).await;
         let jobs = self.jobs.clone();
         tokio::task::spawn_blocking(move || if now { jobs.stop_now() } else { jobs.drain() })
             .await
@@ -616,10 +708,13 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Serves both APIs (cuda_prover.v1 and cuzk.v1) on `listener` (TCP, or
-/// a unix socket whose file is removed when this returns) until `shutdown`
-/// resolves or a Shutdown request arrives. Refuses a TCP address other
-/// than loopback without a token.
+/// Serves both APIs (cuda_prover.v1 and cuzk.v1) and the gRPC health
+/// service (`grpc.health.v1`, see [`crate::health`]) on `listener` (TCP,
+/// or a unix socket whose file is removed when this returns) until
+/// `shutdown` resolves or a Shutdown request arrives; the first call starts
+/// the preload of the configured keys, and a key that cannot be loaded ends
+/// it with an error naming the key. Refuses a TCP address other than
+/// loopback without a token.
 pub async fn serve(
     service: Arc<Service>,
     listener: impl Into<Listener>,
@@ -655,9 +750,28 @@ pub async fn serve(
         check.clone(),
     );
     let svc = tonic::service::interceptor::InterceptedService::new(
-        ProverServer::new(service).max_decoding_message_size(limit),
+        ProverServer::new(service.clone()).max_decoding_message_size(limit),
         check,
     );
+    // grpc.health.v1 on this listener: NOT_SERVING until the preloaded
+    // keys are in place (the preload starts with the first listener).
+    let (reporter, health) = tonic_health::server::health_reporter();
+    service.readiness.attach(reporter).await;
+    if service.readiness.first_start() {
+        tokio::spawn(crate::health::preload(service.clone()));
+    }
+    let preload_failed = parking_lot::Mutex::new(None::<String>);
+    let mut stage = service.readiness.watch();
+    let failed = async move {
+        loop {
+            if let Stage::Failed(e) = &*stage.borrow_and_update() {
+                return e.clone();
+            }
+            if stage.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    };
     let incoming = crate::listener::incoming(acceptor, limits);
     // Pings keep a live client's connection busy well within the idle time.
     let ping = limits.idle_timeout / 3;
@@ -667,14 +781,21 @@ pub async fn serve(
         .http2_keepalive_timeout(Some(ping))
         .add_service(svc)
         .add_service(cuzk)
-        .serve_with_incoming_shutdown(incoming, async move {
+        .add_service(health)
+        .serve_with_incoming_shutdown(incoming, async {
             tokio::select! {
                 _ = shutdown => {}
                 _ = stop.notified() => {}
+                e = failed => *preload_failed.lock() = Some(e),
             }
+            service.readiness.set(Stage::Draining).await;
         })
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    match preload_failed.into_inner() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// Loopback needs nothing; any other address needs a token (a unix

@@ -2,8 +2,9 @@
 //! Prove of a 2 KiB C2 in Curio's C1 wrapper returns a proof that
 //! filecoin-proofs' `verify_seal` accepts, with its timings; GetStatus
 //! counts the job under POREP_SEAL_COMMIT while it runs; a request id is
-//! one job; a queued job cancels; unknown kinds and bad inputs are clear
-//! gRPC statuses and queue nothing. Host backend, 2 KiB TEST parameters.
+//! one job; a queued job and a running one cancel; unknown kinds and bad
+//! inputs are clear gRPC statuses and queue nothing; jobs survive kill -9,
+//! and a damaged journal is set aside. Host backend, 2 KiB TEST parameters.
 #![cfg(feature = "filecoin")]
 
 mod common;
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use common::{slow_partitions, start_unix, temp_dir};
+use common::{job, slow_partitions, start_unix, temp_dir};
 use cuda_prover_filecoin::sealing::{seal_test_sector_for, verify_commit, SealedSector};
 use cuda_prover_filecoin::test_c1::wrapper::wrap;
 use cuda_prover_filecoin::test_params::{
@@ -330,6 +331,127 @@ async fn cancel_of_a_queued_job() {
     assert_eq!(e.code(), tonic::Code::InvalidArgument);
 }
 
+/// Cancel of a running job: a C2 job that a runner took, whose partition
+/// waits its turn behind a more urgent job's partitions (the engine's
+/// priority gate; the urgent job has a minute of them), stops on
+/// CancelProof: CANCELLED with the reason and no proof, while the urgent
+/// job still had partitions to take (so the C2's partition was never
+/// proved); the urgent job keeps running, and a later C2 proves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cancel_of_a_running_job() {
+    let s = sealed();
+    let d = start_unix(1, |c| {
+        c.filecoin_test_params = Some(test_params().clone());
+        c.max_running = 2;
+    })
+    .await;
+    let own = cuda_prover_service::Client::connect(&d.addr, None)
+        .await
+        .unwrap();
+    let mut cl = cuzk_client(&d.addr).await;
+    // The urgent job's key first, so that its partitions flow at once.
+    own.preload(cuda_prover_service::proto::KeyRequest {
+        circuit: "chain".into(),
+        log_constraints: 7,
+        params_dir: String::new(),
+    })
+    .await
+    .unwrap();
+    const URGENT: u32 = 600;
+    slow_partitions(&d.ctx, URGENT as i64, Duration::from_millis(100));
+    let urgent = own.submit(job("chain", 7, URGENT, 1, 1000)).await.unwrap();
+    let urgent_done = |st: &cuda_prover_service::proto::StatusReply| {
+        st.running
+            .iter()
+            .find(|j| j.job_id == urgent)
+            .map(|j| j.done)
+    };
+    let t = std::time::Instant::now();
+    while urgent_done(&own.status().await.unwrap()).unwrap_or(0) < 1 {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the urgent job never ran"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let c2 = cl
+        .submit_proof(c2_request("running"))
+        .await
+        .unwrap()
+        .into_inner();
+    let running = |st: &pb::GetStatusResponse| {
+        st.queues
+            .iter()
+            .find(|q| q.proof_kind == ProofKind::PorepSealCommit as i32)
+            .map(|q| q.in_progress)
+            .unwrap_or(0)
+    };
+    loop {
+        let st = cl.get_status(pb::GetStatusRequest {}).await.unwrap();
+        if running(&st.into_inner()) == 1 {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the C2 job never ran"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let c = cl
+        .cancel_proof(pb::CancelProofRequest {
+            job_id: c2.job_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(c.cancelled, "a running job cancels");
+    let left = urgent_done(&own.status().await.unwrap());
+    assert!(
+        left.is_some_and(|done| done + 3 <= URGENT),
+        "the urgent job had partitions left when the C2 was cancelled: {left:?} of {URGENT} \
+         done"
+    );
+    let r = cl
+        .await_proof(pb::AwaitProofRequest {
+            job_id: c2.job_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(r.status, AwaitStatus::Cancelled as i32, "{r:?}");
+    assert!(r.proof.is_empty());
+    assert!(r.error_message.contains("cancelled by request"), "{r:?}");
+    let st = own.status().await.unwrap();
+    assert!(
+        urgent_done(&st).is_some(),
+        "the urgent job is not touched: {st:?}"
+    );
+    // The C2 proves once the urgent job is gone (its request id still
+    // names the cancelled job).
+    slow_partitions(&d.ctx, URGENT as i64, Duration::ZERO);
+    assert_eq!(own.cancel(&urgent).await.unwrap(), "running");
+    let again = cl
+        .submit_proof(c2_request("running"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again.job_id, c2.job_id);
+    let r = cl.prove(c2_request("after")).await.unwrap().into_inner();
+    assert_eq!(
+        r.status,
+        AwaitStatus::Completed as i32,
+        "{}",
+        r.error_message
+    );
+    assert!(verify_commit(s, &r.proof).unwrap());
+    let st = cl
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(running(&st), 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn unknown_kinds_and_bad_inputs_are_clear_statuses_and_queue_nothing() {
     let d = start_unix(1, |c| c.filecoin_test_params = Some(test_params().clone())).await;
@@ -555,13 +677,39 @@ fn journaled_jobs_survive_kill_9() {
     });
     drop(d);
 
-    // A journal that is not one: a clear error naming the file.
+    // A journal that is not one: an error naming the file, which is set
+    // aside; the daemon starts with a new journal (the old ids are unknown).
     let journal = dir.join("state").join("jobs.redb");
     std::fs::write(&journal, vec![0x5a; 8192]).unwrap();
-    let err = serve_journaled(&dir)
-        .err()
-        .expect("a corrupt journal stops the start");
-    assert!(err.contains(&journal.display().to_string()), "{err}");
+    let mut d = serve_journaled(&dir).expect("the daemon starts with a new journal");
+    rt.block_on(async {
+        let mut cl = cuzk_client(&d.addr).await;
+        let e = cl
+            .await_proof(pb::AwaitProofRequest {
+                job_id: ids[0].clone(),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::NotFound, "{e:?}");
+        assert_eq!(open_jobs(&mut cl).await, (0, 0));
+    });
+    d.child.kill().unwrap();
+    let _ = d.child.wait();
+    let mut said = String::new();
+    use std::io::Read;
+    d.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut said)
+        .unwrap();
+    assert!(
+        said.contains(&format!(
+            "the job journal {} cannot be read",
+            journal.display()
+        )) && said.contains("jobs.redb.corrupt-"),
+        "{said}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,12 @@
 //! The daemon as a process, driven by its CLI: serve, submit (the job id
 //! alone on the last line), await (exit 0 only when every proof
 //! verified), status, cancel; a daemon killed mid-job gives the client a
-//! clear error and the next start is clean.
+//! clear error and the next start is clean; a damaged journal is set
+//! aside; finished jobs are kept for the retention time.
+
+// The client's error is tonic's `Status` inside, unboxed (as in the
+// library).
+#![allow(clippy::result_large_err)]
 
 mod common;
 
@@ -413,4 +418,202 @@ fn serves_on_a_unix_socket_and_removes_it_on_sigterm() {
     assert_eq!(std::fs::read(&plain).unwrap(), b"keep");
     let (ok, _, err) = cli(&["serve", "--listen", &listen, "--socket-mode", "0999"]);
     assert!(!ok && err.contains("octal"), "{err}");
+}
+
+/// A daemon with a job journal in `state` (and `extra` options), its
+/// stderr in `log`.
+fn serve_journaled(
+    params: &std::path::Path,
+    state: &std::path::Path,
+    log: &std::path::Path,
+    extra: &[&str],
+) -> Daemon {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--backend", "host"])
+        .args(["--host-devices", "1"])
+        .arg("--params-dir")
+        .arg(params)
+        .arg("--state-dir")
+        .arg(state)
+        .args(extra);
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = match line.trim().strip_prefix("listening on ") {
+        Some(a) => a.to_string(),
+        None => panic!(
+            "the daemon did not start: {line:?} {}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        ),
+    };
+    Daemon { child, addr }
+}
+
+fn not_found(e: &ClientError) -> bool {
+    matches!(e, ClientError::Rpc(s) if s.code() == tonic::Code::NotFound)
+}
+
+/// A journal truncated or overwritten with garbage does not stop the
+/// daemon: it says which file it could not read and where it moved it
+/// (`jobs.redb.corrupt-<time>`, bytes kept), starts a new journal under a
+/// new id instance (the old ids are NOT_FOUND, never another job), proves,
+/// and the new journal is read back by the next start.
+#[test]
+fn a_damaged_journal_is_set_aside_and_the_daemon_starts() {
+    let dir = common::temp_dir("damaged-journal");
+    let (params, state) = (dir.join("params"), dir.join("state"));
+    let journal = state.join("jobs.redb");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let log = dir.join("daemon.log");
+    let mut d = serve_journaled(&params, &state, &log, &[]);
+    let old = rt.block_on(async {
+        let cl = Client::connect(&d.addr, None).await.unwrap();
+        let id = cl.submit(common::job("chain", 7, 1, 1, 0)).await.unwrap();
+        assert!(cl.await_job(&id, |_, _, _| {}).await.unwrap().ok());
+        id
+    });
+    d.child.kill().unwrap();
+    let _ = d.child.wait();
+    let len = std::fs::metadata(&journal).unwrap().len();
+    for (what, bytes) in [
+        ("truncated to half", {
+            let mut b = std::fs::read(&journal).unwrap();
+            b.truncate(len as usize / 2);
+            b
+        }),
+        ("garbage", vec![0x5a; 8192]),
+    ] {
+        std::fs::write(&journal, &bytes).unwrap();
+        let before: Vec<_> = std::fs::read_dir(&state)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        let d = serve_journaled(&params, &state, &log, &[]);
+        let said = std::fs::read_to_string(&log).unwrap();
+        let aside: Vec<_> = std::fs::read_dir(&state)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| !before.contains(p))
+            .collect();
+        assert_eq!(aside.len(), 1, "{what}: one file set aside: {aside:?}");
+        let name = aside[0].file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("jobs.redb.corrupt-"), "{what}: {name}");
+        assert_eq!(
+            std::fs::read(&aside[0]).unwrap(),
+            bytes,
+            "{what}: kept as it was"
+        );
+        assert!(
+            said.contains(&format!(
+                "the job journal {} cannot be read",
+                journal.display()
+            )) && said.contains(&aside[0].display().to_string()),
+            "{what}: the log names both files: {said}"
+        );
+        rt.block_on(async {
+            let cl = Client::connect(&d.addr, None).await.unwrap();
+            let e = cl.await_job(&old, |_, _, _| {}).await.unwrap_err();
+            assert!(not_found(&e), "{what}: {e}");
+            let id = cl.submit(common::job("chain", 7, 1, 2, 0)).await.unwrap();
+            assert_ne!(id[..16], old[..16], "{what}: a new instance");
+            assert!(cl.await_job(&id, |_, _, _| {}).await.unwrap().ok());
+        });
+        drop(d);
+    }
+    // The new journal reads back cleanly.
+    let _d = serve_journaled(&params, &state, &log, &[]);
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(!said.contains("cannot be read"), "{said}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--retention`: a finished job's result is kept for await that long,
+/// then forgotten and dropped from the journal; one whose time passed
+/// while the daemon was down is dropped at the next start; ids are never
+/// issued twice, even once every record is gone.
+#[test]
+fn finished_jobs_are_kept_for_the_retention_time() {
+    let dir = common::temp_dir("retention");
+    let (params, state) = (dir.join("params"), dir.join("state"));
+    let log = dir.join("daemon.log");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let await_result = |addr: &str, id: &str| {
+        rt.block_on(async {
+            let cl = Client::connect(addr, None).await.unwrap();
+            cl.await_job(id, |_, _, _| {}).await
+        })
+    };
+    let submit = |addr: &str, seed: u64| {
+        rt.block_on(async {
+            let cl = Client::connect(addr, None).await.unwrap();
+            let id = cl
+                .submit(common::job("chain", 7, 1, seed, 0))
+                .await
+                .unwrap();
+            assert!(cl.await_job(&id, |_, _, _| {}).await.unwrap().ok());
+            id
+        })
+    };
+
+    // Kept for 2 s, then forgotten (the daemon checks each second).
+    let d = serve_journaled(&params, &state, &log, &["--retention", "2s"]);
+    let short = submit(&d.addr, 1);
+    let ended = Instant::now();
+    let again = await_result(&d.addr, &short).unwrap();
+    assert!(again.ok() && again.proofs.len() == 1, "kept after it ended");
+    let gone = loop {
+        match await_result(&d.addr, &short) {
+            Err(e) if not_found(&e) => break ended.elapsed(),
+            Err(e) => panic!("{e}"),
+            Ok(_) => {}
+        }
+        assert!(ended.elapsed() < Duration::from_secs(30), "never forgotten");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(gone >= Duration::from_secs(2), "forgotten after {gone:?}");
+    drop(d);
+    // Nor read back from the journal; the next id is a new one.
+    let d = serve_journaled(&params, &state, &log, &["--retention", "1h"]);
+    assert!(not_found(&await_result(&d.addr, &short).unwrap_err()));
+    let long = submit(&d.addr, 2);
+    assert_eq!(long[..16], short[..16], "the journal's instance");
+    assert!(
+        long[16..] > short[16..],
+        "ids are not issued twice: {short} {long}"
+    );
+    // SAFETY: kill sends SIGTERM to the daemon this test started.
+    assert_eq!(unsafe { libc::kill(d.child.id() as i32, libc::SIGTERM) }, 0);
+    drop(d);
+    // Kept across a restart within its time...
+    let d = serve_journaled(&params, &state, &log, &["--retention", "1h"]);
+    let kept = await_result(&d.addr, &long).unwrap();
+    assert!(
+        kept.ok() && kept.proofs.len() == 1,
+        "read back from the journal"
+    );
+    drop(d);
+    // ...and dropped at a start whose retention it is past.
+    std::thread::sleep(Duration::from_millis(1100));
+    let d = serve_journaled(&params, &state, &log, &["--retention", "1s"]);
+    assert!(not_found(&await_result(&d.addr, &long).unwrap_err()));
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        said.contains("retention time passed while the daemon was down"),
+        "{said}"
+    );
+    let next = submit(&d.addr, 3);
+    assert!(
+        next[16..] > long[16..],
+        "ids are not issued twice: {long} {next}"
+    );
+    drop(d);
+    let (ok, _, err) = cli(&["serve", "--retention", "0s", "--backend", "host"]);
+    assert!(!ok && err.contains("--retention"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -103,7 +103,7 @@ impl Cuzk {
         // Checked again under the lock held across the submission: two
         // requests with one id racing give one job.
         let mut known = self.requests.lock();
-        if let Some(k) = known.get(&r.request_id) {
+        if let Some(k) = known.get(&r.request_id).filter(|k| self.remembered(k)) {
             return same_inputs(&r.request_id, k, digest);
         }
         let entry = self.service.submit_spec(spec)?;
@@ -124,10 +124,26 @@ impl Cuzk {
         if request_id.is_empty() {
             return Ok(None);
         }
-        match self.requests.lock().get(request_id) {
-            Some(k) => same_inputs(request_id, k, digest).map(Some),
+        let mut known = self.requests.lock();
+        match known.get(request_id) {
+            Some(k) if self.remembered(k) => same_inputs(request_id, k, digest).map(Some),
+            Some(_) => {
+                known.remove(request_id);
+                Ok(None)
+            }
             None => Ok(None),
         }
+    }
+
+    /// Whether the daemon still remembers a request id's job: running, or
+    /// finished and neither past its retention time nor pushed out.
+    fn remembered(&self, k: &Known) -> bool {
+        !k.entry.snapshot().state.finished()
+            || self
+                .service
+                .jobs()
+                .get(k.entry.id)
+                .is_some_and(|e| Arc::ptr_eq(&e, &k.entry))
     }
 
     /// Drops request ids whose jobs ended and left the daemon's memory of
@@ -203,7 +219,7 @@ impl Cuzk {
         self.requests
             .lock()
             .values()
-            .find(|k| k.entry.wire_id == wire)
+            .find(|k| k.entry.wire_id == wire && self.remembered(k))
             .map(|k| k.entry.clone())
             .ok_or_else(|| {
                 Status::not_found(format!("no job {} (unknown, or forgotten)", shown_id(id)))
