@@ -277,6 +277,7 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                     policy,
                     worker_cpus,
                     synthesis_threads: synthesis_threads as usize,
+                    prepare_ahead: 0,
                     workers_per_device: workers_per_device as usize,
                     device_memory_limit: device_memory_limit.map(|mib| mib << 20),
                     stream_sharing: Some(stream_sharing),

@@ -208,6 +208,13 @@ enum Command {
         #[arg(long, default_value_t = 1,
               value_parser = clap::value_parser!(u32).range(1..=MAX_WORKERS_PER_DEVICE))]
         workers_per_device: u32,
+        /// Partitions prepared ahead beside each device's running and
+        /// queued ones (each holds one more witness in host memory, about
+        /// 4 GiB for a 32 GiB PoRep partition): a PoRep partition's
+        /// parallel witness leaves cores idle in its last wave, and the
+        /// next partition's challenges fill them.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=16))]
+        prepare_ahead: u32,
         /// Take no Filecoin jobs.
         #[arg(long)]
         no_filecoin: bool,
@@ -521,6 +528,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             gpu_devices,
             policy,
             workers_per_device,
+            prepare_ahead,
             no_filecoin,
             filecoin_test_params,
             max_filecoin_request_mib,
@@ -546,6 +554,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                     devices,
                     policy,
                     workers_per_device: workers_per_device as usize,
+                    prepare_ahead: prepare_ahead as usize,
                     ..Default::default()
                 },
             )
