@@ -18,6 +18,7 @@ mod key;
 mod prove;
 pub mod setup;
 mod shape;
+mod shape_pieces;
 pub mod shape_file;
 mod witness;
 mod witness_pieces;
@@ -31,6 +32,7 @@ pub use prove::{
     prove_start, prove_start_witness, Blinding, PendingProofs, ProofOutput,
 };
 pub use shape::{Matrix, Shape, ShapeData, ShapeEntry, ShapeInfo};
+pub use shape_pieces::record_shape_pieces;
 pub use witness::{synthesize_witness, Witness};
 pub use witness_pieces::{synthesize_pieces, synthesize_witness_pieces};
 

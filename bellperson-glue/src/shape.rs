@@ -75,6 +75,18 @@ impl ShapeData {
     }
 }
 
+/// `circuit`'s constraints after input ONE, without bellperson's input
+/// constraints at the end, in the recorder's marked columns, with the
+/// counts of inputs (ONE included) and aux.
+pub(crate) fn record_unframed<C: Circuit<Scalar>>(
+    circuit: C,
+) -> Result<(ShapeRecorder, usize, usize)> {
+    let mut cs = ShapeCs::default();
+    cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+    circuit.synthesize(&mut cs)?;
+    Ok((cs.recorder, cs.inputs, cs.aux))
+}
+
 /// A shape held by the core, ready to prove from witnesses.
 pub struct Shape {
     core: sys::Shape,
@@ -126,14 +138,14 @@ impl std::fmt::Debug for Shape {
 
 /// The coefficients other than 0, +1 and -1, each given a code once.
 #[derive(Debug)]
-struct CoeffTable {
-    coeffs: Vec<Scalar>,
+pub(crate) struct CoeffTable {
+    pub(crate) coeffs: Vec<Scalar>,
     codes: HashMap<[u64; 4], u32>,
     minus_one: [u64; 4],
 }
 
 impl CoeffTable {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             coeffs: Vec::new(),
             codes: HashMap::new(),
@@ -142,7 +154,7 @@ impl CoeffTable {
     }
 
     /// The entry code of `coeff`; `None` for zero (left out).
-    fn code(&mut self, coeff: &Scalar) -> Option<u32> {
+    pub(crate) fn code(&mut self, coeff: &Scalar) -> Option<u32> {
         let l = limbs(coeff);
         if *l == [0; 4] {
             return None;
@@ -164,16 +176,16 @@ impl CoeffTable {
 
 /// Input columns are marked with this bit while the input count is still
 /// open; `finish` moves them to the front.
-const INPUT_BIT: u32 = 1 << 31;
+pub(crate) const INPUT_BIT: u32 = 1 << 31;
 
 /// Builds the three matrices one constraint at a time.
 #[derive(Debug)]
 pub(crate) struct ShapeRecorder {
-    a: Matrix,
-    b: Matrix,
-    c: Matrix,
-    table: CoeffTable,
-    too_wide: bool,
+    pub(crate) a: Matrix,
+    pub(crate) b: Matrix,
+    pub(crate) c: Matrix,
+    pub(crate) table: CoeffTable,
+    pub(crate) too_wide: bool,
 }
 
 impl Default for ShapeRecorder {
@@ -211,6 +223,27 @@ fn push_row(
 }
 
 impl ShapeRecorder {
+    /// Appends one row to each matrix: `a`, `b`, `c` as (column, code)
+    /// entries in the recorder's marked columns, with codes of `table`.
+    pub(crate) fn push_rows(&mut self, rows: [&[ShapeEntry]; 3], table: &CoeffTable) {
+        for (m, row) in [&mut self.a, &mut self.b, &mut self.c].into_iter().zip(rows) {
+            for e in row {
+                let coeff = if e.coeff >= 2 {
+                    // Codes from another table: the coefficient's code here,
+                    // given in the order a sequential recording meets it.
+                    match self.table.code(&table.coeffs[e.coeff as usize - 2]) {
+                        Some(c) => c,
+                        None => continue,
+                    }
+                } else {
+                    e.coeff
+                };
+                m.entries.push(ShapeEntry { col: e.col, coeff });
+            }
+            m.row_ptr.push(m.entries.len() as u64);
+        }
+    }
+
     pub(crate) fn constraint(
         &mut self,
         a: &LinearCombination<Scalar>,

@@ -211,7 +211,7 @@ fn own_witness<C: Circuit<Scalar>>(circuit: C) -> Result<Witness> {
     }
 }
 
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<String>()
         .cloned()

@@ -146,6 +146,14 @@ impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
         synthesize_witness_pieces(prefix, pieces, hint)
     }
 
+    /// The shape of the partition's circuit (that of filecoin-proofs'
+    /// blank circuit: the values play no part), its challenges recorded on
+    /// every core of the current rayon pool.
+    pub fn record_shape(self) -> cuda_prover_pipeline::Result<cuda_prover_pipeline::ShapeData> {
+        let (prefix, pieces) = self.split();
+        cuda_prover_pipeline::record_shape_pieces(prefix, pieces)
+    }
+
     fn split(self) -> (Piece<Tree>, Vec<Piece<Tree>>) {
         let commitments = self.commitments;
         let pieces = self

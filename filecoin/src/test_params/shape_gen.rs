@@ -68,7 +68,50 @@ fn record(c: impl bellpepper_core::Circuit<blstrs::Scalar>) -> Result<ShapeData>
     ShapeData::record(c).map_err(glue_err("recording the circuit's shape"))
 }
 
+/// A PoRep partition's shape. From 512 MiB up its challenges are recorded
+/// on every core: the partition circuit of a test C1 of the same size
+/// (seconds to make; its values play no part in the shape), cut into its
+/// prefix and one piece a challenge. Smaller sectors (seconds in one
+/// thread, where making the test C1 costs about as much as it saves), and
+/// a configuration a test C1 cannot be made for, record the blank circuit
+/// in one thread.
 fn porep_shape<Tree: 'static + MerkleTreeTrait>(config: &PoRepConfig) -> Result<ShapeData> {
+    if u64::from(config.sector_size) < 512 << 20 {
+        return porep_shape_blank::<Tree>(config);
+    }
+    match porep_shape_in_pieces::<Tree>(config) {
+        Ok(shape) => Ok(shape),
+        Err(e) => {
+            log::info!("recording the PoRep shape in one thread ({e})");
+            porep_shape_blank::<Tree>(config)
+        }
+    }
+}
+
+fn porep_shape_in_pieces<Tree: 'static + MerkleTreeTrait>(
+    config: &PoRepConfig,
+) -> Result<ShapeData> {
+    let size = crate::SectorSize::new(u64::from(config.sector_size))?;
+    let registered = crate::RegisteredSeal::new(size, SealVersion::V1_1);
+    let c1 = crate::test_c1::generate_test_c1(registered, 1)?;
+    let output = crate::c1::C1File::parse(&c1.c1_json)?.output::<Tree>()?;
+    let prepared = crate::seal::prepare_c2(
+        config,
+        output,
+        c1.identity.prover_id,
+        c1.identity.sector_id.into(),
+    )?;
+    let partition = prepared
+        .circuits
+        .into_iter()
+        .next()
+        .ok_or_else(|| FilecoinError::TestParameters("the test C1 has no partition".into()))?;
+    partition
+        .record_shape()
+        .map_err(glue_err("recording the circuit's shape"))
+}
+
+fn porep_shape_blank<Tree: 'static + MerkleTreeTrait>(config: &PoRepConfig) -> Result<ShapeData> {
     let pp = public_params::<Tree>(config).map_err(proofs_err)?;
     type C<'a, T> = StackedCompound<T, DefaultPieceHasher>;
     type S<'a, T> = StackedDrg<'a, T, DefaultPieceHasher>;
@@ -233,4 +276,40 @@ pub(super) fn generate(
         .map_err(glue_err("writing the shape file"))?;
     TestMarker::new(circuit, NAME, seed).write(&files.params)?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SectorSize;
+
+    fn both<Tree: 'static + MerkleTreeTrait>(
+        config: &PoRepConfig,
+    ) -> Result<(ShapeData, ShapeData)> {
+        let t = Instant::now();
+        let pieces = porep_shape_in_pieces::<Tree>(config)?;
+        let pieces_s = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let blank = porep_shape_blank::<Tree>(config)?;
+        eprintln!(
+            "{} constraints: in pieces {pieces_s:.2} s (test C1 included), blank {:.2} s",
+            blank.num_constraints(),
+            t.elapsed().as_secs_f64()
+        );
+        Ok((pieces, blank))
+    }
+
+    /// The shape recorded a challenge per core from a test C1's partition
+    /// is the blank circuit's, recorded in one thread: the same rows,
+    /// columns and coefficient codes.
+    #[test]
+    fn porep_shape_in_pieces_is_the_blank_circuits() {
+        for bytes in [2u64 << 10, 8 << 20] {
+            let size = SectorSize::new(bytes).unwrap();
+            let config = porep_config(size, SealVersion::V1_1).unwrap();
+            let (pieces, blank) = with_sector_shape!(size, both, &config).unwrap();
+            assert_eq!(pieces.num_constraints(), blank.num_constraints(), "{bytes}");
+            assert!(pieces == blank, "{bytes}: the shapes differ");
+        }
+    }
 }
