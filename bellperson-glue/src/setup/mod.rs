@@ -274,7 +274,8 @@ pub fn write_test_key<W: Write + ?Sized>(
         .map_err(|e| Error::Invalid(format!("encoding the verifying key: {e}")))?;
     w.put(&vk_bytes)?;
 
-    let g1 = FixedBase::<G1>::new();
+    let g1_points: usize = SECTIONS[..4].iter().map(|(_, s)| plan.count(*s)).sum();
+    let g1 = FixedBase::<G1>::for_points(g1_points);
     lap(&mut report, "g1 table");
     for (what, s) in &SECTIONS[..4] {
         let count = plan.count(*s);
@@ -285,8 +286,8 @@ pub fn write_test_key<W: Write + ?Sized>(
         lap(&mut report, what);
     }
     drop(g1);
-    let g2 = FixedBase::<G2>::new();
     let count = plan.count(KeySection::BG2);
+    let g2 = FixedBase::<G2>::for_points(count);
     write_section(&mut w, &g2, count, "b_g2", |start, buf| {
         plan.fill(KeySection::BG2, start, buf)
     })?;
