@@ -513,7 +513,7 @@ async fn unknown_kinds_and_bad_inputs_are_clear_statuses_and_queue_nothing() {
                 r.proof_kind = ProofKind::WinningPost as i32
             }),
             tonic::Code::InvalidArgument,
-            "JSON array of base64",
+            "not a winning PoSt proof",
         ),
     ];
     for (req, code, says) in cases {
