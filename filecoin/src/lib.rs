@@ -25,10 +25,13 @@ pub mod test_c1;
 pub mod test_params;
 mod times;
 pub mod update;
+pub mod vanilla;
 
 pub use config::{porep_config, post_config, PostKind, RegisteredSeal, SealVersion};
 pub use error::{FilecoinError, Result};
-pub use post::{generate_post_with_vanilla, PostProof};
+pub use post::{
+    generate_post_with_vanilla, generate_window_post_partition_with_vanilla, PostProof,
+};
 pub use prover::{FilecoinProver, Proved};
 pub use seal::{prepare_c2, seal_commit_phase2, PreparedC2, SealCommit};
 pub use sector::SectorSize;

@@ -184,3 +184,156 @@ fn public_replica<D: Domain>(comm_r: &D) -> Result<PublicReplicaInfo> {
     c.copy_from_slice(&comm_r.into_bytes());
     PublicReplicaInfo::new(c).map_err(|e| FilecoinError::Input(format!("comm_r: {e:#}")))
 }
+
+/// One window PoSt partition from the vanilla proofs of its sectors, as
+/// filecoin-proofs' `generate_single_window_post_with_vanilla` makes it
+/// (what a storage provider's per-partition PoSt worker returns): the
+/// partition's 192-byte proof, checked before it is returned by
+/// filecoin-proofs' compound verifier over the same public inputs, with
+/// the verifying key from the parameter cache.
+pub fn generate_window_post_partition_with_vanilla<Tree: 'static + MerkleTreeTrait>(
+    prover: &FilecoinProver,
+    post_config: &PoStConfig,
+    randomness: &ChallengeSeed,
+    prover_id: ProverId,
+    vanilla_proofs: Vec<FallbackPoStSectorProof<Tree>>,
+    partition_index: usize,
+) -> Result<PostProof> {
+    use filecoin_proofs::single_partition_vanilla_proofs;
+    use storage_proofs_core::multi_proof::MultiProof;
+
+    let t_checks = Instant::now();
+    if post_config.typ != PoStType::Window {
+        return Err(FilecoinError::Input(
+            "a window PoSt partition needs a window PoSt configuration".into(),
+        ));
+    }
+    if vanilla_proofs.is_empty() {
+        return Err(FilecoinError::Input(
+            "window PoSt partition: no vanilla proofs".into(),
+        ));
+    }
+    if vanilla_proofs.len() > post_config.sector_count {
+        return Err(FilecoinError::Input(format!(
+            "window PoSt partition: vanilla proofs of {} sectors, a partition holds at most {}",
+            vanilla_proofs.len(),
+            post_config.sector_count
+        )));
+    }
+    let bad = |what: &str, e: anyhow::Error| FilecoinError::Input(format!("{what}: {e:#}"));
+    let randomness_safe: <Tree::Hasher as Hasher>::Domain =
+        as_safe_commitment(randomness, "randomness").map_err(|e| bad("randomness", e))?;
+    let prover_id_safe: <Tree::Hasher as Hasher>::Domain =
+        as_safe_commitment(&prover_id, "prover_id").map_err(|e| bad("prover id", e))?;
+    let setup = compound_proof::SetupParams {
+        vanilla_params: window_post_setup_params(post_config),
+        partitions: None,
+        priority: false,
+    };
+    let public_params: compound_proof::PublicParams<'_, FallbackPoSt<'_, Tree>> =
+        FallbackPoStCompound::setup(&setup).map_err(|e| FilecoinError::proofs("setup", e))?;
+    let public_inputs = fallback::PublicInputs {
+        randomness: randomness_safe,
+        prover_id: prover_id_safe,
+        sectors: vanilla_proofs
+            .iter()
+            .map(|p| PublicSector {
+                id: p.sector_id,
+                comm_r: p.comm_r,
+            })
+            .collect(),
+        k: Some(partition_index),
+    };
+    let partition = catch_unwind(AssertUnwindSafe(|| {
+        single_partition_vanilla_proofs(
+            post_config,
+            &public_params.vanilla_params,
+            &public_inputs,
+            &vanilla_proofs,
+        )
+    }))
+    .map_err(|p| {
+        FilecoinError::VanillaProofs(format!(
+            "filecoin-proofs stopped on malformed proofs: {}",
+            cuda_prover_pipeline::panic_message(&*p)
+        ))
+    })?
+    .map_err(|e| FilecoinError::VanillaProofs(format!("{e:#}")))?;
+    let partitioned = vec![partition];
+    let vanilla_ok = catch_unwind(AssertUnwindSafe(|| {
+        FallbackPoSt::<Tree>::verify_all_partitions(
+            &public_params.vanilla_params,
+            &public_inputs,
+            &partitioned,
+        )
+    }))
+    .map_err(|p| {
+        FilecoinError::VanillaProofs(format!(
+            "the verifier stopped on malformed proofs: {}",
+            cuda_prover_pipeline::panic_message(&*p)
+        ))
+    })?
+    .map_err(|e| FilecoinError::VanillaProofs(format!("{e:#}")))?;
+    if !vanilla_ok {
+        return Err(FilecoinError::VanillaProofs(
+            "filecoin-proofs' verifier rejects the window PoSt partition's vanilla proofs".into(),
+        ));
+    }
+    let checks = t_checks.elapsed();
+
+    let t_circuits = Instant::now();
+    // As filecoin-proofs proves it: the partition is the only one of the
+    // public inputs' sectors (circuit index 0).
+    let circuit = FallbackPoStCompound::<Tree>::circuit(
+        &public_inputs,
+        Default::default(),
+        &partitioned[0],
+        &public_params.vanilla_params,
+        Some(0),
+    )
+    .map_err(|e| FilecoinError::proofs("building the partition circuit", e))?;
+    let build = t_circuits.elapsed();
+
+    let params = post_config
+        .get_cache_params_path::<Tree>()
+        .map_err(|e| FilecoinError::proofs("parameter path", e))?;
+    let proved = prover.prove("window PoSt partition", vec![circuit], &params)?;
+    let mut bytes = Vec::with_capacity(192);
+    for p in &proved.proofs {
+        p.write(&mut bytes)
+            .map_err(|e| FilecoinError::io("writing a proof", e))?;
+    }
+
+    let t_verify = Instant::now();
+    let vk =
+        <FallbackPoStCompound<Tree> as CompoundProof<_, _>>::verifying_key::<rand::rngs::OsRng>(
+            None,
+            &public_params.vanilla_params,
+        )
+        .map_err(|e| FilecoinError::proofs("window PoSt verifying key", e))?;
+    let pvk = bellperson::groth16::prepare_verifying_key(&vk);
+    let multi = MultiProof::new_from_bytes(None, &bytes, &pvk)
+        .map_err(|e| FilecoinError::proofs("reading the partition proof", e))?;
+    let ok = FallbackPoStCompound::<Tree>::verify(
+        &public_params,
+        &public_inputs,
+        &multi,
+        &fallback::ChallengeRequirements {
+            minimum_challenge_count: post_config.challenge_count * post_config.sector_count,
+        },
+    )
+    .map_err(|e| FilecoinError::proofs("window PoSt partition verifier", e))?;
+    if !ok {
+        return Err(FilecoinError::Rejected("window PoSt partition"));
+    }
+    Ok(PostProof {
+        proof: bytes,
+        times: JobTimes {
+            checks,
+            circuits: build,
+            key_load: proved.key_load,
+            verify: t_verify.elapsed(),
+            report: proved.report,
+        },
+    })
+}

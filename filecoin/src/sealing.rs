@@ -220,12 +220,11 @@ pub fn prove_post_for(
     )
 }
 
-fn post_inner<Tree: 'static + MerkleTreeTrait>(
-    prover: &FilecoinProver,
+pub(crate) fn post_vanilla<Tree: 'static + MerkleTreeTrait>(
     sector: &SealedSector,
     kind: PostKind,
     randomness: [u8; 32],
-) -> Result<PostProof> {
+) -> Result<filecoin_proofs::FallbackPoStSectorProof<Tree>> {
     let e = |what: &'static str| move |e: anyhow::Error| FilecoinError::proofs(what, e);
     let config = post_config(sector.registered.size, kind)?;
     let id = SectorId::from(sector.sector_id);
@@ -241,8 +240,18 @@ fn post_inner<Tree: 'static + MerkleTreeTrait>(
     let mine = challenges
         .get(&id)
         .ok_or_else(|| FilecoinError::Proofs("no PoSt challenges for the sector".into()))?;
-    let vanilla = generate_single_vanilla_proof::<Tree>(&config, id, &replica, mine)
-        .map_err(e("PoSt vanilla proof"))?;
+    generate_single_vanilla_proof::<Tree>(&config, id, &replica, mine)
+        .map_err(e("PoSt vanilla proof"))
+}
+
+fn post_inner<Tree: 'static + MerkleTreeTrait>(
+    prover: &FilecoinProver,
+    sector: &SealedSector,
+    kind: PostKind,
+    randomness: [u8; 32],
+) -> Result<PostProof> {
+    let config = post_config(sector.registered.size, kind)?;
+    let vanilla = post_vanilla::<Tree>(sector, kind, randomness)?;
     generate_post_with_vanilla::<Tree>(
         prover,
         &config,
@@ -280,12 +289,14 @@ pub fn prove_snap_for(
     )
 }
 
-fn snap_inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
-    prover: &FilecoinProver,
+pub(crate) fn snap_encode<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     sector: &SealedSector,
     work_dir: &Path,
     seed: u64,
-) -> Result<(UpdatedSector, UpdateProof)> {
+) -> Result<(
+    UpdatedSector,
+    Vec<storage_proofs_update::PartitionProof<Tree>>,
+)> {
     let e = |what: &'static str| move |e: anyhow::Error| FilecoinError::proofs(what, e);
     let config = sector.registered.porep_config()?;
     let update_config = SectorUpdateConfig::from_porep_config(&config);
@@ -328,14 +339,6 @@ fn snap_inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         &cache,
     )
     .map_err(e("SnapDeals vanilla proofs"))?;
-    let proof = generate_empty_sector_update_proof_with_vanilla::<Tree>(
-        prover,
-        &config,
-        vanilla,
-        sector.comm_r,
-        encoded.comm_r_new,
-        encoded.comm_d_new,
-    )?;
     Ok((
         UpdatedSector {
             comm_r_new: encoded.comm_r_new,
@@ -343,6 +346,25 @@ fn snap_inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             replica,
             cache,
         },
-        proof,
+        vanilla,
     ))
+}
+
+fn snap_inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    prover: &FilecoinProver,
+    sector: &SealedSector,
+    work_dir: &Path,
+    seed: u64,
+) -> Result<(UpdatedSector, UpdateProof)> {
+    let config = sector.registered.porep_config()?;
+    let (updated, vanilla) = snap_encode::<Tree>(sector, work_dir, seed)?;
+    let proof = generate_empty_sector_update_proof_with_vanilla::<Tree>(
+        prover,
+        &config,
+        vanilla,
+        sector.comm_r,
+        updated.comm_r_new,
+        updated.comm_d_new,
+    )?;
+    Ok((updated, proof))
 }

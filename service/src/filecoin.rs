@@ -1,7 +1,9 @@
 //! Filecoin jobs of the daemon (feature `filecoin`): commit phase 2 of a
-//! C1 output, proved on the daemon's engine at the job's priority through
-//! `cuda-prover-filecoin`, and returned only after filecoin-proofs'
-//! `verify_seal` accepted the proof.
+//! C1 output, Winning and Window PoSt (whole or one partition) and
+//! SnapDeals from vanilla proofs, proved on the daemon's engine at the
+//! job's priority through `cuda-prover-filecoin`, and returned only after
+//! filecoin-proofs' verifier (`verify_seal`, the PoSt verifiers,
+//! `verify_empty_sector_update_proof`) accepted the proof.
 //!
 //! Parameters come from the daemon's configuration only: filecoin-proofs'
 //! parameter cache of the daemon process (`FIL_PROOFS_PARAMETER_CACHE`), or
@@ -17,6 +19,9 @@ use cuda_prover_engine::Engine;
 use cuda_prover_filecoin::c1::{C1File, Expected};
 use cuda_prover_filecoin::c2::{c2_from_bytes, parse_prover_id, porep_params_path};
 use cuda_prover_filecoin::test_params::use_test_parameter_dir;
+use cuda_prover_filecoin::vanilla::{
+    check_post_vanilla, check_snap_vanilla, prove_post_bytes, prove_snap_bytes, PostJob,
+};
 use cuda_prover_filecoin::{FilecoinError, FilecoinProver, JobTimes, RegisteredSeal, SectorSize};
 use cuda_prover_pipeline::KeyCheck;
 
@@ -72,6 +77,121 @@ impl C2Spec {
 
     pub fn name(&self) -> String {
         format!("c2-{}-sector-{}", self.registered, self.sector_id)
+    }
+}
+
+/// The most vanilla proofs one PoSt or SnapDeals request carries (a 32 GiB
+/// window PoSt partition has 2,349 sectors).
+pub const MAX_VANILLA_PROOFS: usize = 4096;
+
+fn bytes32(b: &[u8], what: &str) -> Result<[u8; 32], String> {
+    b.try_into()
+        .map_err(|_| format!("{what} must be 32 bytes, not {}", b.len()))
+}
+
+fn vanilla_count(n: usize) -> Result<(), String> {
+    if n == 0 {
+        return Err("vanilla_proofs is empty".into());
+    }
+    if n > MAX_VANILLA_PROOFS {
+        return Err(format!(
+            "{n} vanilla proofs (at most {MAX_VANILLA_PROOFS} in one request)"
+        ));
+    }
+    Ok(())
+}
+
+/// A PoSt request, checked: the vanilla proofs decode for the sector size
+/// and their count and shape fit the PoSt kind.
+#[derive(Debug)]
+pub struct PostSpec {
+    pub job: PostJob,
+    pub size: SectorSize,
+    pub randomness: [u8; 32],
+    pub prover_id: [u8; 32],
+    pub vanilla: Vec<Vec<u8>>,
+}
+
+impl PostSpec {
+    /// Checks a request; the error is for the client (INVALID_ARGUMENT).
+    pub fn check(j: proto::FilecoinPostJob) -> Result<Self, String> {
+        let job = match j.kind.as_str() {
+            "winning" => PostJob::Winning,
+            "window" => PostJob::Window,
+            "window-partition" => PostJob::WindowPartition(j.partition_index as usize),
+            other => {
+                return Err(format!(
+                    "kind '{}': winning, window or window-partition",
+                    crate::server::shown_id(other)
+                ))
+            }
+        };
+        if j.partition_index != 0 && !matches!(job, PostJob::WindowPartition(_)) {
+            return Err("partition_index is for kind window-partition only".into());
+        }
+        let size = SectorSize::new(j.sector_size).map_err(|e| e.to_string())?;
+        let randomness = bytes32(&j.randomness, "randomness")?;
+        // filecoin-proofs takes the randomness as a field element.
+        if randomness[31] & 0xc0 != 0 {
+            return Err("randomness is not a field element (its top two bits must be 0)".into());
+        }
+        let prover_id = parse_prover_id(&j.prover_id).map_err(|e| e.to_string())?;
+        vanilla_count(j.vanilla_proofs.len())?;
+        check_post_vanilla(size, job, &j.vanilla_proofs)
+            .map_err(|e| format!("vanilla_proofs: {e}"))?;
+        Ok(Self {
+            job,
+            size,
+            randomness,
+            prover_id,
+            vanilla: j.vanilla_proofs,
+        })
+    }
+
+    pub fn name(&self) -> String {
+        match self.job {
+            PostJob::Winning => format!("winning-post-{}", self.size),
+            PostJob::Window => format!("window-post-{}", self.size),
+            PostJob::WindowPartition(k) => format!("window-post-{}-partition-{k}", self.size),
+        }
+    }
+}
+
+/// A SnapDeals request, checked: the vanilla proofs decode for the sector
+/// size, one per update partition, and the commitments are 32 bytes.
+#[derive(Debug)]
+pub struct SnapSpec {
+    pub size: SectorSize,
+    pub vanilla: Vec<Vec<u8>>,
+    /// comm_r_old, comm_r_new, comm_d_new.
+    pub comms: [[u8; 32]; 3],
+}
+
+impl SnapSpec {
+    /// Checks a request; the error is for the client (INVALID_ARGUMENT).
+    pub fn check(j: proto::FilecoinSnapJob) -> Result<Self, String> {
+        let size = SectorSize::new(j.sector_size).map_err(|e| e.to_string())?;
+        let comms = [
+            bytes32(&j.comm_r_old, "comm_r_old")?,
+            bytes32(&j.comm_r_new, "comm_r_new")?,
+            bytes32(&j.comm_d_new, "comm_d_new")?,
+        ];
+        vanilla_count(j.vanilla_proofs.len())?;
+        check_snap_vanilla(size, &j.vanilla_proofs).map_err(|e| format!("vanilla_proofs: {e}"))?;
+        Ok(Self {
+            size,
+            vanilla: j.vanilla_proofs,
+            comms,
+        })
+    }
+
+    pub fn name(&self) -> String {
+        format!("snapdeals-{}", self.size)
+    }
+
+    /// The update's partitions (the job's progress total).
+    pub fn partitions(&self) -> u32 {
+        self.vanilla.len() as u32
     }
 }
 
@@ -153,5 +273,40 @@ impl FilecoinJobs {
             spec.sector_id,
         )?;
         Ok((out.output.proof, out.times))
+    }
+
+    /// PoSt on `engine` at `priority`: the proof bytes, already accepted by
+    /// filecoin-proofs' verifier, and where the time went.
+    pub fn run_post(
+        &self,
+        engine: Engine,
+        spec: &PostSpec,
+        priority: Priority,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<(Vec<u8>, JobTimes), FilecoinError> {
+        let prover = self.base.for_job(engine, priority, cancel);
+        let out = prove_post_bytes(
+            &prover,
+            spec.size,
+            spec.job,
+            spec.randomness,
+            spec.prover_id,
+            &spec.vanilla,
+        )?;
+        Ok((out.proof, out.times))
+    }
+
+    /// SnapDeals on `engine` at `priority`: the proof bytes, already
+    /// accepted by filecoin-proofs' verifier, and where the time went.
+    pub fn run_snap(
+        &self,
+        engine: Engine,
+        spec: &SnapSpec,
+        priority: Priority,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<(Vec<u8>, JobTimes), FilecoinError> {
+        let prover = self.base.for_job(engine, priority, cancel);
+        let out = prove_snap_bytes(&prover, spec.size, &spec.vanilla, spec.comms)?;
+        Ok((out.proof, out.times))
     }
 }

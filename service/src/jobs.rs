@@ -58,6 +58,12 @@ pub enum Work {
     /// Filecoin commit phase 2 (the spec's kind and size are unused).
     #[cfg(feature = "filecoin")]
     FilecoinC2(Arc<crate::filecoin::C2Spec>),
+    /// Filecoin Winning or Window PoSt (whole, or one partition).
+    #[cfg(feature = "filecoin")]
+    FilecoinPost(Arc<crate::filecoin::PostSpec>),
+    /// Filecoin SnapDeals.
+    #[cfg(feature = "filecoin")]
+    FilecoinSnap(Arc<crate::filecoin::SnapSpec>),
 }
 
 /// Where a job came from, for the journal and for idempotency.
@@ -738,7 +744,23 @@ impl Jobs {
         match &spec.work {
             Work::BuiltIn => {}
             #[cfg(feature = "filecoin")]
-            Work::FilecoinC2(c2) => return self.run_c2(entry, c2),
+            Work::FilecoinC2(c2) => {
+                return self.run_filecoin(entry, |f, engine, priority, cancel| {
+                    f.run_c2(engine, c2, priority, cancel)
+                })
+            }
+            #[cfg(feature = "filecoin")]
+            Work::FilecoinPost(post) => {
+                return self.run_filecoin(entry, |f, engine, priority, cancel| {
+                    f.run_post(engine, post, priority, cancel)
+                })
+            }
+            #[cfg(feature = "filecoin")]
+            Work::FilecoinSnap(snap) => {
+                return self.run_filecoin(entry, |f, engine, priority, cancel| {
+                    f.run_snap(engine, snap, priority, cancel)
+                })
+            }
         }
         let mut key_load = Duration::ZERO;
         let outcome = (|| {
@@ -822,11 +844,25 @@ impl Jobs {
         }
     }
 
-    /// A Filecoin C2 job: the proof bytes only once filecoin-proofs'
-    /// verifier accepted them (the filecoin crate never returns others).
+    /// A Filecoin job (C2, PoSt, SnapDeals): the proof bytes only once
+    /// filecoin-proofs' verifier accepted them (the filecoin crate never
+    /// returns others). A panic of the proving code (filecoin-proofs on
+    /// inputs it did not expect) fails the job, not the runner.
     #[cfg(feature = "filecoin")]
-    fn run_c2(&self, entry: &JobEntry, c2: &crate::filecoin::C2Spec) -> JobResult {
+    fn run_filecoin<F>(&self, entry: &JobEntry, prove: F) -> JobResult
+    where
+        F: FnOnce(
+            &crate::filecoin::FilecoinJobs,
+            Engine,
+            Priority,
+            Arc<std::sync::atomic::AtomicBool>,
+        ) -> Result<
+            (Vec<u8>, cuda_prover_filecoin::JobTimes),
+            cuda_prover_filecoin::FilecoinError,
+        >,
+    {
         use cuda_prover_filecoin::FilecoinError;
+        use std::panic::{catch_unwind, AssertUnwindSafe};
         let spec = &entry.spec;
         let Some(filecoin) = &self.filecoin else {
             return failed("this daemon takes no Filecoin jobs".into());
@@ -840,7 +876,16 @@ impl Jobs {
             Ok(e) => e,
             Err(e) => return failed(e.to_string()),
         };
-        match filecoin.run_c2(engine, c2, spec.priority, entry.cancel.clone()) {
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            prove(filecoin, engine, spec.priority, entry.cancel.clone())
+        }))
+        .unwrap_or_else(|p| {
+            Err(FilecoinError::Input(format!(
+                "the prover stopped on these inputs: {}",
+                cuda_prover_pipeline::panic_message(&*p)
+            )))
+        });
+        match outcome {
             Ok((proof, times)) => {
                 let report = &times.report;
                 let all = self.engine.devices();

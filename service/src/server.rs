@@ -228,16 +228,32 @@ impl Service {
                 crate::wire_size::check_limit("a Filecoin C2 job", size, limit)?;
                 return self.c2_spec(r, c2);
             }
+            #[cfg(feature = "filecoin")]
+            Some(proto::submit_request::Job::FilecoinPost(post)) => {
+                let limit = self.config.max_filecoin_request_bytes;
+                crate::wire_size::check_limit("a Filecoin PoSt job", size, limit)?;
+                return self.post_spec(r, post);
+            }
+            #[cfg(feature = "filecoin")]
+            Some(proto::submit_request::Job::FilecoinSnap(snap)) => {
+                let limit = self.config.max_filecoin_request_bytes;
+                crate::wire_size::check_limit("a Filecoin SnapDeals job", size, limit)?;
+                return self.snap_spec(r, snap);
+            }
             #[cfg(not(feature = "filecoin"))]
-            Some(proto::submit_request::Job::FilecoinC2(_)) => {
+            Some(
+                proto::submit_request::Job::FilecoinC2(_)
+                | proto::submit_request::Job::FilecoinPost(_)
+                | proto::submit_request::Job::FilecoinSnap(_),
+            ) => {
                 return Err(Status::unimplemented(
                     "this daemon was built without Filecoin jobs (feature filecoin)",
                 ))
             }
             None => {
-                return Err(bad(
-                    "the request names no job (built_in or filecoin_c2 is required)".into(),
-                ))
+                return Err(bad("the request names no job (built_in, filecoin_c2, \
+                     filecoin_post or filecoin_snap is required)"
+                    .into()))
             }
         };
         // The decoder admits Filecoin-sized requests; others keep their limit.
@@ -336,16 +352,11 @@ impl Service {
         Ok(())
     }
 
-    /// A Filecoin C2 job: the C1 output is parsed and checked against the
-    /// request here, so a malformed one is refused at submission. The
-    /// parameters are the daemon's (the request's params_dir must be empty).
+    /// The checks every Filecoin job's request passes: the daemon takes
+    /// Filecoin jobs, the request names no params_dir (the parameters are
+    /// the daemon's), its name and devices are valid.
     #[cfg(feature = "filecoin")]
-    fn c2_spec(
-        &self,
-        r: proto::SubmitRequest,
-        c2: proto::FilecoinC2Job,
-    ) -> Result<JobSpec, Status> {
-        use cuda_prover_engine::gate::PRIORITY_C2;
+    fn filecoin_request(&self, r: &proto::SubmitRequest) -> Result<(), Status> {
         if self.jobs.filecoin().is_none() {
             return Err(Status::failed_precondition(
                 "this daemon takes no Filecoin jobs (started without them)",
@@ -359,27 +370,99 @@ impl Service {
         if r.name.len() > 256 {
             return Err(Status::invalid_argument("name: at most 256 bytes"));
         }
-        self.check_devices(&r.devices)?;
-        let c2 = crate::filecoin::C2Spec::check(c2).map_err(Status::invalid_argument)?;
-        Ok(JobSpec {
-            name: if r.name.is_empty() { c2.name() } else { r.name },
+        self.check_devices(&r.devices)
+    }
+
+    /// A Filecoin job's spec from its checked request.
+    #[cfg(feature = "filecoin")]
+    fn filecoin_spec(
+        r: proto::SubmitRequest,
+        name: String,
+        partitions: u32,
+        level: cuda_prover_engine::gate::Priority,
+        work: Work,
+    ) -> JobSpec {
+        JobSpec {
+            name: if r.name.is_empty() { name } else { r.name },
             // Unused by Filecoin jobs.
             kind: Kind::Chain,
             log_constraints: 0,
-            partitions: c2.partitions,
+            partitions,
             seed: None,
             synthesis: SynthesisMode::Auto,
-            priority: if r.priority == 0 {
-                PRIORITY_C2
-            } else {
-                r.priority
-            },
+            priority: if r.priority == 0 { level } else { r.priority },
             devices: r.devices,
             params_dir: std::path::PathBuf::new(),
             deadline: (r.deadline_ms > 0).then(|| Duration::from_millis(r.deadline_ms)),
-            work: Work::FilecoinC2(Arc::new(c2)),
+            work,
             origin: Origin::default(),
-        })
+        }
+    }
+
+    /// A Filecoin C2 job: the C1 output is parsed and checked against the
+    /// request here, so a malformed one is refused at submission. The
+    /// parameters are the daemon's (the request's params_dir must be empty).
+    #[cfg(feature = "filecoin")]
+    fn c2_spec(
+        &self,
+        r: proto::SubmitRequest,
+        c2: proto::FilecoinC2Job,
+    ) -> Result<JobSpec, Status> {
+        use cuda_prover_engine::gate::PRIORITY_C2;
+        self.filecoin_request(&r)?;
+        let c2 = crate::filecoin::C2Spec::check(c2).map_err(Status::invalid_argument)?;
+        Ok(Self::filecoin_spec(
+            r,
+            c2.name(),
+            c2.partitions,
+            PRIORITY_C2,
+            Work::FilecoinC2(Arc::new(c2)),
+        ))
+    }
+
+    /// A Filecoin PoSt job: the vanilla proofs are decoded and their count
+    /// and shape checked here, so malformed ones are refused at submission.
+    #[cfg(feature = "filecoin")]
+    fn post_spec(
+        &self,
+        r: proto::SubmitRequest,
+        post: proto::FilecoinPostJob,
+    ) -> Result<JobSpec, Status> {
+        use cuda_prover_engine::gate::{PRIORITY_WINDOW_POST, PRIORITY_WINNING_POST};
+        use cuda_prover_filecoin::vanilla::PostJob;
+        self.filecoin_request(&r)?;
+        let post = crate::filecoin::PostSpec::check(post).map_err(Status::invalid_argument)?;
+        let level = match post.job {
+            PostJob::Winning => PRIORITY_WINNING_POST,
+            PostJob::Window | PostJob::WindowPartition(_) => PRIORITY_WINDOW_POST,
+        };
+        Ok(Self::filecoin_spec(
+            r,
+            post.name(),
+            1,
+            level,
+            Work::FilecoinPost(Arc::new(post)),
+        ))
+    }
+
+    /// A Filecoin SnapDeals job: the vanilla proofs are decoded and counted
+    /// and the commitments checked here.
+    #[cfg(feature = "filecoin")]
+    fn snap_spec(
+        &self,
+        r: proto::SubmitRequest,
+        snap: proto::FilecoinSnapJob,
+    ) -> Result<JobSpec, Status> {
+        use cuda_prover_engine::gate::PRIORITY_C2;
+        self.filecoin_request(&r)?;
+        let snap = crate::filecoin::SnapSpec::check(snap).map_err(Status::invalid_argument)?;
+        Ok(Self::filecoin_spec(
+            r,
+            snap.name(),
+            snap.partitions(),
+            PRIORITY_C2,
+            Work::FilecoinSnap(Arc::new(snap)),
+        ))
     }
 
     pub(crate) fn submit_spec(&self, spec: JobSpec) -> Result<Arc<JobEntry>, Status> {

@@ -512,8 +512,8 @@ async fn unknown_kinds_and_bad_inputs_are_clear_statuses_and_queue_nothing() {
             refused(c2_request("j"), &|r| {
                 r.proof_kind = ProofKind::WinningPost as i32
             }),
-            tonic::Code::Unimplemented,
-            "WINNING_POST",
+            tonic::Code::InvalidArgument,
+            "not a winning PoSt proof",
         ),
     ];
     for (req, code, says) in cases {

@@ -144,3 +144,265 @@ mod tests {
         assert!(registered_seal_name(15).is_err());
     }
 }
+
+/// The sector sizes of the network's registered proof numbers, in the
+/// order each group lists them.
+#[cfg(feature = "filecoin")]
+const REGISTERED_SIZES: [u64; 5] = [2 << 10, 8 << 20, 512 << 20, 32 << 30, 64 << 30];
+
+/// The sector size of a request: from `registered_proof` when it names
+/// one (checked against `sector_size` when both are given), else from
+/// `sector_size`, else 2 KiB (number 0). `allowed` are the numbers of the
+/// kind; `what` names them for the error.
+#[cfg(feature = "filecoin")]
+fn registered_size(
+    registered_proof: u64,
+    sector_size: u64,
+    allowed: std::ops::RangeInclusive<u64>,
+    what: &str,
+) -> Result<u64, String> {
+    if registered_proof == 0 && sector_size != 0 {
+        return Ok(sector_size);
+    }
+    if !allowed.contains(&registered_proof) {
+        return Err(format!(
+            "registered_proof {registered_proof} is not {what} this daemon proves \
+             ({} to {})",
+            allowed.start(),
+            allowed.end()
+        ));
+    }
+    let size = REGISTERED_SIZES[(registered_proof % 5) as usize];
+    if sector_size != 0 && sector_size != size {
+        return Err(format!(
+            "sector_size {sector_size} disagrees with registered_proof {registered_proof} \
+             ({size} bytes)"
+        ));
+    }
+    Ok(size)
+}
+
+/// The sector size of a PoSt request. The network's PoSt numbers: 0-4
+/// StackedDrgWinning V1, 5-9 StackedDrgWindow V1 (retired: API 1.0 window
+/// proofs are no longer accepted by the chain), 10-14 StackedDrgWindow V1_1
+/// (filecoin-proofs' V1_2), 2 KiB first in each group.
+#[cfg(feature = "filecoin")]
+pub fn post_sector_size(
+    kind: ProofKind,
+    registered_proof: u64,
+    sector_size: u64,
+) -> Result<u64, String> {
+    match kind {
+        ProofKind::WinningPost => {
+            registered_size(registered_proof, sector_size, 0..=4, "a winning PoSt proof")
+        }
+        _ => {
+            if (5..=9).contains(&registered_proof) {
+                return Err(format!(
+                    "registered_proof {registered_proof} is a V1 window PoSt, which this \
+                     daemon does not prove (10 to 14: StackedDrgWindow V1_1)"
+                ));
+            }
+            if registered_proof == 0 {
+                // 0 is a winning number: the request leaves the proof unnamed.
+                return Ok(if sector_size == 0 {
+                    2 << 10
+                } else {
+                    sector_size
+                });
+            }
+            registered_size(
+                registered_proof,
+                sector_size,
+                10..=14,
+                "a window PoSt proof",
+            )
+        }
+    }
+}
+
+/// The sector size of a SnapDeals request: the network's update proof
+/// numbers 0-4 (StackedDrg*V1, 2 KiB first).
+#[cfg(feature = "filecoin")]
+pub fn snap_sector_size(registered_proof: u64, sector_size: u64) -> Result<u64, String> {
+    registered_size(registered_proof, sector_size, 0..=4, "an update proof")
+}
+
+/// The multicodec of a sealed sector's CID (fil-commitment-sealed) and of
+/// its data's (fil-commitment-unsealed), with their hash functions
+/// (poseidon-bls12_381-a2-fc1, sha2-256-trunc254-padded).
+#[cfg(feature = "filecoin")]
+pub const SEALED: (u64, u64) = (0xf102, 0xb401);
+#[cfg(feature = "filecoin")]
+pub const UNSEALED: (u64, u64) = (0xf101, 0x1012);
+
+/// Reads an unsigned LEB128 varint (at most 9 bytes, as multiformats allow).
+#[cfg(feature = "filecoin")]
+fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for i in 0..9 {
+        let byte = *b.get(*at)?;
+        *at += 1;
+        v |= ((byte & 0x7f) as u64) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// The commitment a piece or sector CID carries: a binary CIDv1 of the
+/// given codec and hash (`kind`), whose digest is the 32-byte commitment,
+/// as lotus and Curio encode them; 32 bytes alone are taken as the
+/// commitment itself.
+#[cfg(feature = "filecoin")]
+pub fn commitment_of_cid(b: &[u8], what: &str, kind: (u64, u64)) -> Result<[u8; 32], String> {
+    if let Ok(c) = <[u8; 32]>::try_from(b) {
+        return Ok(c);
+    }
+    if b.is_empty() {
+        return Err(format!("{what} is empty (a CID or a 32-byte commitment)"));
+    }
+    let mut at = 0;
+    let fields = (|| {
+        Some((
+            varint(b, &mut at)?,
+            varint(b, &mut at)?,
+            varint(b, &mut at)?,
+            varint(b, &mut at)?,
+        ))
+    })();
+    let Some((version, codec, hash, len)) = fields else {
+        return Err(format!("{what}: not a binary CID ({} bytes)", b.len()));
+    };
+    if version != 1 {
+        return Err(format!("{what}: CID version {version}, not 1"));
+    }
+    if (codec, hash) != kind {
+        return Err(format!(
+            "{what}: a CID of codec {codec:#x} and hash {hash:#x}, not {:#x} / {:#x}",
+            kind.0, kind.1
+        ));
+    }
+    if len != 32 || b.len() != at + 32 {
+        return Err(format!(
+            "{what}: a digest of {} bytes, not 32",
+            b.len().saturating_sub(at)
+        ));
+    }
+    let mut c = [0u8; 32];
+    c.copy_from_slice(&b[at..]);
+    Ok(c)
+}
+
+/// The binary CIDv1 of a commitment (what [`commitment_of_cid`] reads).
+#[cfg(feature = "filecoin")]
+pub fn cid_of_commitment(c: &[u8; 32], kind: (u64, u64)) -> Vec<u8> {
+    let mut out = Vec::with_capacity(40);
+    for mut v in [1, kind.0, kind.1, 32] {
+        loop {
+            let low = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(low);
+                break;
+            }
+            out.push(low | 0x80);
+        }
+    }
+    out.extend_from_slice(c);
+    out
+}
+
+/// The vanilla proofs of a PoSt or SnapDeals request in `vanilla_proof`:
+/// a JSON array of base64 strings, one vanilla proof each (a Go client's
+/// `[][]byte` as `encoding/json` writes it).
+#[cfg(feature = "filecoin")]
+pub fn vanilla_list(b: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    use base64::Engine as _;
+    if b.is_empty() {
+        return Err(
+            "vanilla_proof is empty: it takes the vanilla proofs, a JSON array \
+                    of base64 strings"
+                .into(),
+        );
+    }
+    let strings: Vec<String> = serde_json::from_slice(b).map_err(|e| {
+        format!("vanilla_proof is not a JSON array of base64 strings (the vanilla proofs): {e}")
+    })?;
+    strings
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            base64::engine::general_purpose::STANDARD
+                .decode(s)
+                .map_err(|e| format!("vanilla_proof: entry {i} is not base64: {e}"))
+        })
+        .collect()
+}
+
+/// The `vanilla_proof` field of a list of vanilla proofs.
+#[cfg(feature = "filecoin")]
+pub fn vanilla_field(proofs: &[Vec<u8>]) -> Vec<u8> {
+    use base64::Engine as _;
+    let strings: Vec<String> = proofs
+        .iter()
+        .map(|p| base64::engine::general_purpose::STANDARD.encode(p))
+        .collect();
+    serde_json::to_vec(&strings).unwrap_or_default()
+}
+
+#[cfg(all(test, feature = "filecoin"))]
+mod filecoin_tests {
+    use super::*;
+
+    #[test]
+    fn cids_carry_commitments() {
+        let c = [7u8; 32];
+        let cid = cid_of_commitment(&c, SEALED);
+        // CIDv1, fil-commitment-sealed, poseidon-bls12_381-a2-fc1, 32 bytes.
+        assert_eq!(&cid[..8], &[0x01, 0x82, 0xe2, 0x03, 0x81, 0xe8, 0x02, 0x20]);
+        assert_eq!(commitment_of_cid(&cid, "x", SEALED), Ok(c));
+        assert_eq!(commitment_of_cid(&c, "x", SEALED), Ok(c));
+        assert!(commitment_of_cid(&cid, "x", UNSEALED)
+            .unwrap_err()
+            .contains("codec"));
+        assert!(commitment_of_cid(&cid[..20], "x", SEALED).is_err());
+        assert!(commitment_of_cid(&[], "x", SEALED)
+            .unwrap_err()
+            .contains("empty"));
+        assert!(commitment_of_cid(&[0xff; 12], "x", SEALED).is_err());
+    }
+
+    #[test]
+    fn registered_post_and_update_numbers() {
+        assert_eq!(post_sector_size(ProofKind::WinningPost, 0, 0), Ok(2048));
+        assert_eq!(post_sector_size(ProofKind::WinningPost, 3, 0), Ok(32 << 30));
+        assert!(post_sector_size(ProofKind::WinningPost, 10, 0).is_err());
+        assert_eq!(
+            post_sector_size(ProofKind::WindowPostPartition, 10, 2048),
+            Ok(2048)
+        );
+        assert_eq!(
+            post_sector_size(ProofKind::WindowPostPartition, 0, 0),
+            Ok(2048)
+        );
+        assert!(post_sector_size(ProofKind::WindowPostPartition, 5, 0)
+            .unwrap_err()
+            .contains("V1 window"));
+        assert!(post_sector_size(ProofKind::WindowPostPartition, 13, 2048)
+            .unwrap_err()
+            .contains("disagrees"));
+        assert_eq!(snap_sector_size(3, 0), Ok(32 << 30));
+        assert!(snap_sector_size(5, 0).is_err());
+    }
+
+    #[test]
+    fn vanilla_lists_are_json_arrays_of_base64() {
+        let v = vec![vec![1u8, 2, 3], vec![], vec![255; 40]];
+        assert_eq!(vanilla_list(&vanilla_field(&v)), Ok(v));
+        assert!(vanilla_list(b"").is_err());
+        assert!(vanilla_list(b"[\"!!\"]").unwrap_err().contains("base64"));
+        assert!(vanilla_list(b"{}").unwrap_err().contains("JSON array"));
+    }
+}

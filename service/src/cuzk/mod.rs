@@ -4,10 +4,22 @@
 //! WindowPoSt > C2 = SnapDeals), and their proofs pass filecoin-proofs'
 //! verifier before they are returned, as every Filecoin job's do.
 //!
-//! Proof kinds: POREP_SEAL_COMMIT is a Filecoin C2 job (the C1 output in
-//! `vanilla_proof`, the prover id made from `miner_id`). SNAP_DEALS_UPDATE,
-//! WINDOW_POST_PARTITION and WINNING_POST are not service jobs yet: they
-//! are refused with UNIMPLEMENTED, and nothing is queued.
+//! Proof kinds, each a Filecoin job of the cuda_prover.v1 API (and written
+//! to the journal in that form), the prover id made from `miner_id`:
+//! - POREP_SEAL_COMMIT: C2 (the C1 output in `vanilla_proof`).
+//! - WINNING_POST and WINDOW_POST_PARTITION: PoSt from the challenged
+//!   sectors' vanilla proofs (`vanilla_proof`: a JSON array of base64
+//!   strings, each filecoin-proofs-api's bincode `FallbackPoStSectorProof`)
+//!   and the 32-byte `randomness`; a window partition is the one
+//!   `partition_index` names, its answer that partition's proof.
+//! - SNAP_DEALS_UPDATE: the update's vanilla partition proofs (the same
+//!   list form, each a bincode `PartitionProof`) and the three CIDs:
+//!   `sector_key_cid` (comm_r_old), `new_sealed_cid` (comm_r_new),
+//!   `new_unsealed_cid` (comm_d_new), binary CIDs or bare 32-byte
+//!   commitments.
+//! The sector size comes from `registered_proof` (the network's numbers of
+//! the kind) or `sector_size`. Malformed inputs are INVALID_ARGUMENT at
+//! submission, and nothing is queued.
 //!
 //! `request_id` is an idempotency key: a request whose id names a job this
 //! daemon knows answers with that job (ALREADY_EXISTS when its inputs
@@ -86,20 +98,9 @@ impl Cuzk {
         if let Some(e) = self.known(&r.request_id, digest)? {
             return Ok(e);
         }
-        let spec = match kind {
-            ProofKind::PorepSealCommit => {
-                let mut spec = self.porep_spec(&r, kind, wire)?;
-                spec.origin.request_id = r.request_id.clone();
-                spec.origin.digest = digest;
-                spec
-            }
-            other => {
-                return Err(Status::unimplemented(format!(
-                    "{} is not a job of this daemon yet (POREP_SEAL_COMMIT is)",
-                    other.as_str_name()
-                )))
-            }
-        };
+        let mut spec = self.filecoin_spec(&r, kind, wire)?;
+        spec.origin.request_id = r.request_id.clone();
+        spec.origin.digest = digest;
         // Checked again under the lock held across the submission: two
         // requests with one id racing give one job.
         let mut known = self.requests.lock();
@@ -156,9 +157,9 @@ impl Cuzk {
         known.retain(|_, k| !k.entry.snapshot().state.finished() || jobs.get(k.entry.id).is_some());
     }
 
-    /// A C2 job: the C1 output, the sector number and the miner's prover id,
-    /// checked as the cuda_prover.v1 API checks them.
-    fn porep_spec(
+    /// The cuda_prover.v1 job of a request: C2, PoSt or SnapDeals, checked
+    /// as that API checks them.
+    fn filecoin_spec(
         &self,
         r: &pb::SubmitProofRequest,
         kind: ProofKind,
@@ -168,30 +169,84 @@ impl Cuzk {
             convert::gate_priority(kind, r.priority).map_err(Status::invalid_argument)?;
         #[cfg(feature = "filecoin")]
         {
-            if r.vanilla_proof.is_empty() {
-                return Err(Status::invalid_argument(
-                    "vanilla_proof is empty: POREP_SEAL_COMMIT takes the C1 output there",
-                ));
-            }
-            // registered_proof 0 is StackedDrg2KiBV1, never a production
-            // seal; Curio leaves it 0 for C2 (the C1 output names its proof).
-            let registered_proof = if r.registered_proof == 0 {
-                String::new()
-            } else {
-                convert::registered_seal_name(r.registered_proof)
-                    .map_err(Status::invalid_argument)?
-            };
-            let prover_id = convert::prover_id_of_miner(r.miner_id);
-            let req = crate::proto::SubmitRequest {
-                job: Some(crate::proto::submit_request::Job::FilecoinC2(
-                    crate::proto::FilecoinC2Job {
+            use crate::proto::submit_request::Job;
+            let bad = |m: String| Status::invalid_argument(m);
+            let prover_id: String = convert::prover_id_of_miner(r.miner_id)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            let job = match kind {
+                ProofKind::PorepSealCommit => {
+                    if r.vanilla_proof.is_empty() {
+                        return Err(Status::invalid_argument(
+                            "vanilla_proof is empty: POREP_SEAL_COMMIT takes the C1 output there",
+                        ));
+                    }
+                    // registered_proof 0 is StackedDrg2KiBV1, never a
+                    // production seal; Curio leaves it 0 for C2 (the C1
+                    // output names its proof).
+                    let registered_proof = if r.registered_proof == 0 {
+                        String::new()
+                    } else {
+                        convert::registered_seal_name(r.registered_proof).map_err(bad)?
+                    };
+                    Job::FilecoinC2(crate::proto::FilecoinC2Job {
                         c1_output: r.vanilla_proof.clone(),
-                        prover_id: prover_id.iter().map(|b| format!("{b:02x}")).collect(),
+                        prover_id,
                         sector_id: r.sector_number,
                         sector_size: r.sector_size,
                         registered_proof,
-                    },
-                )),
+                    })
+                }
+                ProofKind::WinningPost | ProofKind::WindowPostPartition => {
+                    let sector_size =
+                        convert::post_sector_size(kind, r.registered_proof, r.sector_size)
+                            .map_err(bad)?;
+                    let winning = kind == ProofKind::WinningPost;
+                    if winning && r.partition_index != 0 {
+                        return Err(Status::invalid_argument(
+                            "partition_index is for WINDOW_POST_PARTITION only",
+                        ));
+                    }
+                    Job::FilecoinPost(crate::proto::FilecoinPostJob {
+                        kind: if winning {
+                            "winning"
+                        } else {
+                            "window-partition"
+                        }
+                        .into(),
+                        sector_size,
+                        randomness: r.randomness.clone(),
+                        prover_id,
+                        vanilla_proofs: convert::vanilla_list(&r.vanilla_proof).map_err(bad)?,
+                        partition_index: r.partition_index,
+                    })
+                }
+                ProofKind::SnapDealsUpdate => {
+                    use convert::{commitment_of_cid, SEALED, UNSEALED};
+                    let sector_size = convert::snap_sector_size(r.registered_proof, r.sector_size)
+                        .map_err(bad)?;
+                    let comm_r_old = commitment_of_cid(&r.sector_key_cid, "sector_key_cid", SEALED)
+                        .map_err(bad)?;
+                    let comm_r_new = commitment_of_cid(&r.new_sealed_cid, "new_sealed_cid", SEALED)
+                        .map_err(bad)?;
+                    let comm_d_new =
+                        commitment_of_cid(&r.new_unsealed_cid, "new_unsealed_cid", UNSEALED)
+                            .map_err(bad)?;
+                    Job::FilecoinSnap(crate::proto::FilecoinSnapJob {
+                        sector_size,
+                        vanilla_proofs: convert::vanilla_list(&r.vanilla_proof).map_err(bad)?,
+                        comm_r_old: comm_r_old.to_vec(),
+                        comm_r_new: comm_r_new.to_vec(),
+                        comm_d_new: comm_d_new.to_vec(),
+                    })
+                }
+                ProofKind::Unspecified => {
+                    return Err(Status::invalid_argument("proof_kind is unspecified"));
+                }
+            };
+            let req = crate::proto::SubmitRequest {
+                job: Some(job),
                 priority,
                 name: r.request_id.clone(),
                 ..Default::default()
@@ -297,6 +352,13 @@ pub fn kind_of(work: &Work) -> ProofKind {
         Work::BuiltIn => ProofKind::Unspecified,
         #[cfg(feature = "filecoin")]
         Work::FilecoinC2(_) => ProofKind::PorepSealCommit,
+        #[cfg(feature = "filecoin")]
+        Work::FilecoinPost(p) => match p.job {
+            cuda_prover_filecoin::vanilla::PostJob::Winning => ProofKind::WinningPost,
+            _ => ProofKind::WindowPostPartition,
+        },
+        #[cfg(feature = "filecoin")]
+        Work::FilecoinSnap(_) => ProofKind::SnapDealsUpdate,
     }
 }
 

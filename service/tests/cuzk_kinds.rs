@@ -1,0 +1,393 @@
+//! Every Filecoin proof kind of cuzk.v1 over a unix socket, host backend,
+//! 2 KiB TEST parameters: WINNING_POST, WINDOW_POST_PARTITION and
+//! SNAP_DEALS_UPDATE from vanilla proofs made by filecoin-proofs over a
+//! sealed sector, each answer checked here by filecoin-proofs' verifiers
+//! (`verify_winning_post`, `verify_window_post`,
+//! `verify_empty_sector_update_proof`); the same kinds through the
+//! cuda_prover.v1 API; malformed inputs of these kinds are
+//! INVALID_ARGUMENT and queue nothing.
+#![cfg(feature = "filecoin")]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use common::{start_unix, temp_dir};
+use cuda_prover_filecoin::sealing::{seal_test_sector_for, SealedSector, UpdatedSector};
+use cuda_prover_filecoin::test_params::{
+    default_test_parameter_dir, ensure_test_parameters, use_test_parameter_dir, TestCircuit,
+};
+use cuda_prover_filecoin::vanilla::{post_vanilla_bytes_for, snap_vanilla_bytes_for};
+use cuda_prover_filecoin::{post_config, PostKind, RegisteredSeal, SealVersion, SectorSize};
+use cuda_prover_service::cuzk::convert::{
+    cid_of_commitment, prover_id_of_miner, vanilla_field, SEALED, UNSEALED,
+};
+use cuda_prover_service::cuzk_proto as pb;
+use cuda_prover_service::cuzk_proto::await_proof_response::Status as AwaitStatus;
+use cuda_prover_service::cuzk_proto::proving_engine_client::ProvingEngineClient;
+use cuda_prover_service::cuzk_proto::ProofKind;
+use cuda_prover_service::proto;
+use filecoin_proofs::constants::SectorShape2KiB;
+use filecoin_proofs::{
+    verify_empty_sector_update_proof, verify_window_post, verify_winning_post, PublicReplicaInfo,
+};
+use storage_proofs_core::sector::SectorId;
+use tonic::transport::Channel;
+
+/// The miner of the test sector (f01000).
+const MINER: u64 = 1000;
+/// StackedDrgWindow2KiBV1_1 (filecoin-proofs' V1_2) among the network's
+/// PoSt proof numbers; StackedDrgWinning2KiBV1 and the 2 KiB update proof
+/// are 0.
+const WINDOW_2KIB_V1_1: u64 = 10;
+
+fn randomness() -> [u8; 32] {
+    let mut r = [0x3cu8; 32];
+    r[31] &= 0x3f;
+    r
+}
+
+struct Fixture {
+    params: PathBuf,
+    sector: SealedSector,
+    winning: Vec<u8>,
+    window: Vec<u8>,
+    updated: UpdatedSector,
+    snap: Vec<Vec<u8>>,
+}
+
+/// A 2 KiB sector sealed for the miner, its PoSt vanilla proofs and a
+/// SnapDeals update of it with its vanilla proofs, as a storage
+/// provider's workers would hand them to the prover.
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let params = use_test_parameter_dir(&default_test_parameter_dir().unwrap()).unwrap();
+        let size = SectorSize::KIB_2;
+        ensure_test_parameters(
+            &[
+                TestCircuit::WinningPost(size),
+                TestCircuit::WindowPost(size),
+                TestCircuit::SnapDeals(size),
+            ],
+            |m| eprintln!("{m}"),
+        )
+        .unwrap();
+        let sector = seal_test_sector_for(
+            RegisteredSeal::new(size, SealVersion::V1_1),
+            &temp_dir("kinds-sector"),
+            21,
+            Some(prover_id_of_miner(MINER)),
+        )
+        .expect("sealing 2 KiB");
+        let winning = post_vanilla_bytes_for(&sector, PostKind::Winning, randomness()).unwrap();
+        let window = post_vanilla_bytes_for(&sector, PostKind::Window, randomness()).unwrap();
+        let (updated, snap) = snap_vanilla_bytes_for(&sector, &temp_dir("kinds-snap"), 5).unwrap();
+        Fixture {
+            params,
+            sector,
+            winning,
+            window,
+            updated,
+            snap,
+        }
+    })
+}
+
+fn replica(f: &Fixture) -> (SectorId, PublicReplicaInfo) {
+    (
+        SectorId::from(f.sector.sector_id),
+        PublicReplicaInfo::new(f.sector.comm_r).unwrap(),
+    )
+}
+
+fn winning_ok(f: &Fixture, proof: &[u8]) -> bool {
+    let config = post_config(SectorSize::KIB_2, PostKind::Winning).unwrap();
+    verify_winning_post::<SectorShape2KiB>(
+        &config,
+        &randomness(),
+        &[replica(f)],
+        f.sector.prover_id,
+        proof,
+    )
+    .unwrap_or(false)
+}
+
+fn window_ok(f: &Fixture, proof: &[u8]) -> bool {
+    let config = post_config(SectorSize::KIB_2, PostKind::Window).unwrap();
+    let replicas: BTreeMap<_, _> = [replica(f)].into_iter().collect();
+    verify_window_post::<SectorShape2KiB>(
+        &config,
+        &randomness(),
+        &replicas,
+        f.sector.prover_id,
+        proof,
+    )
+    .unwrap_or(false)
+}
+
+fn snap_ok(f: &Fixture, proof: &[u8]) -> bool {
+    let config = f.sector.registered.porep_config().unwrap();
+    verify_empty_sector_update_proof::<SectorShape2KiB>(
+        &config,
+        proof,
+        f.sector.comm_r,
+        f.updated.comm_r_new,
+        f.updated.comm_d_new,
+    )
+    .unwrap_or(false)
+}
+
+fn winning_request(id: &str) -> pb::SubmitProofRequest {
+    let f = fixture();
+    pb::SubmitProofRequest {
+        request_id: id.into(),
+        proof_kind: ProofKind::WinningPost as i32,
+        registered_proof: 0,
+        sector_size: 2048,
+        vanilla_proof: vanilla_field(std::slice::from_ref(&f.winning)),
+        miner_id: MINER,
+        randomness: randomness().to_vec(),
+        ..Default::default()
+    }
+}
+
+fn window_request(id: &str) -> pb::SubmitProofRequest {
+    let f = fixture();
+    pb::SubmitProofRequest {
+        request_id: id.into(),
+        proof_kind: ProofKind::WindowPostPartition as i32,
+        registered_proof: WINDOW_2KIB_V1_1,
+        vanilla_proof: vanilla_field(std::slice::from_ref(&f.window)),
+        miner_id: MINER,
+        randomness: randomness().to_vec(),
+        partition_index: 0,
+        ..Default::default()
+    }
+}
+
+fn snap_request(id: &str) -> pb::SubmitProofRequest {
+    let f = fixture();
+    pb::SubmitProofRequest {
+        request_id: id.into(),
+        proof_kind: ProofKind::SnapDealsUpdate as i32,
+        registered_proof: 0,
+        sector_size: 2048,
+        vanilla_proof: vanilla_field(&f.snap),
+        sector_key_cid: cid_of_commitment(&f.sector.comm_r, SEALED),
+        new_sealed_cid: cid_of_commitment(&f.updated.comm_r_new, SEALED),
+        new_unsealed_cid: cid_of_commitment(&f.updated.comm_d_new, UNSEALED),
+        ..Default::default()
+    }
+}
+
+async fn cuzk_client(addr: &str) -> ProvingEngineClient<Channel> {
+    let ch = cuda_prover_service::client::channel(addr).await.unwrap();
+    ProvingEngineClient::new(ch)
+}
+
+async fn open_jobs(cl: &mut ProvingEngineClient<Channel>) -> u32 {
+    let st = cl
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    st.queues.iter().map(|q| q.pending + q.in_progress).sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_post_and_snapdeals_kind_is_proved_and_accepted_by_filecoin_proofs() {
+    let f = fixture();
+    let d = start_unix(2, |c| c.filecoin_test_params = Some(f.params.clone())).await;
+    let mut cl = cuzk_client(&d.addr).await;
+
+    let checks: [(pb::SubmitProofRequest, &str, fn(&Fixture, &[u8]) -> bool); 3] = [
+        (winning_request("w1"), "WinningPoSt", winning_ok),
+        (window_request("p1"), "WindowPoSt partition", window_ok),
+        (snap_request("s1"), "SnapDeals", snap_ok),
+    ];
+    for (req, what, ok) in checks {
+        let r = cl.prove(req).await.unwrap().into_inner();
+        assert_eq!(
+            r.status,
+            AwaitStatus::Completed as i32,
+            "{what}: {}",
+            r.error_message
+        );
+        assert!(
+            ok(f, &r.proof),
+            "{what}: filecoin-proofs rejected the proof"
+        );
+        let mut bad = r.proof.clone();
+        bad[30] ^= 1;
+        assert!(!ok(f, &bad), "{what}: a flipped byte was accepted");
+        assert!(r.total_ms >= r.gpu_compute_ms, "{what}: {r:?}");
+        eprintln!(
+            "{what}: {} bytes, total {} ms (synthesis {} ms, device {} ms)",
+            r.proof.len(),
+            r.total_ms,
+            r.synthesis_ms,
+            r.gpu_compute_ms
+        );
+    }
+    // A request id is one job: the same proof again, no new job.
+    let again = cl.prove(winning_request("w1")).await.unwrap().into_inner();
+    assert!(winning_ok(f, &again.proof));
+    let st = cl
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(st.total_completed, 3, "{st:?}");
+    assert_eq!(st.total_failed, 0);
+
+    // The same kinds through the cuda_prover.v1 API: a whole window PoSt
+    // and a SnapDeals job.
+    let v1 = common::client(&d).await;
+    let window = proto::SubmitRequest {
+        job: Some(proto::submit_request::Job::FilecoinPost(
+            proto::FilecoinPostJob {
+                kind: "window".into(),
+                sector_size: 2048,
+                randomness: randomness().to_vec(),
+                prover_id: "e807".into(),
+                vanilla_proofs: vec![f.window.clone()],
+                partition_index: 0,
+            },
+        )),
+        ..Default::default()
+    };
+    let out = v1.prove(window, |_, _, _| {}).await.unwrap();
+    assert!(out.ok(), "{out:?}");
+    assert!(window_ok(f, &out.proofs[0]));
+    let snap = proto::SubmitRequest {
+        job: Some(proto::submit_request::Job::FilecoinSnap(
+            proto::FilecoinSnapJob {
+                sector_size: 2048,
+                vanilla_proofs: f.snap.clone(),
+                comm_r_old: f.sector.comm_r.to_vec(),
+                comm_r_new: f.updated.comm_r_new.to_vec(),
+                comm_d_new: f.updated.comm_d_new.to_vec(),
+            },
+        )),
+        ..Default::default()
+    };
+    let out = v1.prove(snap, |_, _, _| {}).await.unwrap();
+    assert!(out.ok(), "{out:?}");
+    assert!(snap_ok(f, &out.proofs[0]));
+    // Vanilla proofs of another randomness: the job fails with
+    // filecoin-proofs' reason, and no proof is returned.
+    let mut other = winning_request("w-other");
+    other.randomness[0] ^= 1;
+    let r = cl.prove(other).await.unwrap().into_inner();
+    assert_eq!(r.status, AwaitStatus::Failed as i32, "{r:?}");
+    assert!(r.proof.is_empty());
+    assert!(r.error_message.contains("vanilla"), "{}", r.error_message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn malformed_post_and_snapdeals_requests_are_refused_and_queue_nothing() {
+    let f = fixture();
+    let d = start_unix(1, |c| c.filecoin_test_params = Some(f.params.clone())).await;
+    let mut cl = cuzk_client(&d.addr).await;
+    type Edit = fn(&mut pb::SubmitProofRequest);
+    let cases: Vec<(pb::SubmitProofRequest, Edit, &str)> = vec![
+        (
+            winning_request("a"),
+            |r| r.vanilla_proof.clear(),
+            "vanilla_proof is empty",
+        ),
+        (
+            winning_request("b"),
+            |r| r.vanilla_proof = b"{\"a\":1}".to_vec(),
+            "JSON array",
+        ),
+        (
+            winning_request("c"),
+            |r| r.vanilla_proof = b"[\"%%\"]".to_vec(),
+            "base64",
+        ),
+        (
+            winning_request("d"),
+            |r| r.vanilla_proof = vanilla_field(&[vec![1, 2, 3]]),
+            "vanilla proof 0",
+        ),
+        (
+            winning_request("e"),
+            |r| r.vanilla_proof = b"[]".to_vec(),
+            "empty",
+        ),
+        (
+            winning_request("f"),
+            |r| r.randomness.truncate(31),
+            "randomness must be 32 bytes",
+        ),
+        (
+            winning_request("g"),
+            |r| r.randomness[31] = 0xff,
+            "field element",
+        ),
+        (
+            winning_request("h"),
+            |r| r.registered_proof = 7,
+            "registered_proof 7",
+        ),
+        (
+            winning_request("i"),
+            |r| r.partition_index = 1,
+            "partition_index",
+        ),
+        (window_request("j"), |r| r.registered_proof = 6, "V1 window"),
+        (window_request("k"), |r| r.sector_size = 4096, "disagrees"),
+        (
+            window_request("l"),
+            |r| r.vanilla_proof = vanilla_field(&[fixture().winning.clone()]),
+            "challenges",
+        ),
+        (
+            snap_request("m"),
+            |r| r.sector_key_cid.truncate(20),
+            "sector_key_cid",
+        ),
+        (
+            snap_request("n"),
+            |r| r.new_unsealed_cid = r.new_sealed_cid.clone(),
+            "new_unsealed_cid: a CID of codec 0xf102",
+        ),
+        (
+            snap_request("o"),
+            |r| r.new_sealed_cid.clear(),
+            "new_sealed_cid is empty",
+        ),
+        (
+            snap_request("p"),
+            |r| r.vanilla_proof = vanilla_field(&[vec![0u8; 64]]),
+            "SnapDeals vanilla proof 0",
+        ),
+        (
+            snap_request("q"),
+            |r| r.registered_proof = 9,
+            "registered_proof 9",
+        ),
+    ];
+    for (mut req, edit, says) in cases {
+        edit(&mut req);
+        let e = cl.submit_proof(req.clone()).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{says}: {e:?}");
+        assert!(e.message().contains(says), "{says}: {}", e.message());
+        let e = cl.prove(req).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{says}: {e:?}");
+    }
+    assert_eq!(open_jobs(&mut cl).await, 0);
+    assert_eq!(
+        d.service
+            .jobs()
+            .metrics
+            .submitted
+            .load(std::sync::atomic::Ordering::Relaxed),
+        0,
+        "nothing was queued"
+    );
+}
