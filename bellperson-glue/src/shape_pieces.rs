@@ -17,6 +17,7 @@ use cuda_prover_sys as sys;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::witness_pieces::context;
 use crate::shape::{
     record_unframed, CoeffTable, Matrix, ShapeData, ShapeEntry, ShapeRecorder, INPUT_BIT,
 };
@@ -125,12 +126,6 @@ fn own_recording<C: Circuit<Scalar>>(circuit: C) -> Result<(ShapeRecorder, usize
     }
 }
 
-fn context(what: &str, e: Error) -> Error {
-    match e {
-        Error::Invalid(m) => Error::Invalid(format!("{what}: {m}")),
-        e => e,
-    }
-}
 
 /// Piece `i`'s leading rows and counts are the prefix's, coefficients
 /// compared by value.

@@ -221,7 +221,7 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 
 /// A synthesis error stays one (its kind is the caller's to read); others
 /// name where they happened.
-fn context(what: &str, e: Error) -> Error {
+pub(crate) fn context(what: &str, e: Error) -> Error {
     match e {
         Error::Invalid(m) => Error::Invalid(format!("{what}: {m}")),
         e => e,
