@@ -221,6 +221,30 @@ async fn prove_over_the_unix_socket_returns_a_verified_c2_and_status_counts_it()
     assert_eq!(st.total_proofs_completed, 1);
     assert_eq!(st.total_proofs_failed, 0);
 
+    // PreloadSRS / EvictSRS name the C2 key as cuzk does.
+    let preload = |id: &str| pb::PreloadSrsRequest {
+        circuit_id: id.into(),
+    };
+    let evict = |id: &str| pb::EvictSrsRequest {
+        circuit_id: id.into(),
+    };
+    let p = cl.preload_srs(preload("porep-2k")).await.unwrap().into_inner();
+    assert!(p.already_loaded, "{p:?}");
+    let e = cl.evict_srs(evict("porep-2k")).await.unwrap().into_inner();
+    assert!(e.was_loaded && e.freed_bytes > 0, "{e:?}");
+    let e = cl
+        .evict_srs(evict("StackedDrg2KiBV1_1"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!e.was_loaded && e.freed_bytes == 0, "{e:?}");
+    let p = cl.preload_srs(preload("porep-2k")).await.unwrap().into_inner();
+    assert!(!p.already_loaded, "{p:?}");
+    let e = cl.preload_srs(preload("snap-2k")).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::Unimplemented, "{e:?}");
+    let e = cl.preload_srs(preload("porep-2t")).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+
     // The cuda_prover.v1 API is served on the same socket.
     let v1 = common::client(&d).await;
     assert!(v1.status().await.unwrap().queued.is_empty());
@@ -320,6 +344,18 @@ async fn cancel_of_a_queued_job() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(open, (1, 1), "one job runs, the other waits");
+    // AwaitProof with timeout_ms answers TIMEOUT while the job goes on.
+    let t = cl
+        .await_proof(pb::AwaitProofRequest {
+            job_id: first.job_id.clone(),
+            timeout_ms: 1,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(t.status, AwaitStatus::Timeout as i32, "{t:?}");
+    assert_eq!(t.job_id, first.job_id);
+    assert!(t.proof.is_empty());
     let c = cl
         .cancel_proof(pb::CancelProofRequest {
             job_id: second.job_id.clone(),

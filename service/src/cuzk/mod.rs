@@ -497,12 +497,17 @@ mod wire {
     use super::pb;
     use prost::Message;
 
-    /// A length-delimited field: its tag, the length (under 128 here) and
-    /// the bytes.
+    /// A length-delimited field: its tag, the length as a varint (one
+    /// byte under 128, two under 16,384) and the bytes.
     fn field(tag: &[u8], body: &[u8]) -> Vec<u8> {
-        assert!(body.len() < 128);
+        let n = body.len();
+        assert!(n < 1 << 14);
         let mut out = tag.to_vec();
-        out.push(body.len() as u8);
+        if n < 128 {
+            out.push(n as u8);
+        } else {
+            out.extend([(n & 0x7f) as u8 | 0x80, (n >> 7) as u8]);
+        }
         out.extend_from_slice(body);
         out
     }
@@ -533,7 +538,9 @@ mod wire {
         inner.extend(field(&[0xf2, 0x01], &[0xaa; 32])); // 30 comm_r_old
         inner.extend(field(&[0xfa, 0x01], &[0xbb; 32])); // 31 comm_r_new
         inner.extend(field(&[0x82, 0x02], &[0xcc; 32])); // 32 comm_d_new
+        assert_eq!(inner.len(), 153);
         let bytes = field(&[0x0a], &inner); // ProveRequest 1 submit
+        assert_eq!(&bytes[..3], &[0x0a, 0x99, 0x01]);
         let expected = pb::ProveRequest {
             submit: Some(pb::SubmitProofRequest {
                 request_id: "snap-1000-7".into(),
