@@ -142,7 +142,11 @@ async fn prove_over_the_unix_socket_returns_a_verified_c2_and_status_counts_it()
         .await
         .unwrap()
         .into_inner();
-    if st.queues.iter().any(|q| q.proof_kind == "porep-c2" && q.in_progress == 1) {
+    if st
+        .queues
+        .iter()
+        .any(|q| q.proof_kind == "porep-c2" && q.in_progress == 1)
+    {
         assert!(
             st.gpus
                 .iter()
@@ -228,7 +232,11 @@ async fn prove_over_the_unix_socket_returns_a_verified_c2_and_status_counts_it()
     let evict = |id: &str| pb::EvictSrsRequest {
         circuit_id: id.into(),
     };
-    let p = cl.preload_srs(preload("porep-2k")).await.unwrap().into_inner();
+    let p = cl
+        .preload_srs(preload("porep-2k"))
+        .await
+        .unwrap()
+        .into_inner();
     assert!(p.already_loaded, "{p:?}");
     let e = cl.evict_srs(evict("porep-2k")).await.unwrap().into_inner();
     assert!(e.was_loaded && e.freed_bytes > 0, "{e:?}");
@@ -238,7 +246,11 @@ async fn prove_over_the_unix_socket_returns_a_verified_c2_and_status_counts_it()
         .unwrap()
         .into_inner();
     assert!(!e.was_loaded && e.freed_bytes == 0, "{e:?}");
-    let p = cl.preload_srs(preload("porep-2k")).await.unwrap().into_inner();
+    let p = cl
+        .preload_srs(preload("porep-2k"))
+        .await
+        .unwrap()
+        .into_inner();
     assert!(!p.already_loaded, "{p:?}");
     let e = cl.preload_srs(preload("snap-2k")).await.unwrap_err();
     assert_eq!(e.code(), tonic::Code::Unimplemented, "{e:?}");
@@ -277,7 +289,13 @@ async fn a_request_id_is_one_job() {
         .into_inner();
     assert_eq!(a.job_id, b.job_id);
     // Prove with the id waits for that job: the same proof as AwaitProof's.
-    let proved = cl.prove(prove_request(c2_request("task-42"))).await.unwrap().into_inner().result.unwrap();
+    let proved = cl
+        .prove(prove_request(c2_request("task-42")))
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
     let awaited = cl
         .await_proof(pb::AwaitProofRequest {
             job_id: a.job_id.clone(),
@@ -514,7 +532,13 @@ async fn cancel_of_a_running_job() {
         .unwrap()
         .into_inner();
     assert_eq!(again.job_id, c2.job_id);
-    let r = cl.prove(prove_request(c2_request("after"))).await.unwrap().into_inner().result.unwrap();
+    let r = cl
+        .prove(prove_request(c2_request("after")))
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
     assert_eq!(
         r.status,
         AwaitStatus::Completed as i32,
@@ -612,7 +636,13 @@ async fn unknown_kinds_and_bad_inputs_are_clear_statuses_and_queue_nothing() {
         "nothing was queued"
     );
     // A refused request id is free for a good request.
-    let r = cl.prove(prove_request(c2_request("a"))).await.unwrap().into_inner().result.unwrap();
+    let r = cl
+        .prove(prove_request(c2_request("a")))
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
     assert_eq!(
         r.status,
         AwaitStatus::Completed as i32,
@@ -702,9 +732,9 @@ fn journaled_jobs_survive_kill_9() {
         }
         let first = cl
             .await_proof(pb::AwaitProofRequest {
-            job_id: ids[0].clone(),
-            ..Default::default()
-        })
+                job_id: ids[0].clone(),
+                ..Default::default()
+            })
             .await
             .unwrap()
             .into_inner();
@@ -730,9 +760,9 @@ fn journaled_jobs_survive_kill_9() {
         for (k, id) in ids.iter().enumerate() {
             let r = cl
                 .await_proof(pb::AwaitProofRequest {
-            job_id: id.clone(),
-            ..Default::default()
-        })
+                    job_id: id.clone(),
+                    ..Default::default()
+                })
                 .await
                 .unwrap()
                 .into_inner();
@@ -768,9 +798,9 @@ fn journaled_jobs_survive_kill_9() {
         let mut cl = cuzk_client(&d.addr).await;
         let e = cl
             .await_proof(pb::AwaitProofRequest {
-            job_id: ids[0].clone(),
-            ..Default::default()
-        })
+                job_id: ids[0].clone(),
+                ..Default::default()
+            })
             .await
             .unwrap_err();
         assert_eq!(e.code(), tonic::Code::NotFound, "{e:?}");

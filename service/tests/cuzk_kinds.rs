@@ -235,7 +235,13 @@ async fn every_post_and_snapdeals_kind_is_proved_and_accepted_by_filecoin_proofs
         ),
     ];
     for (req, what, ok) in checks {
-        let r = cl.prove(prove_request(req)).await.unwrap().into_inner().result.unwrap();
+        let r = cl
+            .prove(prove_request(req))
+            .await
+            .unwrap()
+            .into_inner()
+            .result
+            .unwrap();
         assert_eq!(
             r.status,
             AwaitStatus::Completed as i32,
@@ -259,7 +265,13 @@ async fn every_post_and_snapdeals_kind_is_proved_and_accepted_by_filecoin_proofs
         );
     }
     // A request id is one job: the same proof again, no new job.
-    let again = cl.prove(prove_request(winning_request("w1"))).await.unwrap().into_inner().result.unwrap();
+    let again = cl
+        .prove(prove_request(winning_request("w1")))
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
     assert!(winning_ok(f, &again.proof));
     let st = cl
         .get_status(pb::GetStatusRequest {})
@@ -307,7 +319,13 @@ async fn every_post_and_snapdeals_kind_is_proved_and_accepted_by_filecoin_proofs
     // filecoin-proofs' reason, and no proof is returned.
     let mut other = winning_request("w-other");
     other.randomness[0] ^= 1;
-    let r = cl.prove(prove_request(other)).await.unwrap().into_inner().result.unwrap();
+    let r = cl
+        .prove(prove_request(other))
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
     assert_eq!(r.status, AwaitStatus::Failed as i32, "{r:?}");
     assert!(r.proof.is_empty());
     assert!(r.error_message.contains("vanilla"), "{}", r.error_message);

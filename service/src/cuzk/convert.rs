@@ -100,9 +100,11 @@ pub enum Circuit {
 /// unit (`k`, `m`, `g`, optionally followed by `ib`, any case), or a name.
 pub fn circuit(id: &str) -> Result<Circuit, String> {
     if id.is_empty() {
-        return Err("circuit_id is empty: porep-<size> (porep-32g, porep-2k) or a seal \
+        return Err(
+            "circuit_id is empty: porep-<size> (porep-32g, porep-2k) or a seal \
                     proof's name"
-            .into());
+                .into(),
+        );
     }
     let Some((prefix, size)) = id.split_once('-') else {
         return Ok(Circuit::Named(id.to_string()));

@@ -38,8 +38,7 @@ use tonic::{Request, Response, Status};
 
 use crate::cuzk_proto::proving_engine_server::ProvingEngine;
 use crate::cuzk_proto::{
-    self as pb, await_proof_response::Status as AwaitStatus, srs_status::Tier as SrsTier,
-    ProofKind,
+    self as pb, await_proof_response::Status as AwaitStatus, srs_status::Tier as SrsTier, ProofKind,
 };
 use crate::job_id::JobId;
 use crate::jobs::{JobEntry, JobResult, JobState, Work};
@@ -294,9 +293,11 @@ fn vanillas(r: &pb::SubmitProofRequest) -> Result<Vec<Vec<u8>>, String> {
         return Ok(r.vanilla_proofs.clone());
     }
     if r.vanilla_proof.is_empty() {
-        return Err("vanilla_proofs is empty (and so is vanilla_proof): this proof kind \
+        return Err(
+            "vanilla_proofs is empty (and so is vanilla_proof): this proof kind \
                     takes its vanilla proofs there"
-            .into());
+                .into(),
+        );
     }
     convert::vanilla_list(&r.vanilla_proof)
 }
@@ -660,8 +661,14 @@ mod wire {
                 assigned_gpu: "0".into(),
             },
         );
-        both_ways(&field(&[0x0a], b"j"), &pb::CancelProofRequest { job_id: "j".into() });
-        both_ways(&[0x08, 0x01], &pb::CancelProofResponse { was_running: true });
+        both_ways(
+            &field(&[0x0a], b"j"),
+            &pb::CancelProofRequest { job_id: "j".into() },
+        );
+        both_ways(
+            &[0x08, 0x01],
+            &pb::CancelProofResponse { was_running: true },
+        );
         both_ways(
             &field(&[0x0a], b"porep-32g"),
             &pb::PreloadSrsRequest {
@@ -945,10 +952,7 @@ impl Cuzk {
     /// Jobs ahead of a queued job (0 once it runs or ended).
     fn queue_position(&self, e: &Arc<JobEntry>) -> u32 {
         let (queued, _) = self.service.jobs().list();
-        queued
-            .iter()
-            .position(|q| Arc::ptr_eq(q, e))
-            .unwrap_or(0) as u32
+        queued.iter().position(|q| Arc::ptr_eq(q, e)).unwrap_or(0) as u32
     }
 
     /// The params file a PreloadSRS or EvictSRS circuit id names: a PoRep
