@@ -415,7 +415,7 @@ async fn malformed_post_and_snapdeals_requests_are_refused_and_queue_nothing() {
         (
             snap_request_as_json_and_cids("m2"),
             |r| r.comm_r_old.truncate(20),
-            "comm_r_old: not a binary CID",
+            "comm_r_old: a digest of 12 bytes",
         ),
         (
             snap_request("n"),
