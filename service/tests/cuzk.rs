@@ -76,6 +76,13 @@ fn c2_request(request_id: &str) -> pb::SubmitProofRequest {
     }
 }
 
+/// A ProveRequest as Curio's client sends it: the submission wrapped.
+fn prove_request(submit: pb::SubmitProofRequest) -> pb::ProveRequest {
+    pb::ProveRequest {
+        submit: Some(submit),
+    }
+}
+
 async fn cuzk_client(addr: &str) -> ProvingEngineClient<Channel> {
     let ch = cuda_prover_service::client::channel(addr).await.unwrap();
     ProvingEngineClient::new(ch)
@@ -92,7 +99,7 @@ async fn open_jobs(cl: &mut ProvingEngineClient<Channel>) -> (u32, u32) {
     let c2 = st
         .queues
         .iter()
-        .find(|q| q.proof_kind == ProofKind::PorepSealCommit as i32)
+        .find(|q| q.proof_kind == "porep-c2")
         .map(|q| (q.pending, q.in_progress))
         .unwrap();
     let all: u32 = st.queues.iter().map(|q| q.pending + q.in_progress).sum();
@@ -117,7 +124,7 @@ async fn prove_over_the_unix_socket_returns_a_verified_c2_and_status_counts_it()
     slow_partitions(&d.ctx, 2, Duration::from_millis(400));
     let prove = {
         let mut cl = cl.clone();
-        tokio::spawn(async move { cl.prove(c2_request("")).await })
+        tokio::spawn(async move { cl.prove(prove_request(c2_request(""))).await })
     };
     let mut seen = false;
     for _ in 0..200 {
@@ -129,7 +136,26 @@ async fn prove_over_the_unix_socket_returns_a_verified_c2_and_status_counts_it()
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(seen, "GetStatus never counted the running C2");
-    let r = prove.await.unwrap().unwrap().into_inner();
+    // While it runs, every device names it.
+    let st = cl
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    if st
+        .queues
+        .iter()
+        .any(|q| q.proof_kind == "porep-c2" && q.in_progress == 1)
+    {
+        assert!(
+            st.gpus
+                .iter()
+                .all(|g| g.current_proof_kind == "porep-c2" && g.current_job_id.len() == 32),
+            "{:?}",
+            st.gpus
+        );
+    }
+    let r = prove.await.unwrap().unwrap().into_inner().result.unwrap();
     assert_eq!(
         r.status,
         AwaitStatus::Completed as i32,
@@ -160,19 +186,35 @@ async fn prove_over_the_unix_socket_returns_a_verified_c2_and_status_counts_it()
         .unwrap()
         .into_inner();
     assert_eq!(open_jobs(&mut cl).await, (0, 0));
-    for k in 1..=4 {
+    for k in ["porep-c2", "snap-update", "window-post", "winning-post"] {
         assert!(
             st.queues.iter().any(|q| q.proof_kind == k),
             "queue of kind {k}"
         );
     }
     assert_eq!(st.gpus.len(), 2);
-    assert!(st.gpus.iter().all(|g| g.simulated));
-    let partitions = s.registered.porep_config().unwrap().partitions.0 as u64;
-    assert_eq!(
-        st.gpus.iter().map(|g| g.partitions_proved).sum::<u64>(),
-        partitions
+    assert!(
+        st.gpus
+            .iter()
+            .all(|g| g.current_job_id.is_empty() && g.current_proof_kind.is_empty()),
+        "{:?}",
+        st.gpus
     );
+    // Partitions per device are in the metrics (GPUStatus has no field
+    // for them).
+    let partitions = s.registered.porep_config().unwrap().partitions.0 as u64;
+    let metrics = cl
+        .get_metrics(pb::GetMetricsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .prometheus_text;
+    let proved: u64 = metrics
+        .lines()
+        .filter(|l| l.starts_with("cuda_prover_service_device_partitions_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum();
+    assert_eq!(proved, partitions, "{metrics}");
     assert!(
         st.loaded_srs
             .iter()
@@ -180,8 +222,40 @@ async fn prove_over_the_unix_socket_returns_a_verified_c2_and_status_counts_it()
         "{:?}",
         st.loaded_srs
     );
-    assert_eq!(st.total_completed, 1);
-    assert_eq!(st.total_failed, 0);
+    assert_eq!(st.total_proofs_completed, 1);
+    assert_eq!(st.total_proofs_failed, 0);
+
+    // PreloadSRS / EvictSRS name the C2 key as cuzk does.
+    let preload = |id: &str| pb::PreloadSrsRequest {
+        circuit_id: id.into(),
+    };
+    let evict = |id: &str| pb::EvictSrsRequest {
+        circuit_id: id.into(),
+    };
+    let p = cl
+        .preload_srs(preload("porep-2k"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(p.already_loaded, "{p:?}");
+    let e = cl.evict_srs(evict("porep-2k")).await.unwrap().into_inner();
+    assert!(e.was_loaded && e.freed_bytes > 0, "{e:?}");
+    let e = cl
+        .evict_srs(evict("StackedDrg2KiBV1_1"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!e.was_loaded && e.freed_bytes == 0, "{e:?}");
+    let p = cl
+        .preload_srs(preload("porep-2k"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!p.already_loaded, "{p:?}");
+    let e = cl.preload_srs(preload("snap-2k")).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::Unimplemented, "{e:?}");
+    let e = cl.preload_srs(preload("porep-2t")).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
 
     // The cuda_prover.v1 API is served on the same socket.
     let v1 = common::client(&d).await;
@@ -215,10 +289,17 @@ async fn a_request_id_is_one_job() {
         .into_inner();
     assert_eq!(a.job_id, b.job_id);
     // Prove with the id waits for that job: the same proof as AwaitProof's.
-    let proved = cl.prove(c2_request("task-42")).await.unwrap().into_inner();
+    let proved = cl
+        .prove(prove_request(c2_request("task-42")))
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
     let awaited = cl
         .await_proof(pb::AwaitProofRequest {
             job_id: a.job_id.clone(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -244,7 +325,7 @@ async fn a_request_id_is_one_job() {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(st.total_completed, 1, "one job for one request id");
+    assert_eq!(st.total_proofs_completed, 1, "one job for one request id");
     // The id with other inputs is the client's mistake.
     let mut other = c2_request("task-42");
     other.priority = pb::Priority::High as i32;
@@ -281,6 +362,18 @@ async fn cancel_of_a_queued_job() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(open, (1, 1), "one job runs, the other waits");
+    // AwaitProof with timeout_ms answers TIMEOUT while the job goes on.
+    let t = cl
+        .await_proof(pb::AwaitProofRequest {
+            job_id: first.job_id.clone(),
+            timeout_ms: 1,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(t.status, AwaitStatus::Timeout as i32, "{t:?}");
+    assert_eq!(t.job_id, first.job_id);
+    assert!(t.proof.is_empty());
     let c = cl
         .cancel_proof(pb::CancelProofRequest {
             job_id: second.job_id.clone(),
@@ -288,10 +381,11 @@ async fn cancel_of_a_queued_job() {
         .await
         .unwrap()
         .into_inner();
-    assert!(c.cancelled);
+    assert!(!c.was_running, "a queued job cancels without running");
     let r = cl
         .await_proof(pb::AwaitProofRequest {
             job_id: second.job_id.clone(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -303,6 +397,7 @@ async fn cancel_of_a_queued_job() {
     let r = cl
         .await_proof(pb::AwaitProofRequest {
             job_id: first.job_id.clone(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -321,7 +416,7 @@ async fn cancel_of_a_queued_job() {
         .await
         .unwrap()
         .into_inner();
-    assert!(!c.cancelled);
+    assert!(!c.was_running);
     let e = cl
         .cancel_proof(pb::CancelProofRequest {
             job_id: "not-a-job".into(),
@@ -382,7 +477,7 @@ async fn cancel_of_a_running_job() {
     let running = |st: &pb::GetStatusResponse| {
         st.queues
             .iter()
-            .find(|q| q.proof_kind == ProofKind::PorepSealCommit as i32)
+            .find(|q| q.proof_kind == "porep-c2")
             .map(|q| q.in_progress)
             .unwrap_or(0)
     };
@@ -404,7 +499,7 @@ async fn cancel_of_a_running_job() {
         .await
         .unwrap()
         .into_inner();
-    assert!(c.cancelled, "a running job cancels");
+    assert!(c.was_running, "a running job cancels");
     let left = urgent_done(&own.status().await.unwrap());
     assert!(
         left.is_some_and(|done| done + 3 <= URGENT),
@@ -414,6 +509,7 @@ async fn cancel_of_a_running_job() {
     let r = cl
         .await_proof(pb::AwaitProofRequest {
             job_id: c2.job_id.clone(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -436,7 +532,13 @@ async fn cancel_of_a_running_job() {
         .unwrap()
         .into_inner();
     assert_eq!(again.job_id, c2.job_id);
-    let r = cl.prove(c2_request("after")).await.unwrap().into_inner();
+    let r = cl
+        .prove(prove_request(c2_request("after")))
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
     assert_eq!(
         r.status,
         AwaitStatus::Completed as i32,
@@ -520,7 +622,7 @@ async fn unknown_kinds_and_bad_inputs_are_clear_statuses_and_queue_nothing() {
         let e = cl.submit_proof(req.clone()).await.unwrap_err();
         assert_eq!(e.code(), code, "{says}: {e:?}");
         assert!(e.message().contains(says), "{says}: {e:?}");
-        let e = cl.prove(req).await.unwrap_err();
+        let e = cl.prove(prove_request(req)).await.unwrap_err();
         assert_eq!(e.code(), code, "{says}: {e:?}");
     }
     assert_eq!(open_jobs(&mut cl).await, (0, 0));
@@ -534,7 +636,13 @@ async fn unknown_kinds_and_bad_inputs_are_clear_statuses_and_queue_nothing() {
         "nothing was queued"
     );
     // A refused request id is free for a good request.
-    let r = cl.prove(c2_request("a")).await.unwrap().into_inner();
+    let r = cl
+        .prove(prove_request(c2_request("a")))
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
     assert_eq!(
         r.status,
         AwaitStatus::Completed as i32,
@@ -625,6 +733,7 @@ fn journaled_jobs_survive_kill_9() {
         let first = cl
             .await_proof(pb::AwaitProofRequest {
                 job_id: ids[0].clone(),
+                ..Default::default()
             })
             .await
             .unwrap()
@@ -650,7 +759,10 @@ fn journaled_jobs_survive_kill_9() {
         let mut cl = cuzk_client(&d.addr).await;
         for (k, id) in ids.iter().enumerate() {
             let r = cl
-                .await_proof(pb::AwaitProofRequest { job_id: id.clone() })
+                .await_proof(pb::AwaitProofRequest {
+                    job_id: id.clone(),
+                    ..Default::default()
+                })
                 .await
                 .unwrap()
                 .into_inner();
@@ -670,7 +782,7 @@ fn journaled_jobs_survive_kill_9() {
             .unwrap()
             .into_inner();
         assert_eq!(
-            st.total_completed, 2,
+            st.total_proofs_completed, 2,
             "two jobs ran after the restart, once each"
         );
         assert_eq!(open_jobs(&mut cl).await, (0, 0));
@@ -687,6 +799,7 @@ fn journaled_jobs_survive_kill_9() {
         let e = cl
             .await_proof(pb::AwaitProofRequest {
                 job_id: ids[0].clone(),
+                ..Default::default()
             })
             .await
             .unwrap_err();
@@ -728,7 +841,7 @@ async fn an_oversized_request_is_refused_and_queues_nothing() {
         miner_id: MINER,
         ..Default::default()
     };
-    let e = cl.prove(req).await.unwrap_err();
+    let e = cl.prove(prove_request(req)).await.unwrap_err();
     assert_eq!(e.code(), tonic::Code::OutOfRange, "{e:?}");
     assert_eq!(open_jobs(&mut cl).await, (0, 0));
     assert_eq!(

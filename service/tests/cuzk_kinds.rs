@@ -147,7 +147,7 @@ fn winning_request(id: &str) -> pb::SubmitProofRequest {
         proof_kind: ProofKind::WinningPost as i32,
         registered_proof: 0,
         sector_size: 2048,
-        vanilla_proof: vanilla_field(std::slice::from_ref(&f.winning)),
+        vanilla_proofs: vec![f.winning.clone()],
         miner_id: MINER,
         randomness: randomness().to_vec(),
         ..Default::default()
@@ -160,7 +160,7 @@ fn window_request(id: &str) -> pb::SubmitProofRequest {
         request_id: id.into(),
         proof_kind: ProofKind::WindowPostPartition as i32,
         registered_proof: WINDOW_2KIB_V1_1,
-        vanilla_proof: vanilla_field(std::slice::from_ref(&f.window)),
+        vanilla_proofs: vec![f.window.clone()],
         miner_id: MINER,
         randomness: randomness().to_vec(),
         partition_index: 0,
@@ -175,11 +175,32 @@ fn snap_request(id: &str) -> pb::SubmitProofRequest {
         proof_kind: ProofKind::SnapDealsUpdate as i32,
         registered_proof: 0,
         sector_size: 2048,
-        vanilla_proof: vanilla_field(&f.snap),
-        sector_key_cid: cid_of_commitment(&f.sector.comm_r, SEALED),
-        new_sealed_cid: cid_of_commitment(&f.updated.comm_r_new, SEALED),
-        new_unsealed_cid: cid_of_commitment(&f.updated.comm_d_new, UNSEALED),
+        vanilla_proofs: f.snap.clone(),
+        comm_r_old: f.sector.comm_r.to_vec(),
+        comm_r_new: f.updated.comm_r_new.to_vec(),
+        comm_d_new: f.updated.comm_d_new.to_vec(),
         ..Default::default()
+    }
+}
+
+/// A SnapDeals request in the other forms the daemon reads: the vanilla
+/// proofs as a JSON array in `vanilla_proof`, the commitments as CIDs.
+fn snap_request_as_json_and_cids(id: &str) -> pb::SubmitProofRequest {
+    let f = fixture();
+    pb::SubmitProofRequest {
+        vanilla_proofs: Vec::new(),
+        vanilla_proof: vanilla_field(&f.snap),
+        comm_r_old: cid_of_commitment(&f.sector.comm_r, SEALED),
+        comm_r_new: cid_of_commitment(&f.updated.comm_r_new, SEALED),
+        comm_d_new: cid_of_commitment(&f.updated.comm_d_new, UNSEALED),
+        ..snap_request(id)
+    }
+}
+
+/// A ProveRequest as Curio's client sends it: the submission wrapped.
+fn prove_request(submit: pb::SubmitProofRequest) -> pb::ProveRequest {
+    pb::ProveRequest {
+        submit: Some(submit),
     }
 }
 
@@ -203,13 +224,24 @@ async fn every_post_and_snapdeals_kind_is_proved_and_accepted_by_filecoin_proofs
     let d = start_unix(2, |c| c.filecoin_test_params = Some(f.params.clone())).await;
     let mut cl = cuzk_client(&d.addr).await;
 
-    let checks: [(pb::SubmitProofRequest, &str, fn(&Fixture, &[u8]) -> bool); 3] = [
+    let checks: [(pb::SubmitProofRequest, &str, fn(&Fixture, &[u8]) -> bool); 4] = [
         (winning_request("w1"), "WinningPoSt", winning_ok),
         (window_request("p1"), "WindowPoSt partition", window_ok),
         (snap_request("s1"), "SnapDeals", snap_ok),
+        (
+            snap_request_as_json_and_cids("s2"),
+            "SnapDeals (JSON list, CIDs)",
+            snap_ok,
+        ),
     ];
     for (req, what, ok) in checks {
-        let r = cl.prove(req).await.unwrap().into_inner();
+        let r = cl
+            .prove(prove_request(req))
+            .await
+            .unwrap()
+            .into_inner()
+            .result
+            .unwrap();
         assert_eq!(
             r.status,
             AwaitStatus::Completed as i32,
@@ -233,15 +265,21 @@ async fn every_post_and_snapdeals_kind_is_proved_and_accepted_by_filecoin_proofs
         );
     }
     // A request id is one job: the same proof again, no new job.
-    let again = cl.prove(winning_request("w1")).await.unwrap().into_inner();
+    let again = cl
+        .prove(prove_request(winning_request("w1")))
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
     assert!(winning_ok(f, &again.proof));
     let st = cl
         .get_status(pb::GetStatusRequest {})
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(st.total_completed, 3, "{st:?}");
-    assert_eq!(st.total_failed, 0);
+    assert_eq!(st.total_proofs_completed, 4, "{st:?}");
+    assert_eq!(st.total_proofs_failed, 0);
 
     // The same kinds through the cuda_prover.v1 API: a whole window PoSt
     // and a SnapDeals job.
@@ -281,7 +319,13 @@ async fn every_post_and_snapdeals_kind_is_proved_and_accepted_by_filecoin_proofs
     // filecoin-proofs' reason, and no proof is returned.
     let mut other = winning_request("w-other");
     other.randomness[0] ^= 1;
-    let r = cl.prove(other).await.unwrap().into_inner();
+    let r = cl
+        .prove(prove_request(other))
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
     assert_eq!(r.status, AwaitStatus::Failed as i32, "{r:?}");
     assert!(r.proof.is_empty());
     assert!(r.error_message.contains("vanilla"), "{}", r.error_message);
@@ -296,27 +340,44 @@ async fn malformed_post_and_snapdeals_requests_are_refused_and_queue_nothing() {
     let cases: Vec<(pb::SubmitProofRequest, Edit, &str)> = vec![
         (
             winning_request("a"),
-            |r| r.vanilla_proof.clear(),
-            "vanilla_proof is empty",
+            |r| r.vanilla_proofs.clear(),
+            "vanilla_proofs is empty",
         ),
         (
             winning_request("b"),
-            |r| r.vanilla_proof = b"{\"a\":1}".to_vec(),
+            |r| {
+                r.vanilla_proofs.clear();
+                r.vanilla_proof = b"{\"a\":1}".to_vec()
+            },
             "JSON array",
         ),
         (
             winning_request("c"),
-            |r| r.vanilla_proof = b"[\"%%\"]".to_vec(),
+            |r| {
+                r.vanilla_proofs.clear();
+                r.vanilla_proof = b"[\"%%\"]".to_vec()
+            },
             "base64",
         ),
         (
             winning_request("d"),
-            |r| r.vanilla_proof = vanilla_field(&[vec![1, 2, 3]]),
+            |r| r.vanilla_proofs = vec![vec![1, 2, 3]],
+            "vanilla proof 0",
+        ),
+        (
+            winning_request("d2"),
+            |r| {
+                r.vanilla_proofs.clear();
+                r.vanilla_proof = vanilla_field(&[vec![1, 2, 3]])
+            },
             "vanilla proof 0",
         ),
         (
             winning_request("e"),
-            |r| r.vanilla_proof = b"[]".to_vec(),
+            |r| {
+                r.vanilla_proofs.clear();
+                r.vanilla_proof = b"[]".to_vec()
+            },
             "empty",
         ),
         (
@@ -343,27 +404,32 @@ async fn malformed_post_and_snapdeals_requests_are_refused_and_queue_nothing() {
         (window_request("k"), |r| r.sector_size = 4096, "disagrees"),
         (
             window_request("l"),
-            |r| r.vanilla_proof = vanilla_field(&[fixture().winning.clone()]),
+            |r| r.vanilla_proofs = vec![fixture().winning.clone()],
             "challenges",
         ),
         (
             snap_request("m"),
-            |r| r.sector_key_cid.truncate(20),
-            "sector_key_cid",
+            |r| r.comm_r_old.truncate(20),
+            "comm_r_old",
+        ),
+        (
+            snap_request_as_json_and_cids("m2"),
+            |r| r.comm_r_old.truncate(20),
+            "comm_r_old: a digest of 12 bytes",
         ),
         (
             snap_request("n"),
-            |r| r.new_unsealed_cid = r.new_sealed_cid.clone(),
-            "new_unsealed_cid: a CID of codec 0xf102",
+            |r| r.comm_d_new = cid_of_commitment(&[1; 32], SEALED),
+            "comm_d_new: a CID of codec 0xf102",
         ),
         (
             snap_request("o"),
-            |r| r.new_sealed_cid.clear(),
-            "new_sealed_cid is empty",
+            |r| r.comm_r_new.clear(),
+            "comm_r_new is empty",
         ),
         (
             snap_request("p"),
-            |r| r.vanilla_proof = vanilla_field(&[vec![0u8; 64]]),
+            |r| r.vanilla_proofs = vec![vec![0u8; 64]],
             "SnapDeals vanilla proof 0",
         ),
         (
@@ -377,7 +443,7 @@ async fn malformed_post_and_snapdeals_requests_are_refused_and_queue_nothing() {
         let e = cl.submit_proof(req.clone()).await.unwrap_err();
         assert_eq!(e.code(), tonic::Code::InvalidArgument, "{says}: {e:?}");
         assert!(e.message().contains(says), "{says}: {}", e.message());
-        let e = cl.prove(req).await.unwrap_err();
+        let e = cl.prove(prove_request(req)).await.unwrap_err();
         assert_eq!(e.code(), tonic::Code::InvalidArgument, "{says}: {e:?}");
     }
     assert_eq!(open_jobs(&mut cl).await, 0);

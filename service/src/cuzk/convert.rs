@@ -72,6 +72,77 @@ pub fn gate_priority(kind: ProofKind, priority: i32) -> Result<Priority, String>
     })
 }
 
+/// The name of a proof kind's queue in GetStatus (cuzk's names; the
+/// cuda_prover.v1 API's built-in jobs under `built-in`).
+pub fn queue_name(kind: ProofKind) -> &'static str {
+    match kind {
+        ProofKind::PorepSealCommit => "porep-c2",
+        ProofKind::SnapDealsUpdate => "snap-update",
+        ProofKind::WindowPostPartition => "window-post",
+        ProofKind::WinningPost => "winning-post",
+        ProofKind::Unspecified => "built-in",
+    }
+}
+
+/// What a PreloadSRS or EvictSRS circuit id names.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Circuit {
+    /// `porep-<size>`: the V1_1 PoRep key of that sector size, in bytes.
+    Porep(u64),
+    /// `snap-`, `wpost-` or `winning-<size>`: a key of another kind (its
+    /// prefix).
+    Other(&'static str),
+    /// Anything else: a seal proof's name or a params file.
+    Named(String),
+}
+
+/// Reads a circuit id: `<kind>-<size>` with the size as a number and a
+/// unit (`k`, `m`, `g`, optionally followed by `ib`, any case), or a name.
+pub fn circuit(id: &str) -> Result<Circuit, String> {
+    if id.is_empty() {
+        return Err(
+            "circuit_id is empty: porep-<size> (porep-32g, porep-2k) or a seal \
+                    proof's name"
+                .into(),
+        );
+    }
+    let Some((prefix, size)) = id.split_once('-') else {
+        return Ok(Circuit::Named(id.to_string()));
+    };
+    let kind = match prefix {
+        "porep" => None,
+        "snap" => Some("snap"),
+        "wpost" => Some("wpost"),
+        "winning" => Some("winning"),
+        _ => return Ok(Circuit::Named(id.to_string())),
+    };
+    let lower = size.to_ascii_lowercase();
+    let unit_at = lower
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(lower.len());
+    let (digits, unit) = lower.split_at(unit_at);
+    let shift = match unit.strip_suffix("ib").unwrap_or(unit) {
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        _ => {
+            return Err(format!(
+                "circuit_id '{id}': the size '{size}' is not a number of k, m or g \
+                 (porep-32g, porep-2k)"
+            ))
+        }
+    };
+    let n: u64 = digits
+        .parse()
+        .ok()
+        .filter(|&n| n > 0 && n < 1 << 20)
+        .ok_or_else(|| format!("circuit_id '{id}': the size '{size}' has no usable number"))?;
+    Ok(match kind {
+        None => Circuit::Porep(n << shift),
+        Some(k) => Circuit::Other(k),
+    })
+}
+
 /// The registered seal proof of the network's number: 0-4 `V1`, 5-9
 /// `V1_1`, 10-14 `V1_1_Feat_SyntheticPoRep`, sizes 2 KiB, 8 MiB, 512 MiB,
 /// 32 GiB, 64 GiB in each group. The name `RegisteredSeal` parses.
@@ -129,6 +200,24 @@ mod tests {
             gate_priority(ProofKind::PorepSealCommit, 2)
         );
         assert!(gate_priority(ProofKind::WinningPost, 9).is_err());
+    }
+
+    #[test]
+    fn circuit_ids() {
+        assert_eq!(circuit("porep-32g"), Ok(Circuit::Porep(32 << 30)));
+        assert_eq!(circuit("porep-2k"), Ok(Circuit::Porep(2048)));
+        assert_eq!(circuit("porep-512MiB"), Ok(Circuit::Porep(512 << 20)));
+        assert_eq!(circuit("snap-32g"), Ok(Circuit::Other("snap")));
+        assert_eq!(circuit("wpost-64g"), Ok(Circuit::Other("wpost")));
+        assert_eq!(
+            circuit("StackedDrg2KiBV1_1"),
+            Ok(Circuit::Named("StackedDrg2KiBV1_1".into()))
+        );
+        assert!(circuit("").is_err());
+        assert!(circuit("porep-32t").is_err());
+        assert!(circuit("porep-g").is_err());
+        assert_eq!(queue_name(ProofKind::PorepSealCommit), "porep-c2");
+        assert_eq!(queue_name(ProofKind::WinningPost), "winning-post");
     }
 
     #[cfg(feature = "filecoin")]

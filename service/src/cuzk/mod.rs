@@ -8,15 +8,16 @@
 //! to the journal in that form), the prover id made from `miner_id`:
 //! - POREP_SEAL_COMMIT: C2 (the C1 output in `vanilla_proof`).
 //! - WINNING_POST and WINDOW_POST_PARTITION: PoSt from the challenged
-//!   sectors' vanilla proofs (`vanilla_proof`: a JSON array of base64
-//!   strings, each filecoin-proofs-api's bincode `FallbackPoStSectorProof`)
-//!   and the 32-byte `randomness`; a window partition is the one
-//!   `partition_index` names, its answer that partition's proof.
-//! - SNAP_DEALS_UPDATE: the update's vanilla partition proofs (the same
-//!   list form, each a bincode `PartitionProof`) and the three CIDs:
-//!   `sector_key_cid` (comm_r_old), `new_sealed_cid` (comm_r_new),
-//!   `new_unsealed_cid` (comm_d_new), binary CIDs or bare 32-byte
-//!   commitments.
+//!   sectors' vanilla proofs (`vanilla_proofs`, each filecoin-proofs-api's
+//!   bincode `FallbackPoStSectorProof`) and the 32-byte `randomness`; a
+//!   window partition is the one `partition_index` names, its answer that
+//!   partition's proof.
+//! - SNAP_DEALS_UPDATE: the update's vanilla partition proofs
+//!   (`vanilla_proofs`, each a bincode `PartitionProof`) and the three
+//!   commitments `comm_r_old`, `comm_r_new`, `comm_d_new` (32 bytes each,
+//!   or binary CIDs).
+//! With `vanilla_proofs` empty, those kinds read the list from
+//! `vanilla_proof` as a JSON array of base64 strings.
 //! The sector size comes from `registered_proof` (the network's numbers of
 //! the kind) or `sector_size`. Malformed inputs are INVALID_ARGUMENT at
 //! submission, and nothing is queued.
@@ -36,7 +37,9 @@ use parking_lot::Mutex;
 use tonic::{Request, Response, Status};
 
 use crate::cuzk_proto::proving_engine_server::ProvingEngine;
-use crate::cuzk_proto::{self as pb, await_proof_response::Status as AwaitStatus, ProofKind};
+use crate::cuzk_proto::{
+    self as pb, await_proof_response::Status as AwaitStatus, srs_status::Tier as SrsTier, ProofKind,
+};
 use crate::job_id::JobId;
 use crate::jobs::{JobEntry, JobResult, JobState, Work};
 use crate::server::{shown_id, Service};
@@ -218,7 +221,7 @@ impl Cuzk {
                         sector_size,
                         randomness: r.randomness.clone(),
                         prover_id,
-                        vanilla_proofs: convert::vanilla_list(&r.vanilla_proof).map_err(bad)?,
+                        vanilla_proofs: vanillas(r).map_err(bad)?,
                         partition_index: r.partition_index,
                     })
                 }
@@ -226,16 +229,15 @@ impl Cuzk {
                     use convert::{commitment_of_cid, SEALED, UNSEALED};
                     let sector_size = convert::snap_sector_size(r.registered_proof, r.sector_size)
                         .map_err(bad)?;
-                    let comm_r_old = commitment_of_cid(&r.sector_key_cid, "sector_key_cid", SEALED)
-                        .map_err(bad)?;
-                    let comm_r_new = commitment_of_cid(&r.new_sealed_cid, "new_sealed_cid", SEALED)
-                        .map_err(bad)?;
+                    let comm_r_old =
+                        commitment_of_cid(&r.comm_r_old, "comm_r_old", SEALED).map_err(bad)?;
+                    let comm_r_new =
+                        commitment_of_cid(&r.comm_r_new, "comm_r_new", SEALED).map_err(bad)?;
                     let comm_d_new =
-                        commitment_of_cid(&r.new_unsealed_cid, "new_unsealed_cid", UNSEALED)
-                            .map_err(bad)?;
+                        commitment_of_cid(&r.comm_d_new, "comm_d_new", UNSEALED).map_err(bad)?;
                     Job::FilecoinSnap(crate::proto::FilecoinSnapJob {
                         sector_size,
-                        vanilla_proofs: convert::vanilla_list(&r.vanilla_proof).map_err(bad)?,
+                        vanilla_proofs: vanillas(r).map_err(bad)?,
                         comm_r_old: comm_r_old.to_vec(),
                         comm_r_new: comm_r_new.to_vec(),
                         comm_d_new: comm_d_new.to_vec(),
@@ -282,6 +284,24 @@ impl Cuzk {
     }
 }
 
+/// The vanilla proofs of a PoSt or SnapDeals request: `vanilla_proofs`,
+/// or, when that is empty, the JSON array of base64 strings in
+/// `vanilla_proof`.
+#[cfg(feature = "filecoin")]
+fn vanillas(r: &pb::SubmitProofRequest) -> Result<Vec<Vec<u8>>, String> {
+    if !r.vanilla_proofs.is_empty() {
+        return Ok(r.vanilla_proofs.clone());
+    }
+    if r.vanilla_proof.is_empty() {
+        return Err(
+            "vanilla_proofs is empty (and so is vanilla_proof): this proof kind \
+                    takes its vanilla proofs there"
+                .into(),
+        );
+    }
+    convert::vanilla_list(&r.vanilla_proof)
+}
+
 fn same_inputs(request_id: &str, k: &Known, digest: u64) -> Result<Arc<JobEntry>, Status> {
     if k.digest == digest {
         Ok(k.entry.clone())
@@ -314,11 +334,17 @@ fn digest(r: &pb::SubmitProofRequest) -> u64 {
     for b in [
         &r.vanilla_proof,
         &r.randomness,
-        &r.sector_key_cid,
-        &r.new_sealed_cid,
-        &r.new_unsealed_cid,
+        &r.comm_r_old,
+        &r.comm_r_new,
+        &r.comm_d_new,
     ] {
         h.bytes(b);
+    }
+    // Only when present, so that a request without the list keeps the
+    // digest earlier builds journaled.
+    if !r.vanilla_proofs.is_empty() {
+        h.u64(r.vanilla_proofs.len() as u64);
+        r.vanilla_proofs.iter().for_each(|b| h.bytes(b));
     }
     h.0
 }
@@ -361,6 +387,15 @@ pub fn kind_of(work: &Work) -> ProofKind {
         Work::FilecoinSnap(_) => ProofKind::SnapDealsUpdate,
     }
 }
+
+/// The kinds GetStatus lists a queue of, in its order.
+const QUEUE_KINDS: [ProofKind; 5] = [
+    ProofKind::PorepSealCommit,
+    ProofKind::SnapDealsUpdate,
+    ProofKind::WindowPostPartition,
+    ProofKind::WinningPost,
+    ProofKind::Unspecified,
+];
 
 /// Waits for the job's result.
 async fn result(entry: &JobEntry) -> Result<Arc<JobResult>, Status> {
@@ -442,6 +477,256 @@ mod tests {
             ..r.clone()
         };
         assert_ne!(digest(&r), digest(&miner));
+        let listed = pb::SubmitProofRequest {
+            vanilla_proofs: vec![b"v".to_vec()],
+            ..r.clone()
+        };
+        let listed_other = pb::SubmitProofRequest {
+            vanilla_proofs: vec![b"w".to_vec()],
+            ..r.clone()
+        };
+        assert_ne!(digest(&r), digest(&listed));
+        assert_ne!(digest(&listed), digest(&listed_other));
+    }
+}
+
+/// cuzk.v1 on the wire: messages as Curio's Go client builds them, their
+/// bytes written out by hand from the field numbers and types of cuzk's
+/// proto (fields in number order, as both protobuf runtimes emit them).
+#[cfg(test)]
+mod wire {
+    use super::pb;
+    use prost::Message;
+
+    /// A length-delimited field: its tag, the length as a varint (one
+    /// byte under 128, two under 16,384) and the bytes.
+    fn field(tag: &[u8], body: &[u8]) -> Vec<u8> {
+        let n = body.len();
+        assert!(n < 1 << 14);
+        let mut out = tag.to_vec();
+        if n < 128 {
+            out.push(n as u8);
+        } else {
+            out.extend([(n & 0x7f) as u8 | 0x80, (n >> 7) as u8]);
+        }
+        out.extend_from_slice(body);
+        out
+    }
+
+    /// Decodes `bytes` as `M`, checks it is `expected`, and that encoding
+    /// it gives the same bytes back.
+    fn both_ways<M: Message + Default + PartialEq + std::fmt::Debug>(bytes: &[u8], expected: &M) {
+        let decoded = M::decode(bytes).expect("decodes");
+        assert_eq!(&decoded, expected);
+        assert_eq!(expected.encode_to_vec(), bytes, "{expected:?}");
+    }
+
+    #[test]
+    fn a_prove_request_as_curio_sends_it() {
+        let mut inner = Vec::new();
+        inner.extend(field(&[0x0a], b"snap-1000-7")); // 1 request_id
+        inner.extend([0x10, 0x02]); // 2 proof_kind SNAP_DEALS_UPDATE
+        inner.extend([0x18, 0x80, 0x10]); // 3 sector_size 2048
+        inner.extend([0x20, 0x05]); // 4 registered_proof 5
+        inner.extend([0x28, 0x02]); // 5 priority NORMAL
+        inner.extend(field(&[0x52], b"{}")); // 10 vanilla_proof
+        inner.extend(field(&[0x5a], b"a")); // 11 vanilla_proofs[0]
+        inner.extend(field(&[0x5a], b"bc")); // 11 vanilla_proofs[1]
+        inner.extend([0xa0, 0x01, 0x07]); // 20 sector_number 7
+        inner.extend([0xa8, 0x01, 0xe8, 0x07]); // 21 miner_id 1000
+        inner.extend(field(&[0xb2, 0x01], &[1, 2])); // 22 randomness
+        inner.extend([0xb8, 0x01, 0x03]); // 23 partition_index 3
+        inner.extend(field(&[0xf2, 0x01], &[0xaa; 32])); // 30 comm_r_old
+        inner.extend(field(&[0xfa, 0x01], &[0xbb; 32])); // 31 comm_r_new
+        inner.extend(field(&[0x82, 0x02], &[0xcc; 32])); // 32 comm_d_new
+        assert_eq!(inner.len(), 153);
+        let bytes = field(&[0x0a], &inner); // ProveRequest 1 submit
+        assert_eq!(&bytes[..3], &[0x0a, 0x99, 0x01]);
+        let expected = pb::ProveRequest {
+            submit: Some(pb::SubmitProofRequest {
+                request_id: "snap-1000-7".into(),
+                proof_kind: pb::ProofKind::SnapDealsUpdate as i32,
+                sector_size: 2048,
+                registered_proof: 5,
+                priority: pb::Priority::Normal as i32,
+                vanilla_proof: b"{}".to_vec(),
+                vanilla_proofs: vec![b"a".to_vec(), b"bc".to_vec()],
+                sector_number: 7,
+                miner_id: 1000,
+                randomness: vec![1, 2],
+                partition_index: 3,
+                comm_r_old: vec![0xaa; 32],
+                comm_r_new: vec![0xbb; 32],
+                comm_d_new: vec![0xcc; 32],
+            }),
+        };
+        both_ways(&bytes, &expected);
+    }
+
+    #[test]
+    fn the_answers_curio_reads() {
+        // ProveResponse { result: AwaitProofResponse }.
+        let mut inner = Vec::new();
+        inner.extend(field(&[0x0a], b"j")); // 1 job_id
+        inner.extend([0x10, 0x01]); // 2 status COMPLETED
+        inner.extend(field(&[0x1a], &[1, 2, 3])); // 3 proof
+        inner.extend(field(&[0x22], b"e")); // 4 error_message
+        inner.extend([0x50, 0x05]); // 10 queue_wait_ms
+        inner.extend([0x58, 0x06]); // 11 srs_load_ms
+        inner.extend([0x60, 0x07]); // 12 synthesis_ms
+        inner.extend([0x68, 0x08]); // 13 gpu_compute_ms
+        inner.extend([0x70, 0xac, 0x02]); // 14 total_ms 300
+        both_ways(
+            &field(&[0x0a], &inner),
+            &pb::ProveResponse {
+                result: Some(pb::AwaitProofResponse {
+                    job_id: "j".into(),
+                    status: super::AwaitStatus::Completed as i32,
+                    proof: vec![1, 2, 3],
+                    error_message: "e".into(),
+                    queue_wait_ms: 5,
+                    srs_load_ms: 6,
+                    synthesis_ms: 7,
+                    gpu_compute_ms: 8,
+                    total_ms: 300,
+                }),
+            },
+        );
+
+        // GetStatusResponse with a device, a key and a queue.
+        let mut gpu = vec![0x08, 0x01]; // 1 ordinal
+        gpu.extend(field(&[0x12], b"g")); // 2 name
+        gpu.extend([0x18, 0x10, 0x20, 0x08]); // 3 vram_total 16, 4 vram_free 8
+        gpu.extend(field(&[0x2a], b"x")); // 5 current_job_id
+        gpu.extend(field(&[0x32], b"porep-c2")); // 6 current_proof_kind
+        let mut srs = field(&[0x0a], b"porep-2k"); // 1 circuit_id
+        srs.extend([0x10, 0x01, 0x18, 0x64, 0x20, 0x02]); // 2 WARM, 3 100, 4 2
+        let mut queue = field(&[0x0a], b"porep-c2"); // 1 proof_kind (a string)
+        queue.extend([0x10, 0x02, 0x18, 0x01]); // 2 pending, 3 in_progress
+        let mut status = field(&[0x0a], &gpu);
+        status.extend(field(&[0x12], &srs));
+        status.extend(field(&[0x1a], &queue));
+        // 4 completed, 5 failed, 6 uptime, 7 pinned, 8 limit.
+        status.extend([0x20, 0x05, 0x28, 0x01, 0x30, 0x09, 0x38, 0x0a, 0x40, 0x0b]);
+        both_ways(
+            &status,
+            &pb::GetStatusResponse {
+                gpus: vec![pb::GpuStatus {
+                    ordinal: 1,
+                    name: "g".into(),
+                    vram_total_bytes: 16,
+                    vram_free_bytes: 8,
+                    current_job_id: "x".into(),
+                    current_proof_kind: "porep-c2".into(),
+                }],
+                loaded_srs: vec![pb::SrsStatus {
+                    circuit_id: "porep-2k".into(),
+                    tier: super::SrsTier::Warm as i32,
+                    size_bytes: 100,
+                    ref_count: 2,
+                }],
+                queues: vec![pb::QueueStatus {
+                    proof_kind: "porep-c2".into(),
+                    pending: 2,
+                    in_progress: 1,
+                }],
+                total_proofs_completed: 5,
+                total_proofs_failed: 1,
+                uptime_seconds: 9,
+                pinned_memory_bytes: 10,
+                pinned_memory_limit_bytes: 11,
+            },
+        );
+    }
+
+    #[test]
+    fn the_other_messages() {
+        let mut b = field(&[0x0a], b"j");
+        b.extend([0x10, 0xe8, 0x07]); // 2 timeout_ms 1000
+        both_ways(
+            &b,
+            &pb::AwaitProofRequest {
+                job_id: "j".into(),
+                timeout_ms: 1000,
+            },
+        );
+        let mut b = field(&[0x0a], b"j");
+        b.extend([0x10, 0x03]); // 2 queue_position
+        b.extend(field(&[0x1a], b"0")); // 3 assigned_gpu
+        both_ways(
+            &b,
+            &pb::SubmitProofResponse {
+                job_id: "j".into(),
+                queue_position: 3,
+                assigned_gpu: "0".into(),
+            },
+        );
+        both_ways(
+            &field(&[0x0a], b"j"),
+            &pb::CancelProofRequest { job_id: "j".into() },
+        );
+        both_ways(
+            &[0x08, 0x01],
+            &pb::CancelProofResponse { was_running: true },
+        );
+        both_ways(
+            &field(&[0x0a], b"porep-32g"),
+            &pb::PreloadSrsRequest {
+                circuit_id: "porep-32g".into(),
+            },
+        );
+        both_ways(
+            &[0x08, 0x01, 0x10, 0xac, 0x02],
+            &pb::PreloadSrsResponse {
+                already_loaded: true,
+                load_time_ms: 300,
+            },
+        );
+        both_ways(
+            &field(&[0x0a], b"snap-32g"),
+            &pb::EvictSrsRequest {
+                circuit_id: "snap-32g".into(),
+            },
+        );
+        both_ways(
+            &[0x08, 0x01, 0x10, 0xac, 0x02],
+            &pb::EvictSrsResponse {
+                was_loaded: true,
+                freed_bytes: 300,
+            },
+        );
+        both_ways(
+            &field(&[0x0a], b"m 1\n"),
+            &pb::GetMetricsResponse {
+                prometheus_text: "m 1\n".into(),
+            },
+        );
+    }
+
+    #[test]
+    fn the_service_is_cuzks() {
+        use tonic::server::NamedService;
+        assert_eq!(
+            <crate::cuzk_proto::proving_engine_server::ProvingEngineServer<
+                std::sync::Arc<super::Cuzk>,
+            > as NamedService>::NAME,
+            "cuzk.v1.ProvingEngine"
+        );
+        // The gRPC paths Curio's stubs call.
+        let generated = include_str!(concat!(env!("OUT_DIR"), "/cuzk.v1.rs"));
+        for method in [
+            "SubmitProof",
+            "AwaitProof",
+            "Prove",
+            "CancelProof",
+            "GetStatus",
+            "GetMetrics",
+            "PreloadSRS",
+            "EvictSRS",
+        ] {
+            let path = format!("\"/cuzk.v1.ProvingEngine/{method}\"");
+            assert!(generated.contains(&path), "{path}");
+        }
     }
 }
 
@@ -455,6 +740,8 @@ impl ProvingEngine for Arc<Cuzk> {
         let e = self.submit(req.into_inner(), wire)?;
         Ok(Response::new(pb::SubmitProofResponse {
             job_id: e.wire_id.to_string(),
+            queue_position: self.queue_position(&e),
+            assigned_gpu: String::new(),
         }))
     }
 
@@ -462,19 +749,43 @@ impl ProvingEngine for Arc<Cuzk> {
         &self,
         req: Request<pb::AwaitProofRequest>,
     ) -> Result<Response<pb::AwaitProofResponse>, Status> {
-        let e = self.job(&req.into_inner().job_id)?;
-        let r = result(&e).await?;
-        Ok(Response::new(response(&e, &r)))
+        let r = req.into_inner();
+        let e = self.job(&r.job_id)?;
+        if r.timeout_ms == 0 {
+            let done = result(&e).await?;
+            return Ok(Response::new(response(&e, &done)));
+        }
+        let wait = std::time::Duration::from_millis(r.timeout_ms);
+        match tokio::time::timeout(wait, result(&e)).await {
+            Ok(done) => {
+                let done = done?;
+                Ok(Response::new(response(&e, &done)))
+            }
+            Err(_) => Ok(Response::new(pb::AwaitProofResponse {
+                job_id: e.wire_id.to_string(),
+                status: AwaitStatus::Timeout as i32,
+                error_message: format!(
+                    "job {} has not ended after {} ms; it goes on",
+                    e.wire_id, r.timeout_ms
+                ),
+                ..Default::default()
+            })),
+        }
     }
 
     async fn prove(
         &self,
-        req: Request<pb::SubmitProofRequest>,
-    ) -> Result<Response<pb::AwaitProofResponse>, Status> {
+        req: Request<pb::ProveRequest>,
+    ) -> Result<Response<pb::ProveResponse>, Status> {
         let wire = crate::wire_size::of(&req);
-        let e = self.submit(req.into_inner(), wire)?;
+        let submit = req.into_inner().submit.ok_or_else(|| {
+            Status::invalid_argument("ProveRequest has no submit (the SubmitProofRequest)")
+        })?;
+        let e = self.submit(submit, wire)?;
         let r = result(&e).await?;
-        Ok(Response::new(response(&e, &r)))
+        Ok(Response::new(pb::ProveResponse {
+            result: Some(response(&e, &r)),
+        }))
     }
 
     async fn cancel_proof(
@@ -484,9 +795,8 @@ impl ProvingEngine for Arc<Cuzk> {
         let e = self.job(&req.into_inner().job_id)?;
         let before = e.snapshot().state;
         let after = self.service.jobs().cancel(e.id, "cancelled by request");
-        let cancelled = !before.finished()
-            && matches!(after, Some(JobState::Cancelled) | Some(JobState::Running));
-        Ok(Response::new(pb::CancelProofResponse { cancelled }))
+        let was_running = !before.finished() && after == Some(JobState::Running);
+        Ok(Response::new(pb::CancelProofResponse { was_running }))
     }
 
     async fn get_status(
@@ -495,17 +805,10 @@ impl ProvingEngine for Arc<Cuzk> {
     ) -> Result<Response<pb::GetStatusResponse>, Status> {
         let jobs = self.service.jobs();
         let (queued, running) = jobs.list();
-        let kinds = [
-            ProofKind::PorepSealCommit,
-            ProofKind::SnapDealsUpdate,
-            ProofKind::WindowPostPartition,
-            ProofKind::WinningPost,
-            ProofKind::Unspecified,
-        ];
-        let queues = kinds
+        let queues = QUEUE_KINDS
             .iter()
             .map(|&k| pb::QueueStatus {
-                proof_kind: k as i32,
+                proof_kind: convert::queue_name(k).to_string(),
                 pending: queued.iter().filter(|e| kind_of(&e.spec.work) == k).count() as u32,
                 in_progress: running
                     .iter()
@@ -513,40 +816,60 @@ impl ProvingEngine for Arc<Cuzk> {
                     .count() as u32,
             })
             .collect();
+        // Every device serves every running job's partitions.
+        let current_job_id = running
+            .iter()
+            .map(|e| e.wire_id.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut running_kinds: Vec<&str> = running
+            .iter()
+            .map(|e| convert::queue_name(kind_of(&e.spec.work)))
+            .collect();
+        running_kinds.dedup();
+        let current_proof_kind = running_kinds.join(",");
         let engine = jobs.engine();
         let gpus = engine
             .devices()
             .iter()
-            .zip(&jobs.device_partitions)
-            .map(|(d, n)| {
+            .map(|d| {
                 let info = engine.context().device_info(d.ordinal).ok();
-                pb::GpuInfo {
+                pb::GpuStatus {
                     ordinal: d.ordinal,
                     name: d.name.clone(),
-                    total_memory_bytes: info.as_ref().map(|i| i.total_bytes).unwrap_or(0),
-                    free_memory_bytes: info.as_ref().map(|i| i.free_bytes).unwrap_or(0),
-                    partitions_proved: n.load(Ordering::Relaxed),
-                    simulated: d.simulated,
+                    vram_total_bytes: info.as_ref().map(|i| i.total_bytes).unwrap_or(0),
+                    vram_free_bytes: info.as_ref().map(|i| i.free_bytes).unwrap_or(0),
+                    current_job_id: current_job_id.clone(),
+                    current_proof_kind: current_proof_kind.clone(),
                 }
             })
             .collect();
-        let mut loaded_srs: Vec<pb::LoadedSrs> = jobs
+        let tier = |pinned: bool| {
+            if pinned {
+                SrsTier::Hot
+            } else {
+                SrsTier::Warm
+            }
+        };
+        let mut loaded_srs: Vec<pb::SrsStatus> = jobs
             .keys()
             .list()
             .into_iter()
-            .map(|k| pb::LoadedSrs {
+            .map(|k| pb::SrsStatus {
                 circuit_id: k.name,
+                tier: tier(k.pinned) as i32,
                 size_bytes: k.bytes,
-                pinned: k.pinned,
+                ref_count: 0,
             })
             .collect();
         #[cfg(feature = "filecoin")]
         if let Some(f) = jobs.filecoin() {
             for p in f.loaded_keys() {
-                loaded_srs.push(pb::LoadedSrs {
+                loaded_srs.push(pb::SrsStatus {
                     size_bytes: std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0),
                     circuit_id: p.display().to_string(),
-                    pinned: true,
+                    tier: SrsTier::Hot as i32,
+                    ref_count: 0,
                 });
             }
         }
@@ -555,8 +878,8 @@ impl ProvingEngine for Arc<Cuzk> {
             gpus,
             loaded_srs,
             queues,
-            total_completed: jobs.metrics.done.load(Ordering::Relaxed),
-            total_failed: jobs.metrics.failed.load(Ordering::Relaxed),
+            total_proofs_completed: jobs.metrics.done.load(Ordering::Relaxed),
+            total_proofs_failed: jobs.metrics.failed.load(Ordering::Relaxed),
             uptime_seconds: self.started.elapsed().as_secs(),
             pinned_memory_bytes: used,
             pinned_memory_limit_bytes: budget,
@@ -577,18 +900,16 @@ impl ProvingEngine for Arc<Cuzk> {
         req: Request<pb::PreloadSrsRequest>,
     ) -> Result<Response<pb::PreloadSrsResponse>, Status> {
         let r = req.into_inner();
-        let (filecoin, params) = self.porep_key(r.proof_kind, r.sector_size, r.registered_proof)?;
+        let (filecoin, params) = self.porep_key(&r.circuit_id, false)?;
         #[cfg(feature = "filecoin")]
         {
-            let path = params.clone();
-            let took = tokio::task::spawn_blocking(move || filecoin.preload(&path))
+            let took = tokio::task::spawn_blocking(move || filecoin.preload(&params))
                 .await
                 .map_err(|e| Status::internal(e.to_string()))?
                 .map_err(|e| Status::failed_precondition(e.to_string()))?;
             Ok(Response::new(pb::PreloadSrsResponse {
-                circuit_id: params.display().to_string(),
-                load_ms: took.as_millis() as u64,
                 already_loaded: took.is_zero(),
+                load_time_ms: took.as_millis() as u64,
             }))
         }
         #[cfg(not(feature = "filecoin"))]
@@ -603,17 +924,21 @@ impl ProvingEngine for Arc<Cuzk> {
         req: Request<pb::EvictSrsRequest>,
     ) -> Result<Response<pb::EvictSrsResponse>, Status> {
         let r = req.into_inner();
-        let (filecoin, params) = self.porep_key(r.proof_kind, r.sector_size, r.registered_proof)?;
+        let (filecoin, params) = self.porep_key(&r.circuit_id, true)?;
         #[cfg(feature = "filecoin")]
-        let evicted = filecoin.evict(&params);
+        let (was_loaded, freed_bytes) = {
+            let size = std::fs::metadata(&params).map(|m| m.len()).unwrap_or(0);
+            let was_loaded = filecoin.evict(&params);
+            (was_loaded, if was_loaded { size } else { 0 })
+        };
         #[cfg(not(feature = "filecoin"))]
-        let evicted = {
-            let _ = filecoin;
-            false
+        let (was_loaded, freed_bytes) = {
+            let _ = (filecoin, params);
+            (false, 0)
         };
         Ok(Response::new(pb::EvictSrsResponse {
-            evicted,
-            circuit_id: params.display().to_string(),
+            was_loaded,
+            freed_bytes,
         }))
     }
 }
@@ -624,23 +949,24 @@ type FilecoinHandle = Arc<crate::filecoin::FilecoinJobs>;
 type FilecoinHandle = ();
 
 impl Cuzk {
-    /// The params file of a PreloadSRS or EvictSRS request: POREP_SEAL_COMMIT
-    /// by registered_proof, or by sector_size (V1_1) when it is 0.
+    /// Jobs ahead of a queued job (0 once it runs or ended).
+    fn queue_position(&self, e: &Arc<JobEntry>) -> u32 {
+        let (queued, _) = self.service.jobs().list();
+        queued.iter().position(|q| Arc::ptr_eq(q, e)).unwrap_or(0) as u32
+    }
+
+    /// The params file a PreloadSRS or EvictSRS circuit id names: a PoRep
+    /// key as `porep-<size>` or a seal proof's name; for EvictSRS also a
+    /// params file whose key is loaded (as GetStatus lists it).
     fn porep_key(
         &self,
-        kind: i32,
-        sector_size: u64,
-        registered_proof: u64,
+        circuit_id: &str,
+        loaded_path: bool,
     ) -> Result<(FilecoinHandle, std::path::PathBuf), Status> {
-        let kind = convert::proof_kind(kind).map_err(Status::invalid_argument)?;
-        if kind != ProofKind::PorepSealCommit {
-            return Err(Status::unimplemented(format!(
-                "{} keys are not loaded by this daemon yet (POREP_SEAL_COMMIT's are)",
-                kind.as_str_name()
-            )));
-        }
+        let circuit = convert::circuit(circuit_id).map_err(Status::invalid_argument)?;
         #[cfg(feature = "filecoin")]
         {
+            use convert::Circuit;
             use cuda_prover_filecoin::{RegisteredSeal, SealVersion, SectorSize};
             let filecoin = self.service.jobs().filecoin_handle().ok_or_else(|| {
                 Status::failed_precondition(
@@ -648,22 +974,32 @@ impl Cuzk {
                 )
             })?;
             let bad = |e: String| Status::invalid_argument(e);
-            let registered = if registered_proof != 0 {
-                let r: RegisteredSeal = convert::registered_seal_name(registered_proof)
-                    .map_err(bad)?
-                    .parse()
-                    .map_err(|e: cuda_prover_filecoin::FilecoinError| bad(e.to_string()))?;
-                if sector_size != 0 && sector_size != r.size.bytes() {
-                    return Err(bad(format!(
-                        "sector_size {sector_size} disagrees with registered_proof {registered_proof} ({r})"
+            let registered: RegisteredSeal = match circuit {
+                Circuit::Porep(size) => {
+                    let size = SectorSize::new(size).map_err(|e| bad(e.to_string()))?;
+                    RegisteredSeal::new(size, SealVersion::V1_1)
+                }
+                Circuit::Other(kind) => {
+                    return Err(Status::unimplemented(format!(
+                        "{kind} keys are not loaded by this daemon ahead of their jobs \
+                         (porep ones are)"
                     )));
                 }
-                r
-            } else if sector_size != 0 {
-                let size = SectorSize::new(sector_size).map_err(|e| bad(e.to_string()))?;
-                RegisteredSeal::new(size, SealVersion::V1_1)
-            } else {
-                return Err(bad("name the key: registered_proof or sector_size".into()));
+                Circuit::Named(name) => match name.parse() {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let e: cuda_prover_filecoin::FilecoinError = e;
+                        let path = std::path::PathBuf::from(&name);
+                        if loaded_path && filecoin.loaded_keys().contains(&path) {
+                            return Ok((filecoin, path));
+                        }
+                        return Err(bad(format!(
+                            "circuit_id '{}' is neither porep-<size> (porep-32g, porep-2k) \
+                             nor a seal proof's name ({e})",
+                            shown_id(&name)
+                        )));
+                    }
+                },
             };
             let params = filecoin
                 .porep_params(registered)
@@ -672,7 +1008,7 @@ impl Cuzk {
         }
         #[cfg(not(feature = "filecoin"))]
         {
-            let _ = (sector_size, registered_proof);
+            let _ = (circuit, loaded_path);
             Err(Status::unimplemented(
                 "this daemon was built without Filecoin jobs (feature filecoin)",
             ))
