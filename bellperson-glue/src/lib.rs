@@ -18,8 +18,8 @@ mod key;
 mod prove;
 pub mod setup;
 mod shape;
-mod shape_pieces;
 pub mod shape_file;
+mod shape_pieces;
 mod witness;
 mod witness_pieces;
 

@@ -226,7 +226,10 @@ impl ShapeRecorder {
     /// Appends one row to each matrix: `a`, `b`, `c` as (column, code)
     /// entries in the recorder's marked columns, with codes of `table`.
     pub(crate) fn push_rows(&mut self, rows: [&[ShapeEntry]; 3], table: &CoeffTable) {
-        for (m, row) in [&mut self.a, &mut self.b, &mut self.c].into_iter().zip(rows) {
+        for (m, row) in [&mut self.a, &mut self.b, &mut self.c]
+            .into_iter()
+            .zip(rows)
+        {
             for e in row {
                 let coeff = if e.coeff >= 2 {
                     // Codes from another table: the coefficient's code here,

@@ -17,10 +17,10 @@ use cuda_prover_sys as sys;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::witness_pieces::context;
 use crate::shape::{
     record_unframed, CoeffTable, Matrix, ShapeData, ShapeEntry, ShapeRecorder, INPUT_BIT,
 };
+use crate::witness_pieces::context;
 
 /// The shape of the circuit that synthesizes `prefix` and then every piece
 /// in order, in bellperson's layout, recorded on the current rayon pool.
@@ -125,7 +125,6 @@ fn own_recording<C: Circuit<Scalar>>(circuit: C) -> Result<(ShapeRecorder, usize
         ))),
     }
 }
-
 
 /// Piece `i`'s leading rows and counts are the prefix's, coefficients
 /// compared by value.

@@ -142,8 +142,9 @@ impl Engine {
 
     /// Checks that every device has room for one proof: the key and the
     /// working set, or else the working set with the key's bases streamed
-    /// in chunks (`MemoryEstimate::streamed_bytes`); the error names the
-    /// device.
+    /// in chunks (`MemoryEstimate::streamed_bytes`), or else a phased pass
+    /// (`MemoryEstimate::compact_bytes`: the key streamed, a shape kept on
+    /// the host); the error names the device.
     pub fn check_memory(&self, key: &ProvingKey) -> Result<(), EngineError> {
         self.check_memory_with(key, None)
     }
@@ -172,9 +173,10 @@ impl Engine {
                 .device_info(d.ordinal)
                 .map_err(|e| EngineError::Setup(e.to_string()))?;
             let streamed = est.streamed_bytes.saturating_add(shape_bytes);
-            if info.free_bytes < need && info.free_bytes < streamed {
+            let compact = est.compact_bytes.min(streamed);
+            if info.free_bytes < need && info.free_bytes < compact {
                 return Err(EngineError::Setup(format!(
-                    "device {} ({}) has {} MiB free but the job needs {} MiB (key {} MiB + working set {} MiB + shape {} MiB), or {} MiB with the key streamed in chunks",
+                    "device {} ({}) has {} MiB free but the job needs {} MiB (key {} MiB + working set {} MiB + shape {} MiB), {} MiB with the key streamed in chunks, or {} MiB with the key streamed and a, b, c sent up from the host",
                     d.ordinal,
                     info.name,
                     info.free_bytes >> 20,
@@ -182,7 +184,8 @@ impl Engine {
                     est.srs_bytes >> 20,
                     est.working_bytes >> 20,
                     shape_bytes >> 20,
-                    streamed.div_ceil(1 << 20)
+                    streamed.div_ceil(1 << 20),
+                    compact.div_ceil(1 << 20)
                 )));
             }
         }

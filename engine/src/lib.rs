@@ -29,7 +29,8 @@ pub mod work;
 mod worker;
 
 pub use config::{
-    parse_memory_mib, BlindingSource, EngineConfig, Policy, MAX_HOST_DEVICES, MAX_WORKERS_PER_DEVICE,
+    parse_memory_mib, BlindingSource, EngineConfig, Policy, MAX_HOST_DEVICES,
+    MAX_WORKERS_PER_DEVICE,
 };
 /// When partitions share streamed passes (`EngineConfig::stream_sharing`).
 pub use cuda_prover_pipeline::StreamSharing;

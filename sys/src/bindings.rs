@@ -297,10 +297,11 @@ pub struct cp_memory_estimate {
     pub working_bytes: u64,
     pub srs_bytes: u64,
     pub streamed_bytes: u64,
+    pub compact_bytes: u64,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_memory_estimate"][::std::mem::size_of::<cp_memory_estimate>() - 24usize];
+    ["Size of cp_memory_estimate"][::std::mem::size_of::<cp_memory_estimate>() - 32usize];
     ["Alignment of cp_memory_estimate"][::std::mem::align_of::<cp_memory_estimate>() - 8usize];
     ["Offset of field: cp_memory_estimate::working_bytes"]
         [::std::mem::offset_of!(cp_memory_estimate, working_bytes) - 0usize];
@@ -308,6 +309,8 @@ const _: () = {
         [::std::mem::offset_of!(cp_memory_estimate, srs_bytes) - 8usize];
     ["Offset of field: cp_memory_estimate::streamed_bytes"]
         [::std::mem::offset_of!(cp_memory_estimate, streamed_bytes) - 16usize];
+    ["Offset of field: cp_memory_estimate::compact_bytes"]
+        [::std::mem::offset_of!(cp_memory_estimate, compact_bytes) - 24usize];
 };
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]

@@ -316,6 +316,111 @@ fn cuda_streamed_equals_resident() {
     }
 }
 
+/// A phased pass, where not even a streamed key fits next to the working
+/// set (and the shape): the key streamed, a, b, c sent up from the host
+/// (evaluated there from the shape on the witness path, a range of rows at
+/// a time), the MSM scalars laid over a, b, c once H is computed. Proofs on
+/// both paths equal the host backend's, within the limit; below the least
+/// phased pass the error names what it needs; a witness that fails its
+/// shape is refused by the host's row check.
+#[test]
+fn cuda_phased_pass_equals_host() {
+    use cuda_prover_bellperson::{prove_from_witnesses, synthesize_witness, Shape, ShapeData};
+    let Some(ctx) = gpu() else { return };
+    let host = Context::host(1).unwrap();
+    let log = 14.min(max_log());
+    let keys = cached_builtin_keys(Kind::Chain, log);
+    let key = fresh_key(&keys);
+    let n = key.domain_size().unwrap();
+    let est = key.device_memory_estimate(&ctx, 0, n).unwrap();
+    assert!(
+        est.compact_bytes < est.streamed_bytes,
+        "phased {} against streamed {}",
+        est.compact_bytes,
+        est.streamed_bytes
+    );
+    let circuits: Vec<_> = (0..2).map(|i| builtin(Kind::Chain, log, 60 + i)).collect();
+    let s: Vec<_> = circuits.iter().map(|c| synthesize(*c).unwrap()).collect();
+    let data = ShapeData::record(circuits[0]).unwrap();
+    let shape = Shape::new(&data).unwrap();
+    let hint = key.size_hint().unwrap();
+    let ws: Vec<_> = circuits
+        .iter()
+        .map(|c| synthesize_witness(*c, hint).unwrap())
+        .collect();
+    let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(61), 2);
+    let want = prove_from_assignments(&host, &keys.key, &s, &bl, 0, None).unwrap();
+    let want_w = prove_from_witnesses(&host, &keys.key, &shape, &ws, &bl, 0, None).unwrap();
+    for limit in [
+        est.compact_bytes,
+        (est.compact_bytes + est.streamed_bytes) / 2,
+        est.streamed_bytes - 1,
+    ] {
+        ctx.set_memory_limit(0, Some(limit)).unwrap();
+        let got = prove_from_assignments(&ctx, &key, &s, &bl, 0, None).unwrap();
+        let got_w = prove_from_witnesses(&ctx, &key, &shape, &ws, &bl, 0, None).unwrap();
+        for k in 0..2 {
+            for (path, got, want) in [("a, b, c", &got, &want), ("witness", &got_w, &want_w)] {
+                let t = &got[k].timings;
+                assert!(t.stream_chunks > 0, "{path} limit {limit}: streamed");
+                assert!(
+                    t.peak_device_bytes <= limit,
+                    "{path} limit {limit}: measured peak {}",
+                    t.peak_device_bytes
+                );
+                assert_eq!(
+                    proof_bytes(&got[k].proof),
+                    proof_bytes(&want[k].proof),
+                    "{path} limit {limit} partition {k}: phased pass on the GPU = host"
+                );
+            }
+        }
+        eprintln!(
+            "chain 2^{log} limit {} KiB (phased from {} KiB, streamed from {} KiB): device part {:.1} ms, witness path {:.1} ms",
+            limit >> 10,
+            est.compact_bytes >> 10,
+            est.streamed_bytes >> 10,
+            got[1].timings.device_ns as f64 / 1e6,
+            got_w[1].timings.device_ns as f64 / 1e6
+        );
+    }
+    ctx.set_memory_limit(0, Some(est.compact_bytes - 1))
+        .unwrap();
+    let e = prove_from_witnesses(&ctx, &key, &shape, &ws[..1], &bl[..1], 0, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("a, b, c sent up from the host"), "{e}");
+
+    // The host's row check in a phased pass.
+    let good = cuda_prover_tests::Broken {
+        steps: 5000,
+        bad_step: 5000,
+    };
+    let bad = cuda_prover_tests::Broken {
+        steps: 5000,
+        bad_step: 4321,
+    };
+    let bkeys = keys_for("broken-5000", good);
+    let bkey = fresh_key(&bkeys);
+    let bn = bkey.domain_size().unwrap();
+    let best = bkey.device_memory_estimate(&ctx, 0, bn).unwrap();
+    let bdata = ShapeData::record(good).unwrap();
+    let bshape = Shape::new(&bdata).unwrap();
+    let bhint = bkey.size_hint().unwrap();
+    let w = vec![synthesize_witness(bad, bhint).unwrap()];
+    ctx.set_memory_limit(0, Some(best.compact_bytes)).unwrap();
+    let e = prove_from_witnesses(&ctx, &bkey, &bshape, &w, &bl[..1], 0, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not satisfied"), "{e}");
+    let w = vec![synthesize_witness(good, bhint).unwrap()];
+    let ok = prove_from_witnesses(&ctx, &bkey, &bshape, &w, &bl[..1], 0, None).unwrap();
+    let want = prove_from_witnesses(&host, &bkeys.key, &bshape, &w, &bl[..1], 0, None).unwrap();
+    assert!(ok[0].timings.stream_chunks > 0);
+    assert_eq!(proof_bytes(&ok[0].proof), proof_bytes(&want[0].proof));
+    ctx.set_memory_limit(0, None).unwrap();
+}
+
 /// Proofs with one streamed key share passes over its chunks on the GPU:
 /// the witnesses of one call, and the partitions the engine's workers hold
 /// while the device is busy. Every proof equals the host backend's and

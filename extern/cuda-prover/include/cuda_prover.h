@@ -233,11 +233,19 @@ cp_status cp_current_gpu(const cp_context *ctx, int32_t *out);
  * their MSM temporaries); below it a proof fails with
  * CP_ERR_OUT_OF_MEMORY. On a GPU, working_bytes and streamed_bytes include
  * what sppark keeps on the device for the process's lifetime (its NTT
- * tables, about 36 MiB, measured the first time the device is asked). */
+ * tables, about 36 MiB, measured the first time the device is asked).
+ * A proof from a witness and a shape (cp_groth16_prove_start_witness) needs
+ * the shape's device copy on top of streamed_bytes; compact_bytes is the
+ * least memory of a phased pass instead: the key streamed, the shape kept
+ * on the host (a, b, c evaluated there and sent up), and the scalars of the
+ * MSMs laid over a, b, c once H is computed. compact_bytes <=
+ * streamed_bytes; a pass is phased only when nothing else fits, and its
+ * proof is byte-identical. */
 typedef struct cp_memory_estimate {
     uint64_t working_bytes;
     uint64_t srs_bytes;
     uint64_t streamed_bytes;
+    uint64_t compact_bytes;
 } cp_memory_estimate;
 
 /* ------------------------------------------------------------------ */

@@ -9,12 +9,17 @@ namespace cp {
 
 void eval_rows(const shape &sh, const shape_matrix &m, const blst_fr *inputs, const blst_fr *aux,
                blst_fr *out, int threads) {
+    eval_row_range(sh, m, inputs, aux, 0, sh.num_constraints, out, threads);
+}
+
+void eval_row_range(const shape &sh, const shape_matrix &m, const blst_fr *inputs,
+                    const blst_fr *aux, size_t first, size_t last, blst_fr *out, int threads) {
     const uint64_t ni = sh.num_inputs;
     const uint64_t *rp = m.row_ptr.data();
     const cp_shape_entry *e = m.entries.data();
     const blst_fr *coeffs = sh.coeffs.data();
-    parallel_for(sh.num_constraints, threads, 1 << 12, [&](size_t lo, size_t hi, size_t) {
-        for (size_t i = lo; i < hi; i++) {
+    parallel_for(last - first, threads, 1 << 12, [&](size_t lo, size_t hi, size_t) {
+        for (size_t i = first + lo; i < first + hi; i++) {
             blst_fr acc = fr_zero();
             for (uint64_t j = rp[i]; j < rp[i + 1]; j++) {
                 const uint32_t col = e[j].col;
@@ -33,7 +38,7 @@ void eval_rows(const shape &sh, const shape_matrix &m, const blst_fr *inputs, co
                 }
                 }
             }
-            out[i] = acc;
+            out[i - first] = acc;
         }
     });
 }

@@ -276,6 +276,8 @@ public:
         e.srs_bytes = srs_layout(key).total;
         bool fits = false;
         e.streamed_bytes = plan_for(d_, 0, L.total + library, key, &fits).total_bytes;
+        const cache_layout Lc = compact_layout_for(key, L.m);
+        e.compact_bytes = plan_for(d_, 0, Lc.total + library, key, &fits).total_bytes;
         return e;
     }
 
@@ -323,7 +325,8 @@ private:
         d_.warmed_m = std::max(d_.warmed_m, m);
         // The evaluation kernels on the synthetic witness the pass left on
         // the device: loaded, result discarded (it satisfies nothing).
-        if (sh && sh->num_inputs == key.ic.size() && sh->num_aux == key.l.size()) {
+        if (sh && d_.shape.id == sh->id && sh->num_inputs == key.ic.size() &&
+            sh->num_aux == key.l.size()) {
             d_.shape.evaluate(d_.gpu(), *sh, d_.lanes[0].cache.buf.bytes_ptr(),
                               layout_for(key, m));
             cp_cuda::gpu_sync_default(d_.gpu());

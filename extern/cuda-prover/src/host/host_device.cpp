@@ -519,6 +519,9 @@ cp_memory_estimate estimate(const srs &key, uint64_t num_constraints) {
     e.srs_bytes = sat(g1 * sizeof(blst_p1_affine) + u128(key.b_g2.size()) * sizeof(blst_p2_affine));
     e.streamed_bytes = min_stream_bytes(streamed_fixed_bytes(key, num_constraints),
                                         msm_sizes_of(key), no_temp);
+    // The shape stays in host memory here: its streamed pass is already
+    // the least one.
+    e.compact_bytes = e.streamed_bytes;
     return e;
 }
 

@@ -12,6 +12,7 @@
 
 #include "device/key_placement.hpp"
 #include "device/key_residency.hpp"
+#include "device/host_rows.hpp"
 #include "device/key_streaming.hpp"
 #include "device/lanes.hpp"
 #include "device/pass_memory.hpp"
@@ -163,7 +164,8 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
     uint64_t t_start = now_ns();
     const circuit_job &job0 = *batch[0];
     const size_t m = size_t(1) << job0.lg_domain;
-    const cache_layout L = layout_for(key, m);
+    // The pass's layout: place() may choose a phased one (the same counts).
+    cache_layout L = layout_for(key, m);
     for (size_t i = 0; i < n; i++) {
         const circuit_job &job = *batch[i];
         if (job.lg_domain != job0.lg_domain || job.sh != job0.sh || job.num_inputs != L.ni ||
@@ -195,6 +197,7 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
     // t_start.
     cp_timings key_t{};
     const key_place kp = place(d, ln, budget, key, L, job0.sh, key_t, n);
+    L = kp.L;
     // A resident key's pass serves one job; a streamed key's those that
     // share it.
     const size_t count = kp.dk ? 1 : std::min(n, kp.shared);
@@ -380,7 +383,7 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
                 ab_started = true;
             };
 
-            if (job.sh) {
+            if (job.sh && !L.compact) {
                 // Only the witness goes up; a, b, c are evaluated from the
                 // resident shape and checked before H.
                 const uint64_t t_pool = now_ns();
@@ -447,35 +450,53 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
                 uint64_t *bits_bi = bits_a + L.w_aux;
                 uint64_t *bits_ba = bits_bi + L.w_in;
                 uint32_t *pre = (uint32_t *)(base + L.pre);
-                // a, b, c, zero-padded to the domain, then H on the compute
-                // stream while the rest of the witness is copied.
-                const blst_fr *src[3] = {job.a, job.b, job.c};
-                fr_raw *dst[3] = {d_a, d_b, d_c};
-                for (int i = 0; i < 3; i++) {
-                    stage(dst[i], src[i], nc * sizeof(fr_raw));
-                    if (m > nc)
-                        cuda_check(cudaMemsetAsync(dst[i] + nc, 0, (m - nc) * sizeof(fr_raw), copy),
-                                   "cudaMemsetAsync");
+                // a, b, c (given, or evaluated from the shape on the host in
+                // a phased pass), zero-padded to the domain, then H on the
+                // compute stream while the rest of the witness is copied.
+                if (job.sh) {
+                    const uint64_t t_eval = now_ns();
+                    stage_host_rows(gpu, d.staging, *job.sh, job.inputs, job.aux, d_a, d_b,
+                                    d_c);
+                    t.eval_ns += now_ns() - t_eval;
+                } else {
+                    const blst_fr *src[3] = {job.a, job.b, job.c};
+                    fr_raw *dst[3] = {d_a, d_b, d_c};
+                    for (int i = 0; i < 3; i++)
+                        stage(dst[i], src[i], nc * sizeof(fr_raw));
                 }
+                for (fr_raw *p : {d_a, d_b, d_c})
+                    if (m > nc)
+                        cuda_check(cudaMemsetAsync(p + nc, 0, (m - nc) * sizeof(fr_raw), copy),
+                                   "cudaMemsetAsync");
                 cuda_check(cudaEventRecord(ln.ev_abc.get(), copy), "cudaEventRecord");
                 cuda_check(cudaStreamWaitEvent(zs, ln.ev_abc.get(), 0), "cudaStreamWaitEvent");
                 compute_h_async(gpu, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
                 cuda_check(cudaEventRecord(ln.ev_ntt.get(), zs), "cudaEventRecord");
+                // In a phased layout aux lies over b and c: its copy waits
+                // for H.
+                if (L.compact)
+                    cuda_check(cudaStreamWaitEvent(copy, ln.ev_ntt.get(), 0),
+                               "cudaStreamWaitEvent");
 
+                // The densities: the job's, or its shape's.
+                const uint64_t *den_a = job.sh ? job.sh->a_aux_density.data() : job.a_aux_density;
+                const uint64_t *den_bi =
+                    job.sh ? job.sh->b_input_density.data() : job.b_input_density;
+                const uint64_t *den_ba = job.sh ? job.sh->b_aux_density.data() : job.b_aux_density;
                 stage(d_aux, job.aux, L.na * sizeof(fr_raw));
                 stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
-                stage(bits_a, job.a_aux_density, L.w_aux * sizeof(uint64_t));
-                stage(bits_bi, job.b_input_density, L.w_in * sizeof(uint64_t));
-                stage(bits_ba, job.b_aux_density, L.w_aux * sizeof(uint64_t));
+                stage(bits_a, den_a, L.w_aux * sizeof(uint64_t));
+                stage(bits_bi, den_bi, L.w_in * sizeof(uint64_t));
+                stage(bits_ba, den_ba, L.w_aux * sizeof(uint64_t));
                 ln.pre_host.resize(2 * L.w_aux + L.w_in);
                 uint32_t *pre_a = ln.pre_host.data();
                 uint32_t *pre_bi = pre_a + L.w_aux;
                 uint32_t *pre_ba = pre_bi + L.w_in;
                 if (L.na) {
-                    word_prefix(pre_a, job.a_aux_density, L.na);
-                    word_prefix(pre_ba, job.b_aux_density, L.na);
+                    word_prefix(pre_a, den_a, L.na);
+                    word_prefix(pre_ba, den_ba, L.na);
                 }
-                word_prefix(pre_bi, job.b_input_density, L.ni);
+                word_prefix(pre_bi, den_bi, L.ni);
                 stage(pre, ln.pre_host.data(), ln.pre_host.size() * sizeof(uint32_t));
                 cuda_check(cudaEventRecord(ln.ev_rest.get(), copy), "cudaEventRecord");
                 d_bits_a = bits_a;
@@ -494,7 +515,7 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
             // H's coefficients before aux, and (unless their MSMs already run) the
             // scalars of A and B gathered by their densities.
             cuda_check(cudaStreamWaitEvent(zs, ln.ev_rest.get(), 0), "cudaStreamWaitEvent");
-            if (m > 1)
+            if (m > 1 && d_hl != d_a)
                 cuda_check(cudaMemcpyAsync(d_hl, d_a, (m - 1) * sizeof(fr_raw),
                                            cudaMemcpyDeviceToDevice,
                                            zs),

@@ -1,6 +1,7 @@
 // Where a pass finds the proving key (key_placement.hpp).
 #include "device/key_placement.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -82,6 +83,16 @@ stream_choice choose(const device_state &d, const pass_lane &ln, const memory_bu
     // would not fit next to the plan).
     c.fixed_own = L.total + shape_after + d.library_bytes.load();
     c.plan = plan_for(d, c.avail, c.fixed_own, key, &c.fits);
+    if (!c.fits) {
+        // A phased pass: no shape on the device (one held is given back),
+        // the MSM scalars over a, b, c. Its plan is the one reported when
+        // even it does not fit: the least memory that works.
+        const cache_layout Lc = compact_layout_for(key, L.m);
+        c.compact = true;
+        c.fixed_own = Lc.total + d.library_bytes.load();
+        c.fixed = std::max<uint64_t>(ln.cache.bytes.load(), Lc.total) + other;
+        c.plan = plan_for(d, c.avail, c.fixed_own, key, &c.fits);
+    }
     if (c.fits && share > 1) {
         const stream_plan single = c.plan;
         c.shared = plan_shared(c.plan, single, share, c.avail, c.fixed_own, shared_set_bytes(L),
@@ -93,6 +104,7 @@ stream_choice choose(const device_state &d, const pass_lane &ln, const memory_bu
 key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, const srs &key,
                 const cache_layout &L, const shape *sh, cp_timings &key_t, size_t share) {
     key_place kp;
+    kp.L = L;
     know_library_bytes(d);
     const int sm = d.props.multiProcessorCount;
     std::vector<msm_slot_spec> slots = msm_slots(L);
@@ -111,7 +123,9 @@ key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, con
         } else {
             kp.plan = c.plan;
             kp.shared = c.shared;
-            if (c.fits && ln.cache.bytes.load() > L.total &&
+            if (c.compact)
+                kp.L = compact_layout_for(key, L.m);
+            if (c.fits && ln.cache.bytes.load() > kp.L.total &&
                 kp.plan.total_bytes - c.fixed_own + c.fixed > c.avail)
                 ln.cache.release();
             if (!c.fits)
@@ -120,8 +134,12 @@ key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, con
                          std::to_string(d.ordinal) + ", " + mib(c.avail) +
                          " free: the proving key (" + mib(srs_layout(key).total) +
                          ") does not fit next to the working set (" + mib(L.total) +
-                         ") and streaming it in chunks needs at least " +
+                         ") and streaming it in chunks, a, b, c sent up from the host, needs "
+                         "at least " +
                          mib(kp.plan.total_bytes));
+            // The phased pass keeps no shape on the device.
+            if (c.compact)
+                d.shape.clear();
         }
     }
     if (kp.dk) {
@@ -163,10 +181,10 @@ key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, con
         const size_t stream_need =
             (d.streamer.buffer_bytes() == kp.plan.buffer_bytes ? 0 : buffers) +
             (d.streamer.sets_bytes() == sets ? 0 : sets);
-        if (sh)
+        if (sh && !kp.L.compact)
             d.shape.ensure(*sh, d.cuda_id, budget,
-                           kp.temp + ln.cache.need(L.total) + stream_need, d.stream());
-        ln.cache.ensure(d.cuda_id, budget, L.total, kp.temp + stream_need);
+                           kp.temp + ln.cache.need(kp.L.total) + stream_need, d.stream());
+        ln.cache.ensure(d.cuda_id, budget, kp.L.total, kp.temp + stream_need);
         d.streamer.ensure(d.cuda_id, budget, kp.plan.buffer_bytes, kp.temp + sets);
         d.streamer.ensure_sets(d.cuda_id, budget, sets, kp.temp);
         ln.ensure_msm(d.gpu(), cs);

@@ -36,24 +36,30 @@ uint64_t shared_set_bytes(const cache_layout &L);
 // (later calls return at once); the thread is bound.
 void know_library_bytes(const device_state &d);
 
-// Where a pass finds the key's bases: resident (dk) or streamed (plan).
+// Where a pass finds the key's bases: resident (dk) or streamed (plan);
+// and the working cache's layout for the pass (L.compact: phased, the shape
+// left on the host).
 struct key_place {
     const srs_copy *dk = nullptr;
     stream_plan plan;  // when dk is NULL
     size_t temp = 0;   // sppark's temporaries of the largest MSM
     size_t shared = 1;  // proofs the streamed pass serves (plan_shared)
+    cache_layout L{};
 };
 
 // Where a key that is not resident on the device goes for a pass on lane
 // `ln`: uploaded (it fits next to the working set), or streamed by `plan`
-// for `shared` proofs (of up to `share`; plan_shared). Nothing changes on
-// the device.
+// for `shared` proofs (of up to `share`; plan_shared); when not even that
+// fits, streamed in a phased pass (`compact`: compact_layout_for, no shape
+// on the device, a, b, c sent up from the host). Nothing changes on the
+// device.
 struct stream_choice {
     bool upload = false;
     uint64_t avail = 0;      // what the pass may use in all
     uint64_t fixed = 0;      // the caches and shape held after the pass
     uint64_t fixed_own = 0;  // this pass's own cache, the shape and sppark's tables
     bool fits = false;       // the streamed plan fits
+    bool compact = false;    // the plan is a phased pass's
     stream_plan plan;
     size_t shared = 1;
 };

@@ -34,6 +34,28 @@ cache_layout layout_for(const srs &key, size_t m) {
     return L;
 }
 
+cache_layout compact_layout_for(const srs &key, size_t m) {
+    cache_layout L = layout_for(key, m);
+    const size_t fr = sizeof(cp_cuda::fr_raw);
+    L.abc = 0;
+    L.hl = 0;
+    L.sa = align256(L.n_hl * fr);
+    L.sb = L.sa + align256(L.n_a * fr);
+    size_t off = std::max(align256(3 * m * fr), L.sb + align256(L.n_b * fr));
+    auto take = [&](size_t bytes) {
+        size_t at = off;
+        off += align256(bytes);
+        return at;
+    };
+    L.in = take(L.ni * fr);
+    L.bits = take((2 * L.w_aux + L.w_in) * sizeof(uint64_t));
+    L.pre = take((2 * L.w_aux + L.w_in) * sizeof(uint32_t));
+    L.bad = take(sizeof(uint64_t));
+    L.total = std::max<size_t>(off, 256);
+    L.compact = true;
+    return L;
+}
+
 std::vector<cp_cuda::msm_slot_spec> msm_slots(const cache_layout &L, bool tables) {
     using cp_cuda::msm_group;
     return {{msm_group::g1, L.n_hl, tables}, {msm_group::g1, L.n_a, tables},

@@ -9,6 +9,8 @@
 //   bits  the three density bitmaps (64-bit words)
 //   pre   per bitmap word, the set bits in the words before it (uint32)
 //   bad   the first unsatisfied row of a shape's evaluation
+// A phased pass (compact_layout_for) lays the MSM scalars over a, b, c once
+// H is computed.
 #pragma once
 
 #include <atomic>
@@ -26,9 +28,17 @@ namespace cuda_dev {
 struct cache_layout {
     size_t m, n_hl, ni, na, n_a, n_b, w_in, w_aux;
     size_t abc, hl, in, sa, sb, bits, pre, bad, total;
+    bool compact = false;  // compact_layout_for
 };
 
 cache_layout layout_for(const srs &key, size_t m);
+
+// The layout of a phased pass (a streamed key with a, b, c sent up from the
+// host): a, b, c first; once H is computed in a, hl starts where a did (H's
+// m - 1 coefficients stay where the NTT left them, aux follows over b and
+// c), then sa and sb. The parts share max(3 m, n_hl + n_a + n_b) scalars
+// instead of their sum; in, bits, pre and bad come after.
+cache_layout compact_layout_for(const srs &key, size_t m);
 
 // The MSM slots of a proof: h + l, a, b_g1 (G1) and b_g2 (G2), run at the
 // same time (msm_context); with room for runs over the key's tables when
