@@ -12,6 +12,9 @@ use cuda_prover_service::listener::{ListenAddr, Listener, DEFAULT_SOCKET_MODE};
 use cuda_prover_service::{proto, Client, Service, ServiceConfig};
 use tokio::sync::oneshot;
 
+#[cfg(feature = "filecoin")]
+pub mod filecoin;
+
 pub struct Daemon {
     pub addr: String,
     pub service: Arc<Service>,
