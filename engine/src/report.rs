@@ -52,6 +52,10 @@ pub struct PartitionReport {
     /// Partitions whose device parts shared this streamed pass over the key
     /// (1: streamed alone, 0: the key was resident).
     pub stream_shared: u64,
+    /// A streamed pass's memory layout: 0 whole, 1 phased with a, b, c
+    /// from the host, 2 phased with the shape's rows evaluated on the
+    /// device.
+    pub phased: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -293,6 +297,7 @@ fn partition_report(d: &ItemDone<PartitionProof>) -> PartitionReport {
         estimated_device_bytes: t.estimated_device_bytes,
         stream_chunks: t.stream_chunks,
         stream_shared: t.stream_shared,
+        phased: t.phased,
     }
 }
 
@@ -426,6 +431,7 @@ mod tests {
             estimated_device_bytes: 0,
             stream_chunks: 0,
             stream_shared: 0,
+            phased: 0,
         }
     }
 

@@ -642,10 +642,11 @@ pub struct cp_timings {
     pub stream_chunks: u64,
     pub stream_buffer_bytes: u64,
     pub stream_shared: u64,
+    pub phased: u64,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_timings"][::std::mem::size_of::<cp_timings>() - 136usize];
+    ["Size of cp_timings"][::std::mem::size_of::<cp_timings>() - 144usize];
     ["Alignment of cp_timings"][::std::mem::align_of::<cp_timings>() - 8usize];
     ["Offset of field: cp_timings::wait_ns"][::std::mem::offset_of!(cp_timings, wait_ns) - 0usize];
     ["Offset of field: cp_timings::upload_ns"]
@@ -678,6 +679,7 @@ const _: () = {
         [::std::mem::offset_of!(cp_timings, stream_buffer_bytes) - 120usize];
     ["Offset of field: cp_timings::stream_shared"]
         [::std::mem::offset_of!(cp_timings, stream_shared) - 128usize];
+    ["Offset of field: cp_timings::phased"][::std::mem::offset_of!(cp_timings, phased) - 136usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
@@ -690,7 +692,7 @@ pub struct cp_proof {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_proof"][::std::mem::size_of::<cp_proof>() - 528usize];
+    ["Size of cp_proof"][::std::mem::size_of::<cp_proof>() - 536usize];
     ["Alignment of cp_proof"][::std::mem::align_of::<cp_proof>() - 8usize];
     ["Offset of field: cp_proof::a"][::std::mem::offset_of!(cp_proof, a) - 0usize];
     ["Offset of field: cp_proof::b"][::std::mem::offset_of!(cp_proof, b) - 96usize];

@@ -363,6 +363,12 @@ fn cuda_phased_pass_equals_host() {
             for (path, got, want) in [("a, b, c", &got, &want), ("witness", &got_w, &want_w)] {
                 let t = &got[k].timings;
                 assert!(t.stream_chunks > 0, "{path} limit {limit}: streamed");
+                // At 2^14 the chunk buffers are far below the 64 MiB from
+                // which the shape's rows stream: a, b, c from the host.
+                assert_eq!(
+                    t.phased, 1,
+                    "{path} limit {limit}: phased, a, b, c from the host"
+                );
                 assert!(
                     t.peak_device_bytes <= limit,
                     "{path} limit {limit}: measured peak {}",
@@ -384,6 +390,43 @@ fn cuda_phased_pass_equals_host() {
             got_w[1].timings.device_ns as f64 / 1e6
         );
     }
+    // The shape's rows streamed through the chunk buffers and evaluated on
+    // the device, wherever they fit (any buffer size for this test).
+    std::env::set_var("CP_SHAPE_ROWS_MIN_BUFFER", "0");
+    let mut on_device = 0;
+    for limit in [
+        (est.compact_bytes + est.streamed_bytes) / 2,
+        est.streamed_bytes - 1,
+        est.streamed_bytes + est.srs_bytes / 4,
+    ] {
+        ctx.set_memory_limit(0, Some(limit)).unwrap();
+        let got_w = prove_from_witnesses(&ctx, &key, &shape, &ws, &bl, 0, None).unwrap();
+        for k in 0..2 {
+            let t = &got_w[k].timings;
+            assert!(
+                t.peak_device_bytes <= limit,
+                "limit {limit}: peak {}",
+                t.peak_device_bytes
+            );
+            assert_eq!(
+                proof_bytes(&got_w[k].proof),
+                proof_bytes(&want_w[k].proof),
+                "limit {limit} partition {k}: shape rows on the GPU = host"
+            );
+            on_device += usize::from(t.phased == 2);
+        }
+        eprintln!(
+            "chain 2^{log} limit {} KiB: phased {}, {} chunks of {} KiB, device part {:.1} ms",
+            limit >> 10,
+            got_w[1].timings.phased,
+            got_w[1].timings.stream_chunks,
+            got_w[1].timings.stream_buffer_bytes >> 10,
+            got_w[1].timings.device_ns as f64 / 1e6
+        );
+    }
+    std::env::remove_var("CP_SHAPE_ROWS_MIN_BUFFER");
+    assert!(on_device > 0, "no limit streamed the shape's rows");
+
     ctx.set_memory_limit(0, Some(est.compact_bytes - 1))
         .unwrap();
     let e = prove_from_witnesses(&ctx, &key, &shape, &ws[..1], &bl[..1], 0, None)

@@ -499,6 +499,11 @@ typedef struct cp_timings {
      * most 8). The MSM times of a shared pass are split evenly among its
      * proofs. */
     uint64_t stream_shared;
+    /* How a streamed device part laid out its memory (cp_memory_estimate):
+     * 0 whole (or the key resident), 1 phased with a, b, c sent up from the
+     * host, 2 phased with the shape's rows streamed through the device and
+     * evaluated there. */
+    uint64_t phased;
 } cp_timings;
 
 typedef struct cp_proof {

@@ -71,6 +71,7 @@ struct device_partials {
 struct shape_matrix {
     std::vector<uint64_t> row_ptr;        // num_constraints + 1
     std::vector<cp_shape_entry> entries;  // row_ptr.back()
+    uint64_t longest_row = 0;             // entries of the longest row
 };
 
 struct shape {

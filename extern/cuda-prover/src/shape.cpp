@@ -1,5 +1,6 @@
 // Owns: shapes (cp_shape_*): copying and validating a circuit's A, B, C
 // matrices and deriving the densities a proving key is built from.
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -32,9 +33,12 @@ void take_matrix(const char *name, const cp_shape_matrix &in, const shape &sh, u
     const uint64_t rows = sh.num_constraints;
     if (!in.row_ptr) bad("row_ptr is NULL");
     if (in.row_ptr[0] != 0) bad("row_ptr[0] is " + std::to_string(in.row_ptr[0]) + ", not 0");
-    for (uint64_t i = 0; i < rows; i++)
+    out.longest_row = 0;
+    for (uint64_t i = 0; i < rows; i++) {
         if (in.row_ptr[i + 1] < in.row_ptr[i])
             bad("row_ptr decreases at row " + std::to_string(i));
+        out.longest_row = std::max(out.longest_row, in.row_ptr[i + 1] - in.row_ptr[i]);
+    }
     const uint64_t nnz = in.row_ptr[rows];
     // Every entry names a column of one row; more entries than that is a
     // corrupt offset, not a circuit.

@@ -16,15 +16,15 @@ namespace {
 // One thread per row. Rows of R1CS circuits are short (a few terms), so the
 // imbalance of a row-per-thread split is small against its simplicity.
 __global__ void spmv_rows(fr_t *out, const uint64_t *row_ptr, const shape_entry_raw *entries,
-                          const fr_t *coeffs, const fr_t *inputs, uint32_t num_inputs,
-                          const fr_t *aux, size_t rows) {
+                          uint64_t first_entry, const fr_t *coeffs, const fr_t *inputs,
+                          uint32_t num_inputs, const fr_t *aux, size_t rows) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < rows;
          i += (size_t)gridDim.x * blockDim.x) {
         fr_t acc;
         acc.zero();
         const uint64_t end = row_ptr[i + 1];
         for (uint64_t j = row_ptr[i]; j < end; j++) {
-            const shape_entry_raw e = entries[j];
+            const shape_entry_raw e = entries[j - first_entry];
             const fr_t v = e.col < num_inputs ? inputs[e.col] : aux[e.col - num_inputs];
             if (e.coeff == 0)
                 acc += v;
@@ -55,11 +55,11 @@ unsigned blocks_for(size_t n) { return (unsigned)std::min<size_t>((n + 255) / 25
 void eval_rows_async(const gpu_t &gpu, fr_raw *d_out, const uint64_t *d_row_ptr,
                      const shape_entry_raw *d_entries, const fr_raw *d_coeffs,
                      const fr_raw *d_inputs, uint32_t num_inputs, const fr_raw *d_aux,
-                     size_t rows) {
+                     size_t rows, uint64_t first_entry) {
     if (rows == 0)
         return;
     const cudaStream_t s = gpu;
-    spmv_rows<<<blocks_for(rows), 256, 0, s>>>((fr_t *)d_out, d_row_ptr, d_entries,
+    spmv_rows<<<blocks_for(rows), 256, 0, s>>>((fr_t *)d_out, d_row_ptr, d_entries, first_entry,
                                                (const fr_t *)d_coeffs, (const fr_t *)d_inputs,
                                                num_inputs, (const fr_t *)d_aux, rows);
     CUDA_OK(cudaGetLastError());

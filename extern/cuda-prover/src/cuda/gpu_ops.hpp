@@ -221,12 +221,14 @@ void ntt_tables_ready();
 
 // d_out[i] = sum of coeff * w[col] over row i of a CSR matrix, for rows
 // [0, rows), where w is d_inputs (columns < num_inputs) followed by d_aux;
-// entry coeff 0 is +1, 1 is -1, k >= 2 is d_coeffs[k - 2]. Asynchronous on
-// the gpu's default stream.
+// entry coeff 0 is +1, 1 is -1, k >= 2 is d_coeffs[k - 2]. Row i's entries
+// are d_entries[d_row_ptr[i] - first_entry, d_row_ptr[i + 1] - first_entry)
+// (first_entry: the offset of a slice of rows). Asynchronous on the gpu's
+// default stream.
 void eval_rows_async(const gpu_t &gpu, fr_raw *d_out, const uint64_t *d_row_ptr,
                      const shape_entry_raw *d_entries, const fr_raw *d_coeffs,
                      const fr_raw *d_inputs, uint32_t num_inputs, const fr_raw *d_aux,
-                     size_t rows);
+                     size_t rows, uint64_t first_entry = 0);
 
 // *d_bad = the first row i < rows with a[i] * b[i] != c[i], or UINT64_MAX.
 // Asynchronous on the gpu's default stream.

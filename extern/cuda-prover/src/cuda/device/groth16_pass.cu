@@ -14,6 +14,7 @@
 #include "device/key_residency.hpp"
 #include "device/host_rows.hpp"
 #include "device/key_streaming.hpp"
+#include "device/shape_rows.hpp"
 #include "device/lanes.hpp"
 #include "device/pass_memory.hpp"
 #include "device/witness_lender.hpp"
@@ -383,7 +384,71 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
                 ab_started = true;
             };
 
-            if (job.sh && !L.compact) {
+            // The density bitmaps (the job's, or its shape's) and their word
+            // prefixes into the working cache, for a pass without a resident
+            // shape.
+            auto stage_densities = [&](const uint64_t *den_a, const uint64_t *den_bi,
+                                       const uint64_t *den_ba) {
+                uint64_t *bits_a = (uint64_t *)(base + L.bits);
+                uint64_t *bits_bi = bits_a + L.w_aux;
+                uint64_t *bits_ba = bits_bi + L.w_in;
+                uint32_t *pre = (uint32_t *)(base + L.pre);
+                stage(bits_a, den_a, L.w_aux * sizeof(uint64_t));
+                stage(bits_bi, den_bi, L.w_in * sizeof(uint64_t));
+                stage(bits_ba, den_ba, L.w_aux * sizeof(uint64_t));
+                ln.pre_host.resize(2 * L.w_aux + L.w_in);
+                uint32_t *pre_a = ln.pre_host.data();
+                uint32_t *pre_bi = pre_a + L.w_aux;
+                uint32_t *pre_ba = pre_bi + L.w_in;
+                if (L.na) {
+                    word_prefix(pre_a, den_a, L.na);
+                    word_prefix(pre_ba, den_ba, L.na);
+                }
+                word_prefix(pre_bi, den_bi, L.ni);
+                stage(pre, ln.pre_host.data(), ln.pre_host.size() * sizeof(uint32_t));
+                d_bits_a = bits_a;
+                d_bits_bi = bits_bi;
+                d_bits_ba = bits_ba;
+                d_pre = pre;
+            };
+
+            if (job.sh && L.shape_rows) {
+                // A phased pass that evaluates on the device: the witness
+                // goes up, then the shape's rows through the key's chunk
+                // buffers (shape_rows.hpp); a, b, c are checked before H.
+                stage(d_aux, job.aux, L.na * sizeof(fr_raw));
+                stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
+                stage_densities(job.sh->a_aux_density.data(), job.sh->b_input_density.data(),
+                                job.sh->b_aux_density.data());
+                cuda_check(cudaEventRecord(ln.ev_rest.get(), copy), "cudaEventRecord");
+                cuda_check(cudaStreamWaitEvent(zs, ln.ev_rest.get(), 0), "cudaStreamWaitEvent");
+                const uint64_t t_up = now_ns();
+                t.upload_ns += t_up - t_start;
+                char *const bufs[2] = {d.streamer.buffer(0), d.streamer.buffer(1)};
+                fr_raw *const abc[3] = {d_a, d_b, d_c};
+                evaluate_shape_rows(gpu, d.staging, *job.sh, bufs, d.streamer.buffer_bytes(), abc,
+                                    d_in, d_aux, (uint64_t *)(base + L.bad));
+                uint64_t bad = 0;
+                cuda_check(cudaMemcpyAsync(&bad, base + L.bad, sizeof bad, cudaMemcpyDeviceToHost,
+                                           zs),
+                           "read of the row check");
+                cuda_check(cudaStreamSynchronize(zs), "evaluation of the shape");
+                if (bad != UINT64_MAX)
+                    fail(CP_ERR_UNSATISFIED, "constraint " + std::to_string(bad) +
+                                                 " is not satisfied by the witness (a*b != c)");
+                for (fr_raw *p : {d_a, d_b, d_c})
+                    if (m > nc)
+                        cuda_check(cudaMemsetAsync(p + nc, 0, (m - nc) * sizeof(fr_raw), zs),
+                                   "cudaMemsetAsync");
+                t_h = now_ns();
+                t.eval_ns += t_h - t_up;
+                compute_h_async(gpu, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
+                cuda_check(cudaEventRecord(ln.ev_ntt.get(), zs), "cudaEventRecord");
+                // The buffers are free again: the key's first chunk goes up
+                // while the NTTs run.
+                if (count == 1)
+                    start_stream({0});
+            } else if (job.sh && !L.compact) {
                 // Only the witness goes up; a, b, c are evaluated from the
                 // resident shape and checked before H.
                 const uint64_t t_pool = now_ns();
@@ -446,10 +511,6 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
                 cuda_check(cudaEventRecord(ln.ev_ntt.get(), zs), "cudaEventRecord");
                 start_ab();
             } else {
-                uint64_t *bits_a = (uint64_t *)(base + L.bits);
-                uint64_t *bits_bi = bits_a + L.w_aux;
-                uint64_t *bits_ba = bits_bi + L.w_in;
-                uint32_t *pre = (uint32_t *)(base + L.pre);
                 // a, b, c (given, or evaluated from the shape on the host in
                 // a phased pass), zero-padded to the domain, then H on the
                 // compute stream while the rest of the witness is copied.
@@ -478,31 +539,16 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
                     cuda_check(cudaStreamWaitEvent(copy, ln.ev_ntt.get(), 0),
                                "cudaStreamWaitEvent");
 
-                // The densities: the job's, or its shape's.
-                const uint64_t *den_a = job.sh ? job.sh->a_aux_density.data() : job.a_aux_density;
-                const uint64_t *den_bi =
-                    job.sh ? job.sh->b_input_density.data() : job.b_input_density;
-                const uint64_t *den_ba = job.sh ? job.sh->b_aux_density.data() : job.b_aux_density;
                 stage(d_aux, job.aux, L.na * sizeof(fr_raw));
                 stage(d_in, job.inputs, L.ni * sizeof(fr_raw));
-                stage(bits_a, den_a, L.w_aux * sizeof(uint64_t));
-                stage(bits_bi, den_bi, L.w_in * sizeof(uint64_t));
-                stage(bits_ba, den_ba, L.w_aux * sizeof(uint64_t));
-                ln.pre_host.resize(2 * L.w_aux + L.w_in);
-                uint32_t *pre_a = ln.pre_host.data();
-                uint32_t *pre_bi = pre_a + L.w_aux;
-                uint32_t *pre_ba = pre_bi + L.w_in;
-                if (L.na) {
-                    word_prefix(pre_a, den_a, L.na);
-                    word_prefix(pre_ba, den_ba, L.na);
-                }
-                word_prefix(pre_bi, den_bi, L.ni);
-                stage(pre, ln.pre_host.data(), ln.pre_host.size() * sizeof(uint32_t));
+                // The densities: the job's, or its shape's.
+                if (job.sh)
+                    stage_densities(job.sh->a_aux_density.data(),
+                                    job.sh->b_input_density.data(),
+                                    job.sh->b_aux_density.data());
+                else
+                    stage_densities(job.a_aux_density, job.b_input_density, job.b_aux_density);
                 cuda_check(cudaEventRecord(ln.ev_rest.get(), copy), "cudaEventRecord");
-                d_bits_a = bits_a;
-                d_bits_bi = bits_bi;
-                d_bits_ba = bits_ba;
-                d_pre = pre;
                 start_ab();
                 if (count == 1)
                     start_stream({0});
@@ -634,6 +680,7 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
         t.stream_chunks = chunks;
         t.stream_buffer_bytes = kp.plan.buffer_bytes;
         t.stream_shared = live.size();
+        t.phased = L.shape_rows ? 2 : L.compact ? 1 : 0;
         probe_of(d.streamer.held()).record(t);
     }
     return nullptr;

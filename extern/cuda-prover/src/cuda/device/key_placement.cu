@@ -10,6 +10,7 @@
 
 #include "device/key_streaming.hpp"
 #include "device/shape_residency.hpp"
+#include "device/shape_rows.hpp"
 
 namespace cp {
 namespace cuda_dev {
@@ -83,10 +84,27 @@ stream_choice choose(const device_state &d, const pass_lane &ln, const memory_bu
     // would not fit next to the plan).
     c.fixed_own = L.total + shape_after + d.library_bytes.load();
     c.plan = plan_for(d, c.avail, c.fixed_own, key, &c.fits);
+    if (!c.fits && sh) {
+        // A phased pass with the shape's rows streamed through the chunk
+        // buffers (no shape on the device; one held is given back).
+        const cache_layout Ls = shape_rows_layout_for(key, L.m);
+        if (Ls.total) {
+            bool fits = false;
+            const uint64_t own = Ls.total + d.library_bytes.load();
+            const stream_plan p = plan_for(d, c.avail, own, key, &fits);
+            if (fits && p.buffer_bytes >= shape_rows_buffer_need(*sh)) {
+                c.compact = c.shape_rows = c.fits = true;
+                c.fixed_own = own;
+                c.fixed = std::max<uint64_t>(ln.cache.bytes.load(), Ls.total) + other;
+                c.plan = p;
+            }
+        }
+    }
     if (!c.fits) {
-        // A phased pass: no shape on the device (one held is given back),
-        // the MSM scalars over a, b, c. Its plan is the one reported when
-        // even it does not fit: the least memory that works.
+        // A phased pass with a, b, c from the host: no shape on the device
+        // (one held is given back), the MSM scalars over a, b, c. Its plan
+        // is the one reported when even it does not fit: the least memory
+        // that works.
         const cache_layout Lc = compact_layout_for(key, L.m);
         c.compact = true;
         c.fixed_own = Lc.total + d.library_bytes.load();
@@ -124,7 +142,8 @@ key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, con
             kp.plan = c.plan;
             kp.shared = c.shared;
             if (c.compact)
-                kp.L = compact_layout_for(key, L.m);
+                kp.L = c.shape_rows ? shape_rows_layout_for(key, L.m)
+                                    : compact_layout_for(key, L.m);
             if (c.fits && ln.cache.bytes.load() > kp.L.total &&
                 kp.plan.total_bytes - c.fixed_own + c.fixed > c.avail)
                 ln.cache.release();

@@ -50,8 +50,10 @@ struct key_place {
 // Where a key that is not resident on the device goes for a pass on lane
 // `ln`: uploaded (it fits next to the working set), or streamed by `plan`
 // for `shared` proofs (of up to `share`; plan_shared); when not even that
-// fits, streamed in a phased pass (`compact`: compact_layout_for, no shape
-// on the device, a, b, c sent up from the host). Nothing changes on the
+// fits, streamed in a phased pass (`compact`): with a shape whose rows
+// fit the chunk buffers, a, b, c evaluated on the device from the rows
+// streamed through them (`shape_rows`: shape_rows_layout_for); otherwise
+// sent up from the host (compact_layout_for). Nothing changes on the
 // device.
 struct stream_choice {
     bool upload = false;
@@ -60,6 +62,7 @@ struct stream_choice {
     uint64_t fixed_own = 0;  // this pass's own cache, the shape and sppark's tables
     bool fits = false;       // the streamed plan fits
     bool compact = false;    // the plan is a phased pass's
+    bool shape_rows = false;  // ... that evaluates the shape's rows on the device
     stream_plan plan;
     size_t shared = 1;
 };

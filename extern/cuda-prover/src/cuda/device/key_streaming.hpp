@@ -61,6 +61,9 @@ public:
     void ensure(int cuda_id, const memory_budget &budget, size_t bytes, size_t extra_needed);
     void release();
     size_t buffer_bytes() const { return buf_[0].size(); }
+    // Chunk buffer k (0 or 1), for a phased pass's shape rows before its
+    // MSMs (shape_rows.hpp).
+    char *buffer(int k) const { return buf_[k].bytes_ptr(); }
     // The MSM scalars of the proofs past the first of a shared pass
     // (exactly `bytes`; none for 0); `extra_needed` more bytes must stay
     // free for the caller.

@@ -56,6 +56,33 @@ cache_layout compact_layout_for(const srs &key, size_t m) {
     return L;
 }
 
+cache_layout shape_rows_layout_for(const srs &key, size_t m) {
+    cache_layout L = layout_for(key, m);
+    const size_t fr = sizeof(cp_cuda::fr_raw);
+    L.abc = 0;
+    L.hl = (2 * m + 1) * fr;  // aux at 3 m
+    L.sa = 0;
+    L.sb = align256(L.n_a * fr);
+    L.compact = true;
+    L.shape_rows = true;
+    if (L.sb + L.n_b * fr > L.hl) {
+        L.total = 0;
+        return L;
+    }
+    size_t off = align256(3 * m * fr + L.na * fr);
+    auto take = [&](size_t bytes) {
+        size_t at = off;
+        off += align256(bytes);
+        return at;
+    };
+    L.in = take(L.ni * fr);
+    L.bits = take((2 * L.w_aux + L.w_in) * sizeof(uint64_t));
+    L.pre = take((2 * L.w_aux + L.w_in) * sizeof(uint32_t));
+    L.bad = take(sizeof(uint64_t));
+    L.total = std::max<size_t>(off, 256);
+    return L;
+}
+
 std::vector<cp_cuda::msm_slot_spec> msm_slots(const cache_layout &L, bool tables) {
     using cp_cuda::msm_group;
     return {{msm_group::g1, L.n_hl, tables}, {msm_group::g1, L.n_a, tables},
