@@ -475,7 +475,9 @@ fn engine_job(
                    "queue_wait_s": p.queue_wait_ms / 1e3, "ntt_s": p.ntt_ms / 1e3,
                    "msm_h_s": p.msm_h_ms / 1e3, "msm_l_s": p.msm_l_ms / 1e3,
                    "msm_a_s": p.msm_a_ms / 1e3, "msm_b_g1_s": p.msm_b_g1_ms / 1e3,
-                   "msm_b_g2_s": p.msm_b_g2_ms / 1e3, "upload_s": p.upload_ms / 1e3})
+                   "msm_b_g2_s": p.msm_b_g2_ms / 1e3, "upload_s": p.upload_ms / 1e3,
+                   "stream_chunks": p.stream_chunks, "stream_shared": p.stream_shared,
+                   "phased": p.phased, "peak_device_mib": p.peak_device_bytes >> 20})
         })
         .collect();
     let sum = |f: fn(&cuda_prover_engine::report::PartitionReport) -> f64| {

@@ -6,8 +6,9 @@
 //! for a 2 KiB PoRep C2 (the C1 output of a sector sealed here, in Curio's
 //! wrapper), then GetStatus. The proof it prints is checked here by
 //! filecoin-proofs' `verify_seal`, and the status it printed must count the
-//! finished job. Without Go and those packages the test FAILS, naming the
-//! Debian packages to install (.ci/run installs them).
+//! finished job. Without Go and those packages the test says it skipped,
+//! naming the Debian packages to install, unless `CP_REQUIRE_GO=1` (set by
+//! .ci/run, which installs them) makes that a failure.
 #![cfg(feature = "filecoin")]
 
 mod common;
@@ -157,7 +158,13 @@ fn hex_decode(s: &str) -> Vec<u8> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_go_client_from_our_proto_proves_a_c2_over_the_unix_socket() {
-    check_toolchain().unwrap_or_else(|e| panic!("{e}"));
+    if let Err(e) = check_toolchain() {
+        if std::env::var_os("CP_REQUIRE_GO").is_some_and(|v| v == "1") {
+            panic!("{e}");
+        }
+        eprintln!("skipped (CP_REQUIRE_GO=1 makes this a failure): {e}");
+        return;
+    }
     let dir = temp_dir("go-client");
     // The Go build runs while the sector is sealed.
     let t = Instant::now();
