@@ -106,6 +106,9 @@ fn replica(f: &Fixture) -> (SectorId, PublicReplicaInfo) {
     )
 }
 
+/// Whether filecoin-proofs' verifier accepts a proof of the fixture.
+type Check = fn(&Fixture, &[u8]) -> bool;
+
 fn winning_ok(f: &Fixture, proof: &[u8]) -> bool {
     let config = post_config(SectorSize::KIB_2, PostKind::Winning).unwrap();
     verify_winning_post::<SectorShape2KiB>(
@@ -227,7 +230,7 @@ async fn every_post_and_snapdeals_kind_is_proved_and_accepted_by_filecoin_proofs
     let d = start_unix(2, |c| c.filecoin_test_params = Some(f.params.clone())).await;
     let mut cl = cuzk_client(&d.addr).await;
 
-    let checks: [(pb::SubmitProofRequest, &str, fn(&Fixture, &[u8]) -> bool); 4] = [
+    let checks: [(pb::SubmitProofRequest, &str, Check); 4] = [
         (winning_request("w1"), "WinningPoSt", winning_ok),
         (window_request("p1"), "WindowPoSt partition", window_ok),
         (snap_request("s1"), "SnapDeals", snap_ok),
@@ -486,7 +489,6 @@ async fn preload_srs_loads_the_post_and_snapdeals_keys_their_jobs_use() {
     let d = start_unix(1, |c| c.filecoin_test_params = Some(f.params.clone())).await;
     let mut cl = cuzk_client(&d.addr).await;
     let size = SectorSize::KIB_2;
-    type Check = fn(&Fixture, &[u8]) -> bool;
     let kinds: [(&str, TestCircuit, pb::SubmitProofRequest, Check); 3] = [
         (
             "winning-2k",

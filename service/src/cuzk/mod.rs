@@ -16,6 +16,7 @@
 //!   (`vanilla_proofs`, each a bincode `PartitionProof`) and the three
 //!   commitments `comm_r_old`, `comm_r_new`, `comm_d_new` (32 bytes each,
 //!   or binary CIDs).
+//!
 //! With `vanilla_proofs` empty, those kinds read the list from
 //! `vanilla_proof` as a JSON array of base64 strings.
 //! The sector size comes from `registered_proof` (the network's numbers of
