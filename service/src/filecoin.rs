@@ -18,7 +18,7 @@ use cuda_prover_engine::gate::Priority;
 use cuda_prover_engine::Engine;
 use cuda_prover_filecoin::c1::{C1File, Expected};
 use cuda_prover_filecoin::c2::{c2_from_bytes, parse_prover_id, porep_params_path};
-use cuda_prover_filecoin::test_params::use_test_parameter_dir;
+use cuda_prover_filecoin::test_params::{parameter_files, use_test_parameter_dir, TestCircuit};
 use cuda_prover_filecoin::vanilla::{
     check_post_vanilla, check_snap_vanilla, prove_post_bytes, prove_snap_bytes, PostJob,
 };
@@ -195,6 +195,30 @@ impl SnapSpec {
     }
 }
 
+/// A Filecoin proving key, by the proofs made with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilecoinKey {
+    /// C2 of a seal proof.
+    Porep(RegisteredSeal),
+    /// WinningPoSt of a sector size.
+    WinningPost(SectorSize),
+    /// WindowPoSt of a sector size (whole, or one partition).
+    WindowPost(SectorSize),
+    /// SnapDeals of a sector size.
+    SnapDeals(SectorSize),
+}
+
+impl std::fmt::Display for FilecoinKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FilecoinKey::Porep(r) => write!(f, "the C2 key of {r}"),
+            FilecoinKey::WinningPost(s) => write!(f, "the {s} WinningPoSt key"),
+            FilecoinKey::WindowPost(s) => write!(f, "the {s} WindowPoSt key"),
+            FilecoinKey::SnapDeals(s) => write!(f, "the {s} SnapDeals key"),
+        }
+    }
+}
+
 /// The daemon's Filecoin prover: loaded keys and shapes shared by all its
 /// Filecoin jobs.
 pub struct FilecoinJobs {
@@ -232,6 +256,22 @@ impl FilecoinJobs {
     /// the daemon uses one).
     pub fn porep_params(&self, registered: RegisteredSeal) -> Result<PathBuf, FilecoinError> {
         porep_params_path(registered)
+    }
+
+    /// The params file a key's jobs prove with (in the TEST directory when
+    /// the daemon uses one): loading it here loads the key those jobs
+    /// use, not a second copy.
+    pub fn params_of(&self, key: FilecoinKey) -> Result<PathBuf, FilecoinError> {
+        // `parameter_files` names the files by the configs the provers use
+        // (`post_config` of the kind, the update circuit's public params),
+        // in the parameter directory of this process.
+        let circuit = match key {
+            FilecoinKey::Porep(registered) => return self.porep_params(registered),
+            FilecoinKey::WinningPost(size) => TestCircuit::WinningPost(size),
+            FilecoinKey::WindowPost(size) => TestCircuit::WindowPost(size),
+            FilecoinKey::SnapDeals(size) => TestCircuit::SnapDeals(size),
+        };
+        Ok(parameter_files(circuit)?.params)
     }
 
     /// Loads the key of `params` and keeps it; the time the load took

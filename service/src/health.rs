@@ -44,23 +44,82 @@ pub enum Preload {
         log_constraints: u32,
         params_dir: String,
     },
-    /// A Filecoin C2 key: `c2:32GiB` (V1_1) or `c2:StackedDrg32GiBV1_1`.
-    FilecoinC2(String),
+    /// A Filecoin key: its kind and the argument after the colon, a
+    /// sector size (`c2:32GiB`, the V1_1 key; `winning-post:32GiB`,
+    /// `window-post:32GiB`, `snapdeals:32GiB`) or, for C2, a seal proof's
+    /// name (`c2:StackedDrg32GiBV1_1`).
+    Filecoin(FilecoinPreload, String),
+}
+
+/// The kinds of Filecoin keys `--preload` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilecoinPreload {
+    C2,
+    WinningPost,
+    WindowPost,
+    SnapDeals,
+}
+
+impl FilecoinPreload {
+    const ALL: [Self; 4] = [
+        Self::C2,
+        Self::WinningPost,
+        Self::WindowPost,
+        Self::SnapDeals,
+    ];
+
+    /// The name before the colon.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::C2 => "c2",
+            Self::WinningPost => "winning-post",
+            Self::WindowPost => "window-post",
+            Self::SnapDeals => "snapdeals",
+        }
+    }
+}
+
+/// `32GiB`, `512MiB`, `2KiB`: a size in bytes as sector sizes are written.
+fn size_name(bytes: u64) -> String {
+    match bytes {
+        b if b % (1 << 30) == 0 => format!("{}GiB", b >> 30),
+        b if b % (1 << 20) == 0 => format!("{}MiB", b >> 20),
+        b if b % (1 << 10) == 0 => format!("{}KiB", b >> 10),
+        b => b.to_string(),
+    }
 }
 
 impl FromStr for Preload {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        let form = "chain:LOG, bits:LOG[@DIR] or c2:SECTOR-SIZE|REGISTERED-PROOF";
-        let (what, arg) = s
-            .split_once(':')
-            .ok_or_else(|| format!("preload '{s}': expected {form}"))?;
-        if what == "c2" {
+        let form = "chain:LOG, bits:LOG[@DIR], c2:SECTOR-SIZE|REGISTERED-PROOF, \
+                    winning-post:SECTOR-SIZE, window-post:SECTOR-SIZE, snapdeals:SECTOR-SIZE \
+                    or a cuzk circuit id (porep-32g, winning-32g, wpost-32g, snap-32g)";
+        let Some((what, arg)) = s.split_once(':') else {
+            // cuzk's circuit ids, as its `[srs] preload` list names them.
+            use crate::cuzk::convert::{circuit, Circuit, KeyKind};
+            return match circuit(s) {
+                Ok(Circuit::Key(kind, bytes)) => {
+                    let kind = match kind {
+                        KeyKind::Porep => FilecoinPreload::C2,
+                        KeyKind::WinningPost => FilecoinPreload::WinningPost,
+                        KeyKind::WindowPost => FilecoinPreload::WindowPost,
+                        KeyKind::SnapDeals => FilecoinPreload::SnapDeals,
+                    };
+                    Ok(Preload::Filecoin(kind, size_name(bytes)))
+                }
+                Ok(Circuit::Named(_)) => Err(format!("preload '{s}': expected {form}")),
+                Err(e) => Err(format!("preload '{s}': {e}")),
+            };
+        };
+        if let Some(kind) = FilecoinPreload::ALL.into_iter().find(|k| k.name() == what) {
             if arg.is_empty() {
-                return Err(format!("preload '{s}': name the sector size (c2:32GiB)"));
+                return Err(format!(
+                    "preload '{s}': name the sector size ({what}:32GiB)"
+                ));
             }
-            return Ok(Preload::FilecoinC2(arg.to_string()));
+            return Ok(Preload::Filecoin(kind, arg.to_string()));
         }
         let kind: Kind = what
             .parse()
@@ -93,7 +152,7 @@ impl std::fmt::Display for Preload {
                 log_constraints,
                 params_dir,
             } => write!(f, "{}:{log_constraints}@{params_dir}", kind.name()),
-            Preload::FilecoinC2(k) => write!(f, "c2:{k}"),
+            Preload::Filecoin(kind, arg) => write!(f, "{}:{arg}", kind.name()),
         }
     }
 }
@@ -299,10 +358,33 @@ mod tests {
             "bits:20@sub/dir",
             "c2:32GiB",
             "c2:StackedDrg2KiBV1_1",
+            "winning-post:32GiB",
+            "window-post:2KiB",
+            "snapdeals:64GiB",
         ] {
             assert_eq!(s.parse::<Preload>().unwrap().to_string(), s);
         }
-        for bad in ["chain", "chain:x", "ring:12", "c2:", ":12"] {
+        // cuzk's circuit ids name the same keys.
+        for (cuzk, ours) in [
+            ("porep-32g", "c2:32GiB"),
+            ("winning-32g", "winning-post:32GiB"),
+            ("wpost-2k", "window-post:2KiB"),
+            ("snap-512m", "snapdeals:512MiB"),
+            ("snap-8MiB", "snapdeals:8MiB"),
+        ] {
+            assert_eq!(cuzk.parse::<Preload>().unwrap().to_string(), ours);
+        }
+        for bad in [
+            "chain",
+            "chain:x",
+            "ring:12",
+            "c2:",
+            ":12",
+            "winning-post:",
+            "snapdeals:",
+            "winning-32t",
+            "window-32g",
+        ] {
             assert!(bad.parse::<Preload>().is_err(), "{bad}");
         }
     }

@@ -144,25 +144,32 @@ impl Service {
                 Ok(PreloadTarget::BuiltIn(*kind, *log_constraints, dir))
             }
             #[cfg(feature = "filecoin")]
-            Preload::FilecoinC2(name) => {
+            Preload::Filecoin(kind, arg) => {
+                use crate::filecoin::FilecoinKey;
+                use crate::health::FilecoinPreload;
                 use cuda_prover_filecoin::{RegisteredSeal, SealVersion, SectorSize};
                 let filecoin = self.jobs.filecoin_handle().ok_or_else(|| {
                     format!("preload {p}: this daemon takes no Filecoin jobs (--no-filecoin)")
                 })?;
-                let registered = if name.starts_with("StackedDrg") {
-                    name.parse::<RegisteredSeal>()
-                        .map_err(|e| format!("preload {p}: {e}"))?
+                let e = |e: cuda_prover_filecoin::FilecoinError| format!("preload {p}: {e}");
+                let key = if *kind == FilecoinPreload::C2 && arg.starts_with("StackedDrg") {
+                    FilecoinKey::Porep(arg.parse::<RegisteredSeal>().map_err(e)?)
                 } else {
-                    let size: SectorSize = name.parse().map_err(|e| format!("preload {p}: {e}"))?;
-                    RegisteredSeal::new(size, SealVersion::V1_1)
+                    let size: SectorSize = arg.parse().map_err(e)?;
+                    match kind {
+                        FilecoinPreload::C2 => {
+                            FilecoinKey::Porep(RegisteredSeal::new(size, SealVersion::V1_1))
+                        }
+                        FilecoinPreload::WinningPost => FilecoinKey::WinningPost(size),
+                        FilecoinPreload::WindowPost => FilecoinKey::WindowPost(size),
+                        FilecoinPreload::SnapDeals => FilecoinKey::SnapDeals(size),
+                    }
                 };
-                let params = filecoin
-                    .porep_params(registered)
-                    .map_err(|e| format!("preload {p}: {e}"))?;
-                Ok(PreloadTarget::FilecoinC2(filecoin, params))
+                let params = filecoin.params_of(key).map_err(e)?;
+                Ok(PreloadTarget::Filecoin(filecoin, params))
             }
             #[cfg(not(feature = "filecoin"))]
-            Preload::FilecoinC2(_) => Err(format!(
+            Preload::Filecoin(..) => Err(format!(
                 "preload {p}: this daemon was built without Filecoin jobs (feature filecoin)"
             )),
         }
@@ -178,7 +185,7 @@ impl Service {
                 .map(|_| ())
                 .map_err(|e| e.to_string()),
             #[cfg(feature = "filecoin")]
-            PreloadTarget::FilecoinC2(filecoin, params) => filecoin
+            PreloadTarget::Filecoin(filecoin, params) => filecoin
                 .preload(&params)
                 .map(|_| ())
                 .map_err(|e| e.to_string()),
@@ -503,7 +510,8 @@ impl Service {
 enum PreloadTarget {
     BuiltIn(Kind, u32, std::path::PathBuf),
     #[cfg(feature = "filecoin")]
-    FilecoinC2(Arc<crate::filecoin::FilecoinJobs>, std::path::PathBuf),
+    /// A Filecoin key (C2, PoSt, SnapDeals): its params file.
+    Filecoin(Arc<crate::filecoin::FilecoinJobs>, std::path::PathBuf),
 }
 
 /// A client's job id as an error message shows it: in full up to 64 bytes,

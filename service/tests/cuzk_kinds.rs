@@ -5,7 +5,9 @@
 //! (`verify_winning_post`, `verify_window_post`,
 //! `verify_empty_sector_update_proof`); the same kinds through the
 //! cuda_prover.v1 API; malformed inputs of these kinds are
-//! INVALID_ARGUMENT and queue nothing.
+//! INVALID_ARGUMENT and queue nothing; PreloadSRS / EvictSRS of their keys
+//! by cuzk's circuit ids (`winning-2k`, `wpost-2k`, `snap-2k`) load the
+//! keys their jobs prove with.
 #![cfg(feature = "filecoin")]
 
 mod common;
@@ -17,7 +19,8 @@ use std::sync::OnceLock;
 use common::{start_unix, temp_dir};
 use cuda_prover_filecoin::sealing::{seal_test_sector_for, SealedSector, UpdatedSector};
 use cuda_prover_filecoin::test_params::{
-    default_test_parameter_dir, ensure_test_parameters, use_test_parameter_dir, TestCircuit,
+    default_test_parameter_dir, ensure_test_parameters, parameter_files, use_test_parameter_dir,
+    TestCircuit,
 };
 use cuda_prover_filecoin::vanilla::{post_vanilla_bytes_for, snap_vanilla_bytes_for};
 use cuda_prover_filecoin::{post_config, PostKind, RegisteredSeal, SealVersion, SectorSize};
@@ -102,6 +105,9 @@ fn replica(f: &Fixture) -> (SectorId, PublicReplicaInfo) {
         PublicReplicaInfo::new(f.sector.comm_r).unwrap(),
     )
 }
+
+/// Whether filecoin-proofs' verifier accepts a proof of the fixture.
+type Check = fn(&Fixture, &[u8]) -> bool;
 
 fn winning_ok(f: &Fixture, proof: &[u8]) -> bool {
     let config = post_config(SectorSize::KIB_2, PostKind::Winning).unwrap();
@@ -224,7 +230,7 @@ async fn every_post_and_snapdeals_kind_is_proved_and_accepted_by_filecoin_proofs
     let d = start_unix(2, |c| c.filecoin_test_params = Some(f.params.clone())).await;
     let mut cl = cuzk_client(&d.addr).await;
 
-    let checks: [(pb::SubmitProofRequest, &str, fn(&Fixture, &[u8]) -> bool); 4] = [
+    let checks: [(pb::SubmitProofRequest, &str, Check); 4] = [
         (winning_request("w1"), "WinningPoSt", winning_ok),
         (window_request("p1"), "WindowPoSt partition", window_ok),
         (snap_request("s1"), "SnapDeals", snap_ok),
@@ -456,4 +462,129 @@ async fn malformed_post_and_snapdeals_requests_are_refused_and_queue_nothing() {
         0,
         "nothing was queued"
     );
+}
+
+/// The params files GetStatus lists as loaded.
+async fn loaded(cl: &mut ProvingEngineClient<Channel>) -> Vec<pb::SrsStatus> {
+    cl.get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .loaded_srs
+}
+
+/// PreloadSRS / EvictSRS of the WinningPoSt, WindowPoSt and SnapDeals keys
+/// by cuzk's circuit ids: the first PreloadSRS loads the key (a load time
+/// of at least 1 ms), the second answers already_loaded; GetStatus lists
+/// the key's params file, pinned (HOT), with its size; a job of the kind
+/// then proves without loading a key (srs_load_ms 0, the same keys
+/// listed after it: the job's key is the one preloaded, not a second
+/// copy), and filecoin-proofs accepts its proof; EvictSRS drops the key
+/// and frees the params file's bytes, a second EvictSRS frees nothing.
+/// Ids of sizes the daemon has no key of are INVALID_ARGUMENT or
+/// FAILED_PRECONDITION (no params file).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn preload_srs_loads_the_post_and_snapdeals_keys_their_jobs_use() {
+    let f = fixture();
+    let d = start_unix(1, |c| c.filecoin_test_params = Some(f.params.clone())).await;
+    let mut cl = cuzk_client(&d.addr).await;
+    let size = SectorSize::KIB_2;
+    let kinds: [(&str, TestCircuit, pb::SubmitProofRequest, Check); 3] = [
+        (
+            "winning-2k",
+            TestCircuit::WinningPost(size),
+            winning_request("pre-w"),
+            winning_ok,
+        ),
+        (
+            "wpost-2k",
+            TestCircuit::WindowPost(size),
+            window_request("pre-p"),
+            window_ok,
+        ),
+        (
+            "snap-2k",
+            TestCircuit::SnapDeals(size),
+            snap_request("pre-s"),
+            snap_ok,
+        ),
+    ];
+    let preload = |id: &str| pb::PreloadSrsRequest {
+        circuit_id: id.into(),
+    };
+    let evict = |id: &str| pb::EvictSrsRequest {
+        circuit_id: id.into(),
+    };
+    for (id, circuit, req, ok) in kinds {
+        let params = parameter_files(circuit).unwrap().params;
+        let listed = params.display().to_string();
+        let bytes = std::fs::metadata(&params).unwrap().len();
+        assert!(
+            !loaded(&mut cl).await.iter().any(|k| k.circuit_id == listed),
+            "{id}: loaded before PreloadSRS"
+        );
+
+        let p = cl.preload_srs(preload(id)).await.unwrap().into_inner();
+        assert!(!p.already_loaded && p.load_time_ms > 0, "{id}: {p:?}");
+        let again = cl.preload_srs(preload(id)).await.unwrap().into_inner();
+        assert!(
+            again.already_loaded && again.load_time_ms == 0,
+            "{id}: {again:?}"
+        );
+        let keys = loaded(&mut cl).await;
+        let k = keys
+            .iter()
+            .find(|k| k.circuit_id == listed)
+            .unwrap_or_else(|| panic!("{id}: {listed} not in {keys:?}"));
+        assert_eq!(k.tier, pb::srs_status::Tier::Hot as i32, "{id}: {k:?}");
+        assert_eq!(k.size_bytes, bytes, "{id}: {k:?}");
+        eprintln!("{id}: {listed} loaded in {} ms", p.load_time_ms);
+
+        let r = cl
+            .prove(prove_request(req))
+            .await
+            .unwrap()
+            .into_inner()
+            .result
+            .unwrap();
+        assert_eq!(
+            r.status,
+            AwaitStatus::Completed as i32,
+            "{id}: {}",
+            r.error_message
+        );
+        assert!(ok(f, &r.proof), "{id}: filecoin-proofs rejected the proof");
+        assert_eq!(r.srs_load_ms, 0, "{id}: the job loaded its key: {r:?}");
+        assert_eq!(
+            loaded(&mut cl).await,
+            keys,
+            "{id}: the job loaded another key"
+        );
+
+        let e = cl.evict_srs(evict(id)).await.unwrap().into_inner();
+        assert!(e.was_loaded && e.freed_bytes == bytes, "{id}: {e:?}");
+        assert!(
+            !loaded(&mut cl).await.iter().any(|k| k.circuit_id == listed),
+            "{id}: listed after EvictSRS"
+        );
+        let e = cl.evict_srs(evict(id)).await.unwrap().into_inner();
+        assert!(!e.was_loaded && e.freed_bytes == 0, "{id}: {e:?}");
+    }
+
+    for id in ["winning-3k", "wpost-32t", "snap-", "window-2k"] {
+        let e = cl.preload_srs(preload(id)).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{id}: {e:?}");
+        let e = cl.evict_srs(evict(id)).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{id}: {e:?}");
+    }
+    // Keys of sizes without TEST parameters: nothing to load (the message
+    // names the missing file), nothing to evict.
+    for id in ["snap-64g", "wpost-64g", "winning-64g"] {
+        let e = cl.preload_srs(preload(id)).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{id}: {e:?}");
+        assert!(e.message().contains(".params"), "{id}: {}", e.message());
+        let e = cl.evict_srs(evict(id)).await.unwrap().into_inner();
+        assert!(!e.was_loaded && e.freed_bytes == 0, "{id}: {e:?}");
+    }
+    assert!(loaded(&mut cl).await.is_empty());
 }

@@ -4,7 +4,9 @@
 //! APIs; NOT_SERVING again when it drains. A preload that cannot be loaded
 //! ends `serve` with an error naming the key; a preload that names nothing
 //! this daemon has is refused at start. The CLI's `health --wait-s` waits
-//! for SERVING.
+//! for SERVING. With the feature `filecoin`, the same for a WinningPoSt
+//! key (SERVING only once it is loaded, the key cuzk's PreloadSRS names)
+//! and, in the daemon binary, a WindowPoSt key named by cuzk's circuit id.
 
 mod common;
 
@@ -164,4 +166,170 @@ async fn a_preload_that_fails_ends_serve_naming_the_key() {
         "{e}"
     );
     std::fs::remove_dir_all(&params).ok();
+}
+
+/// `f`'s output, or a panic naming `what` after 60 s.
+#[cfg(feature = "filecoin")]
+async fn in_60_s<F: std::future::Future>(what: &str, f: F) -> F::Output {
+    tokio::time::timeout(Duration::from_secs(60), f)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: no answer within 60 s"))
+}
+
+/// `--preload winning-post:2KiB` (a Filecoin WinningPoSt key, 2 KiB TEST
+/// parameters): while its load cannot run (the runtime's one blocking
+/// thread, where the preload runs, held here) every name is NOT_SERVING
+/// and no key is loaded; once it is let go, SERVING comes only with the
+/// key loaded, and it is the key cuzk's PreloadSRS `winning-2k` names
+/// (already loaded, listed by GetStatus as pinned).
+#[cfg(feature = "filecoin")]
+#[test]
+fn a_winning_post_preload_is_loaded_before_serving() {
+    use cuda_prover_filecoin::test_params::{parameter_files, TestCircuit};
+    use cuda_prover_filecoin::SectorSize;
+    use cuda_prover_service::cuzk_proto as pb;
+    use cuda_prover_service::cuzk_proto::proving_engine_client::ProvingEngineClient;
+
+    let circuit = TestCircuit::WinningPost(SectorSize::KIB_2);
+    let test_params = common::filecoin::test_params(&[circuit]);
+    let key = parameter_files(circuit).unwrap().params;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let (holding, is_held) = tokio::sync::oneshot::channel();
+        let holder = tokio::task::spawn_blocking(move || {
+            let _ = holding.send(());
+            let _ = held.recv();
+        });
+        is_held.await.unwrap();
+        let params = temp_dir("health-winning");
+        let d = start_with_params(1, params.clone(), |c| {
+            c.filecoin_test_params = Some(test_params);
+            c.preload = vec!["winning-post:2KiB".parse().unwrap()];
+        })
+        .await;
+        let filecoin = d.service.jobs().filecoin_handle().unwrap();
+        let mut cl = health(&d.addr).await;
+        let not_serving = ServingStatus::NotServing as i32;
+        let serving = ServingStatus::Serving as i32;
+        assert_eq!(
+            in_60_s("Check", statuses(&mut cl)).await,
+            vec![not_serving; 3]
+        );
+        let mut watch = cl
+            .watch(HealthCheckRequest {
+                service: String::new(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(watch.message().await.unwrap().unwrap().status, not_serving);
+        assert!(filecoin.loaded_keys().is_empty());
+
+        release.send(()).unwrap();
+        holder.await.unwrap();
+        let next = in_60_s("Watch", watch.message()).await.unwrap().unwrap();
+        assert_eq!(next.status, serving, "{:?}", d.service.readiness().stage());
+        assert_eq!(filecoin.loaded_keys(), vec![key.clone()]);
+        assert_eq!(statuses(&mut cl).await, vec![serving; 3]);
+
+        let ch = cuda_prover_service::client::channel(&d.addr).await.unwrap();
+        let mut cuzk = ProvingEngineClient::new(ch);
+        let p = cuzk
+            .preload_srs(pb::PreloadSrsRequest {
+                circuit_id: "winning-2k".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(p.already_loaded && p.load_time_ms == 0, "{p:?}");
+        let st = cuzk
+            .get_status(pb::GetStatusRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        let listed: Vec<_> = st
+            .loaded_srs
+            .iter()
+            .map(|k| (k.circuit_id.clone(), k.tier))
+            .collect();
+        assert_eq!(
+            listed,
+            vec![(key.display().to_string(), pb::srs_status::Tier::Hot as i32)]
+        );
+        drop(d);
+        std::fs::remove_dir_all(&params).ok();
+    });
+}
+
+/// The daemon binary with `--preload wpost-2k` (cuzk's circuit id of the
+/// 2 KiB WindowPoSt key): `health --wait-s` ends with SERVING, and by then
+/// GetStatus lists the key's params file.
+#[cfg(feature = "filecoin")]
+#[test]
+fn serve_preloads_a_window_post_key_named_as_cuzk_names_it() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    use cuda_prover_filecoin::test_params::{parameter_files, TestCircuit};
+    use cuda_prover_filecoin::SectorSize;
+    use cuda_prover_service::cuzk_proto as pb;
+    use cuda_prover_service::cuzk_proto::proving_engine_client::ProvingEngineClient;
+
+    let circuit = TestCircuit::WindowPost(SectorSize::KIB_2);
+    let test_params = common::filecoin::test_params(&[circuit]);
+    let key = parameter_files(circuit).unwrap().params;
+    let dir = temp_dir("health-wpost");
+    let addr = format!("unix://{}", dir.join("cuzk.sock").display());
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut daemon = Killed(
+        Command::new(BIN)
+            .args(["serve", "--listen", &addr])
+            .args(["--backend", "host", "--host-devices", "1"])
+            .arg("--filecoin-test-params")
+            .arg(&test_params)
+            .arg("--params-dir")
+            .arg(dir.join("params"))
+            .args(["--preload", "wpost-2k"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(daemon.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("listening on "), "{line}");
+    let out = Command::new(BIN)
+        .args(["health", "--server", &addr, "--wait-s", "120"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "SERVING");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let loaded = rt.block_on(async {
+        let ch = cuda_prover_service::client::channel(&addr).await.unwrap();
+        ProvingEngineClient::new(ch)
+            .get_status(pb::GetStatusRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .loaded_srs
+    });
+    assert_eq!(loaded.len(), 1, "{loaded:?}");
+    assert_eq!(loaded[0].circuit_id, key.display().to_string());
+    drop(daemon);
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -84,36 +84,62 @@ pub fn queue_name(kind: ProofKind) -> &'static str {
     }
 }
 
+/// The proof kind whose key a circuit id names, by cuzk's prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    /// `porep-`: commit phase 2 (the `V1_1` key).
+    Porep,
+    /// `snap-`: SnapDeals (empty-sector-update).
+    SnapDeals,
+    /// `wpost-`: WindowPoSt.
+    WindowPost,
+    /// `winning-`: WinningPoSt.
+    WinningPost,
+}
+
+impl KeyKind {
+    /// cuzk's prefix of the kind's circuit ids.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            KeyKind::Porep => "porep",
+            KeyKind::SnapDeals => "snap",
+            KeyKind::WindowPost => "wpost",
+            KeyKind::WinningPost => "winning",
+        }
+    }
+}
+
+/// The forms of a circuit id, for messages.
+pub const CIRCUIT_FORMS: &str = "porep-<size>, snap-<size>, wpost-<size> or winning-<size> \
+     (porep-32g, winning-2k)";
+
 /// What a PreloadSRS or EvictSRS circuit id names.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Circuit {
-    /// `porep-<size>`: the V1_1 PoRep key of that sector size, in bytes.
-    Porep(u64),
-    /// `snap-`, `wpost-` or `winning-<size>`: a key of another kind (its
-    /// prefix).
-    Other(&'static str),
+    /// `<kind>-<size>`: the key of that kind for that sector size, in
+    /// bytes.
+    Key(KeyKind, u64),
     /// Anything else: a seal proof's name or a params file.
     Named(String),
 }
 
-/// Reads a circuit id: `<kind>-<size>` with the size as a number and a
-/// unit (`k`, `m`, `g`, optionally followed by `ib`, any case), or a name.
+/// Reads a circuit id: `<kind>-<size>` (kinds `porep`, `snap`, `wpost`,
+/// `winning`) with the size as a number and a unit (`k`, `m`, `g`,
+/// optionally followed by `ib`, any case), or a name.
 pub fn circuit(id: &str) -> Result<Circuit, String> {
     if id.is_empty() {
-        return Err(
-            "circuit_id is empty: porep-<size> (porep-32g, porep-2k) or a seal \
-                    proof's name"
-                .into(),
-        );
+        return Err(format!(
+            "circuit_id is empty: {CIRCUIT_FORMS}, or a seal proof's name"
+        ));
     }
     let Some((prefix, size)) = id.split_once('-') else {
         return Ok(Circuit::Named(id.to_string()));
     };
     let kind = match prefix {
-        "porep" => None,
-        "snap" => Some("snap"),
-        "wpost" => Some("wpost"),
-        "winning" => Some("winning"),
+        "porep" => KeyKind::Porep,
+        "snap" => KeyKind::SnapDeals,
+        "wpost" => KeyKind::WindowPost,
+        "winning" => KeyKind::WinningPost,
         _ => return Ok(Circuit::Named(id.to_string())),
     };
     let lower = size.to_ascii_lowercase();
@@ -128,7 +154,7 @@ pub fn circuit(id: &str) -> Result<Circuit, String> {
         _ => {
             return Err(format!(
                 "circuit_id '{id}': the size '{size}' is not a number of k, m or g \
-                 (porep-32g, porep-2k)"
+                 ({CIRCUIT_FORMS})"
             ))
         }
     };
@@ -137,10 +163,7 @@ pub fn circuit(id: &str) -> Result<Circuit, String> {
         .ok()
         .filter(|&n| n > 0 && n < 1 << 20)
         .ok_or_else(|| format!("circuit_id '{id}': the size '{size}' has no usable number"))?;
-    Ok(match kind {
-        None => Circuit::Porep(n << shift),
-        Some(k) => Circuit::Other(k),
-    })
+    Ok(Circuit::Key(kind, n << shift))
 }
 
 /// The registered seal proof of the network's number: 0-4 `V1`, 5-9
@@ -204,11 +227,23 @@ mod tests {
 
     #[test]
     fn circuit_ids() {
-        assert_eq!(circuit("porep-32g"), Ok(Circuit::Porep(32 << 30)));
-        assert_eq!(circuit("porep-2k"), Ok(Circuit::Porep(2048)));
-        assert_eq!(circuit("porep-512MiB"), Ok(Circuit::Porep(512 << 20)));
-        assert_eq!(circuit("snap-32g"), Ok(Circuit::Other("snap")));
-        assert_eq!(circuit("wpost-64g"), Ok(Circuit::Other("wpost")));
+        use KeyKind::*;
+        assert_eq!(circuit("porep-32g"), Ok(Circuit::Key(Porep, 32 << 30)));
+        assert_eq!(circuit("porep-2k"), Ok(Circuit::Key(Porep, 2048)));
+        assert_eq!(circuit("porep-512MiB"), Ok(Circuit::Key(Porep, 512 << 20)));
+        assert_eq!(circuit("snap-32g"), Ok(Circuit::Key(SnapDeals, 32 << 30)));
+        assert_eq!(circuit("wpost-64g"), Ok(Circuit::Key(WindowPost, 64 << 30)));
+        assert_eq!(circuit("winning-2k"), Ok(Circuit::Key(WinningPost, 2048)));
+        assert_eq!(circuit("snap-8m"), Ok(Circuit::Key(SnapDeals, 8 << 20)));
+        for k in [Porep, SnapDeals, WindowPost, WinningPost] {
+            let id = format!("{}-32g", k.prefix());
+            assert_eq!(circuit(&id), Ok(Circuit::Key(k, 32 << 30)), "{id}");
+        }
+        assert_eq!(
+            circuit("window-32g"),
+            Ok(Circuit::Named("window-32g".into()))
+        );
+        assert!(circuit("winning-32t").is_err());
         assert_eq!(
             circuit("StackedDrg2KiBV1_1"),
             Ok(Circuit::Named("StackedDrg2KiBV1_1".into()))

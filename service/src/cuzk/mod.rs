@@ -16,6 +16,7 @@
 //!   (`vanilla_proofs`, each a bincode `PartitionProof`) and the three
 //!   commitments `comm_r_old`, `comm_r_new`, `comm_d_new` (32 bytes each,
 //!   or binary CIDs).
+//!
 //! With `vanilla_proofs` empty, those kinds read the list from
 //! `vanilla_proof` as a JSON array of base64 strings.
 //! The sector size comes from `registered_proof` (the network's numbers of
@@ -900,22 +901,24 @@ impl ProvingEngine for Arc<Cuzk> {
         req: Request<pb::PreloadSrsRequest>,
     ) -> Result<Response<pb::PreloadSrsResponse>, Status> {
         let r = req.into_inner();
-        let (filecoin, params) = self.porep_key(&r.circuit_id, false)?;
+        let (filecoin, params) = self.filecoin_key(&r.circuit_id, false)?;
         #[cfg(feature = "filecoin")]
         {
             let took = tokio::task::spawn_blocking(move || filecoin.preload(&params))
                 .await
                 .map_err(|e| Status::internal(e.to_string()))?
                 .map_err(|e| Status::failed_precondition(e.to_string()))?;
+            // A load that happened shows at least 1 ms: 0 is "loaded
+            // already" only.
             Ok(Response::new(pb::PreloadSrsResponse {
                 already_loaded: took.is_zero(),
-                load_time_ms: took.as_millis() as u64,
+                load_time_ms: took.as_micros().div_ceil(1000) as u64,
             }))
         }
         #[cfg(not(feature = "filecoin"))]
         {
             let _ = (filecoin, params);
-            unreachable!("porep_key refuses every request without the filecoin feature")
+            unreachable!("filecoin_key refuses every request without the filecoin feature")
         }
     }
 
@@ -924,7 +927,7 @@ impl ProvingEngine for Arc<Cuzk> {
         req: Request<pb::EvictSrsRequest>,
     ) -> Result<Response<pb::EvictSrsResponse>, Status> {
         let r = req.into_inner();
-        let (filecoin, params) = self.porep_key(&r.circuit_id, true)?;
+        let (filecoin, params) = self.filecoin_key(&r.circuit_id, true)?;
         #[cfg(feature = "filecoin")]
         let (was_loaded, freed_bytes) = {
             let size = std::fs::metadata(&params).map(|m| m.len()).unwrap_or(0);
@@ -955,10 +958,11 @@ impl Cuzk {
         queued.iter().position(|q| Arc::ptr_eq(q, e)).unwrap_or(0) as u32
     }
 
-    /// The params file a PreloadSRS or EvictSRS circuit id names: a PoRep
-    /// key as `porep-<size>` or a seal proof's name; for EvictSRS also a
-    /// params file whose key is loaded (as GetStatus lists it).
-    fn porep_key(
+    /// The params file a PreloadSRS or EvictSRS circuit id names: a key as
+    /// `<kind>-<size>` (`porep-32g`, `snap-32g`, `wpost-32g`,
+    /// `winning-32g`) or a seal proof's name; for EvictSRS also a params
+    /// file whose key is loaded (as GetStatus lists it).
+    fn filecoin_key(
         &self,
         circuit_id: &str,
         loaded_path: bool,
@@ -966,44 +970,51 @@ impl Cuzk {
         let circuit = convert::circuit(circuit_id).map_err(Status::invalid_argument)?;
         #[cfg(feature = "filecoin")]
         {
-            use convert::Circuit;
-            use cuda_prover_filecoin::{RegisteredSeal, SealVersion, SectorSize};
+            use crate::filecoin::FilecoinKey;
+            use convert::{Circuit, KeyKind};
+            use cuda_prover_filecoin::{FilecoinError, RegisteredSeal, SealVersion, SectorSize};
             let filecoin = self.service.jobs().filecoin_handle().ok_or_else(|| {
                 Status::failed_precondition(
                     "this daemon takes no Filecoin jobs (started without them)",
                 )
             })?;
             let bad = |e: String| Status::invalid_argument(e);
-            let registered: RegisteredSeal = match circuit {
-                Circuit::Porep(size) => {
-                    let size = SectorSize::new(size).map_err(|e| bad(e.to_string()))?;
-                    RegisteredSeal::new(size, SealVersion::V1_1)
-                }
-                Circuit::Other(kind) => {
-                    return Err(Status::unimplemented(format!(
-                        "{kind} keys are not loaded by this daemon ahead of their jobs \
-                         (porep ones are)"
-                    )));
+            let key = match circuit {
+                Circuit::Key(kind, bytes) => {
+                    let size = SectorSize::new(bytes)
+                        .map_err(|e| bad(format!("circuit_id '{}': {e}", shown_id(circuit_id))))?;
+                    match kind {
+                        KeyKind::Porep => {
+                            FilecoinKey::Porep(RegisteredSeal::new(size, SealVersion::V1_1))
+                        }
+                        KeyKind::SnapDeals => FilecoinKey::SnapDeals(size),
+                        KeyKind::WindowPost => FilecoinKey::WindowPost(size),
+                        KeyKind::WinningPost => FilecoinKey::WinningPost(size),
+                    }
                 }
                 Circuit::Named(name) => match name.parse() {
-                    Ok(r) => r,
+                    Ok(r) => FilecoinKey::Porep(r),
                     Err(e) => {
-                        let e: cuda_prover_filecoin::FilecoinError = e;
+                        let e: FilecoinError = e;
                         let path = std::path::PathBuf::from(&name);
                         if loaded_path && filecoin.loaded_keys().contains(&path) {
                             return Ok((filecoin, path));
                         }
                         return Err(bad(format!(
-                            "circuit_id '{}' is neither porep-<size> (porep-32g, porep-2k) \
-                             nor a seal proof's name ({e})",
-                            shown_id(&name)
+                            "circuit_id '{}' is neither {} nor a seal proof's name ({e})",
+                            shown_id(&name),
+                            convert::CIRCUIT_FORMS
                         )));
                     }
                 },
             };
-            let params = filecoin
-                .porep_params(registered)
-                .map_err(|e| Status::failed_precondition(e.to_string()))?;
+            // A size the kind's proofs do not have is the client's error.
+            let params = filecoin.params_of(key).map_err(|e| match e {
+                FilecoinError::SectorSize(m) => {
+                    bad(format!("circuit_id '{}': {m}", shown_id(circuit_id)))
+                }
+                e => Status::failed_precondition(format!("{key}: {e}")),
+            })?;
             Ok((filecoin, params))
         }
         #[cfg(not(feature = "filecoin"))]
