@@ -85,19 +85,24 @@ bool plan_stream(stream_plan &p, uint64_t avail, uint64_t fixed, const msm_sizes
     fill(STREAM_MIN_BUFFER);
     if (p.total_bytes > avail)
         return false;
-    // The largest buffer that fits: temporaries grow with the chunk, so
-    // shrink from the estimate without them until everything fits.
-    uint64_t buf = std::min(cap, (avail - fixed) / 2 / STREAM_GRAIN * STREAM_GRAIN);
-    while (buf > STREAM_MIN_BUFFER) {
-        fill(buf);
-        if (p.total_bytes <= avail)
-            return true;
-        const uint64_t over = p.total_bytes - avail;
-        const uint64_t step = std::max<uint64_t>(STREAM_GRAIN, (over + 1) / 2);
-        buf = buf > step + STREAM_MIN_BUFFER ? (buf - step) / STREAM_GRAIN * STREAM_GRAIN
-                                             : STREAM_MIN_BUFFER;
+    // The largest buffer that fits, searched in grains between the smallest
+    // (fits) and the estimate without temporaries: temporaries grow with
+    // the chunk, at times in steps (a larger window), so stepping down by
+    // the overshoot could jump past every size that fits to the smallest.
+    uint64_t lo = STREAM_MIN_BUFFER / STREAM_GRAIN;
+    uint64_t hi = std::max(lo, std::min(cap, (avail - fixed) / 2) / STREAM_GRAIN);
+    auto fits = [&](uint64_t grains) {
+        fill(grains * STREAM_GRAIN);
+        return p.total_bytes <= avail;
+    };
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (fits(mid))
+            lo = mid;
+        else
+            hi = mid - 1;
     }
-    fill(STREAM_MIN_BUFFER);
+    fill(lo * STREAM_GRAIN);
     return true;
 }
 

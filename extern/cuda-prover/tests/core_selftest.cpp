@@ -999,6 +999,31 @@ static void test_dispatch_share() {
 // Shared streamed passes (plan_shared): proofs join while the buffers stay
 // at least half of one proof's, never more than STREAM_MAX_SHARED or than
 // wanted; the plan counts each joining proof's scalars.
+// Temporaries that jump with the chunk (a larger MSM window) do not push
+// the plan down to the smallest buffers when a mid-sized one fits.
+static void test_plan_stream_steep_temp() {
+    std::printf("plan_stream with temporaries in steps\n");
+    msm_sizes ms;
+    ms.n_hl = 200u << 20;
+    ms.n_a = 100u << 20;
+    ms.n_b = 30u << 20;
+    // 1 GiB of temporaries from 4M G1 points a chunk on, 8 bytes a point below.
+    auto temp = [](uint64_t g1, uint64_t) {
+        return g1 >= (4u << 20) ? (uint64_t(1) << 30) : g1 * 8;
+    };
+    const uint64_t fixed = uint64_t(13) << 30, avail = fixed + (uint64_t(1200) << 20);
+    stream_plan p;
+    CHECK(plan_stream(p, avail, fixed, ms, temp), "fits");
+    CHECK(p.total_bytes <= avail, "within avail");
+    CHECK(p.buffer_bytes > (uint64_t(256) << 20),
+          "buffers of %llu bytes: not the largest that fits", (unsigned long long)p.buffer_bytes);
+    // One grain more does not fit (or the cap was reached).
+    const uint64_t next = p.buffer_bytes + STREAM_GRAIN;
+    const uint64_t next_total = fixed + 2 * next + temp(next / STREAM_G1_BYTES, 0);
+    CHECK(next_total > avail || p.buffer_bytes >= ms.n_hl * STREAM_G1_BYTES,
+          "a larger buffer fitted");
+}
+
 static void test_plan_shared() {
     std::printf("plan_shared\n");
     msm_sizes ms;
@@ -1353,6 +1378,7 @@ int main() {
     test_mutex();
     test_dispatch_after();
     test_stream_sequence();
+    test_plan_stream_steep_temp();
     test_plan_shared();
     test_dispatch_share();
     test_witness_pool();
