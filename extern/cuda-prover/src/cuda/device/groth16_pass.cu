@@ -412,6 +412,30 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
                 d_pre = pre;
             };
 
+            // After a device evaluation of the shape (queued on zs, its row
+            // check into L.bad): the check read, a, b, c zero-padded to the
+            // domain and H queued; returns when H was queued (eval_ns from
+            // t_up).
+            auto check_rows_then_h = [&](uint64_t t_up) {
+                uint64_t bad = 0;
+                cuda_check(cudaMemcpyAsync(&bad, base + L.bad, sizeof bad, cudaMemcpyDeviceToHost,
+                                           zs),
+                           "read of the row check");
+                cuda_check(cudaStreamSynchronize(zs), "evaluation of the shape");
+                if (bad != UINT64_MAX)
+                    fail(CP_ERR_UNSATISFIED, "constraint " + std::to_string(bad) +
+                                                 " is not satisfied by the witness (a*b != c)");
+                for (fr_raw *p : {d_a, d_b, d_c})
+                    if (m > nc)
+                        cuda_check(cudaMemsetAsync(p + nc, 0, (m - nc) * sizeof(fr_raw), zs),
+                                   "cudaMemsetAsync");
+                const uint64_t at = now_ns();
+                t.eval_ns += at - t_up;
+                compute_h_async(gpu, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
+                cuda_check(cudaEventRecord(ln.ev_ntt.get(), zs), "cudaEventRecord");
+                return at;
+            };
+
             if (job.sh && L.shape_rows) {
                 // A phased pass that evaluates on the device: the witness
                 // goes up, then the shape's rows through the key's chunk
@@ -428,22 +452,7 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
                 fr_raw *const abc[3] = {d_a, d_b, d_c};
                 evaluate_shape_rows(gpu, d.staging, *job.sh, bufs, d.streamer.buffer_bytes(), abc,
                                     d_in, d_aux, (uint64_t *)(base + L.bad));
-                uint64_t bad = 0;
-                cuda_check(cudaMemcpyAsync(&bad, base + L.bad, sizeof bad, cudaMemcpyDeviceToHost,
-                                           zs),
-                           "read of the row check");
-                cuda_check(cudaStreamSynchronize(zs), "evaluation of the shape");
-                if (bad != UINT64_MAX)
-                    fail(CP_ERR_UNSATISFIED, "constraint " + std::to_string(bad) +
-                                                 " is not satisfied by the witness (a*b != c)");
-                for (fr_raw *p : {d_a, d_b, d_c})
-                    if (m > nc)
-                        cuda_check(cudaMemsetAsync(p + nc, 0, (m - nc) * sizeof(fr_raw), zs),
-                                   "cudaMemsetAsync");
-                t_h = now_ns();
-                t.eval_ns += t_h - t_up;
-                compute_h_async(gpu, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
-                cuda_check(cudaEventRecord(ln.ev_ntt.get(), zs), "cudaEventRecord");
+                t_h = check_rows_then_h(t_up);
                 // The buffers are free again: the key's first chunk goes up
                 // while the NTTs run.
                 if (count == 1)
@@ -493,22 +502,7 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
                 d_bits_ba = d_bits_bi + L.w_in;
                 d_pre = d.shape.pre;
                 d.shape.evaluate(gpu, *job.sh, base, L);
-                uint64_t bad = 0;
-                cuda_check(cudaMemcpyAsync(&bad, base + L.bad, sizeof bad, cudaMemcpyDeviceToHost,
-                                           zs),
-                           "read of the row check");
-                cuda_check(cudaStreamSynchronize(zs), "evaluation of the shape");
-                if (bad != UINT64_MAX)
-                    fail(CP_ERR_UNSATISFIED, "constraint " + std::to_string(bad) +
-                                                 " is not satisfied by the witness (a*b != c)");
-                for (fr_raw *p : {d_a, d_b, d_c})
-                    if (m > nc)
-                        cuda_check(cudaMemsetAsync(p + nc, 0, (m - nc) * sizeof(fr_raw), zs),
-                                   "cudaMemsetAsync");
-                t_h = now_ns();
-                t.eval_ns += t_h - t_up;
-                compute_h_async(gpu, d_a, d_b, d_c, job.lg_domain, z_inverse(job.lg_domain));
-                cuda_check(cudaEventRecord(ln.ev_ntt.get(), zs), "cudaEventRecord");
+                t_h = check_rows_then_h(t_up);
                 start_ab();
             } else {
                 // a, b, c (given, or evaluated from the shape on the host in
