@@ -14,7 +14,9 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "blst.h"
@@ -45,12 +47,40 @@ struct srs_device_copy {
     virtual uint64_t bytes() const = 0;
 };
 
+// std::allocator, except that growing a vector leaves new elements of a
+// trivial type unset: a key's sections (up to tens of GiB) are written by
+// the threads that decode or compute their points, so each page is first
+// touched there, not zeroed on one thread beforehand.
+template <class T>
+struct unset_allocator : std::allocator<T> {
+    using value_type = T;
+    template <class U>
+    struct rebind {
+        using other = unset_allocator<U>;
+    };
+    unset_allocator() noexcept = default;
+    template <class U>
+    unset_allocator(const unset_allocator<U> &) noexcept {}
+    template <class U>
+    void construct(U *p) noexcept {
+        ::new (static_cast<void *>(p)) U;
+    }
+    template <class U, class A0, class... A>
+    void construct(U *p, A0 &&a0, A &&...a) {
+        ::new (static_cast<void *>(p)) U(std::forward<A0>(a0), std::forward<A>(a)...);
+    }
+};
+
+// A section of a key: its points, written before they are read.
+template <class T>
+using point_vector = std::vector<T, unset_allocator<T>>;
+
 // A proving key in host memory, in bellperson's layout.
 struct srs {
     blst_p1_affine alpha_g1, beta_g1, delta_g1;
     blst_p2_affine beta_g2, gamma_g2, delta_g2;
-    std::vector<blst_p1_affine> ic, h, l, a, b_g1;
-    std::vector<blst_p2_affine> b_g2;
+    point_vector<blst_p1_affine> ic, h, l, a, b_g1;
+    point_vector<blst_p2_affine> b_g2;
 
     // Per-device copies, indexed by the backend's physical device ordinal.
     mutable std::mutex copies_mu;

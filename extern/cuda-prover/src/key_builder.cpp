@@ -116,7 +116,7 @@ void put_be32(std::vector<uint8_t> &b, uint32_t v) {
 // Writes one section (length field, then its points, uncompressed) and
 // hashes its leaves as the parser reads them.
 template <class Affine>
-void write_section(atomic_file &f, const std::vector<Affine> &pts,
+void write_section(atomic_file &f, const point_vector<Affine> &pts,
                    std::vector<leaf_hash> &leaves, std::vector<uint8_t> &buf) {
     constexpr bool g2 = sizeof(Affine) == sizeof(blst_p2_affine);
     constexpr size_t elem = g2 ? G2_BYTES : G1_BYTES;

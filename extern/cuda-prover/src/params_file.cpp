@@ -68,25 +68,6 @@ params_file::~params_file() {
     if (fd_ >= 0) ::close(fd_);
 }
 
-void params_file::read_exact(uint8_t *out, size_t n) {
-    size_t done = 0;
-    while (done < n) {
-        const size_t want = std::min<size_t>(n - done, size_t(1) << 30);
-        const ssize_t r = ::read(fd_, out + done, want);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            params_io_fail(path_, "read failed at offset " + std::to_string(pos_ + done), errno);
-        }
-        if (r == 0)
-            params_io_fail(path_, "the file shrank while it was loading: it had " +
-                                      std::to_string(size_) + " bytes, it ended at " +
-                                      std::to_string(pos_ + done),
-                           0);
-        done += static_cast<size_t>(r);
-    }
-    pos_ += n;
-}
-
 void params_file::read_at(uint64_t offset, uint8_t *out, size_t n) const {
     size_t done = 0;
     while (done < n) {
@@ -104,18 +85,26 @@ void params_file::read_at(uint64_t offset, uint8_t *out, size_t n) const {
     }
 }
 
-void params_file::expect_end() {
+void params_file::expect_end() const {
     uint8_t b;
     for (;;) {
-        const ssize_t r = ::read(fd_, &b, 1);
+        const ssize_t r = ::pread(fd_, &b, 1, static_cast<off_t>(size_));
         if (r < 0 && errno == EINTR) continue;
-        if (r < 0) params_io_fail(path_, "read failed at offset " + std::to_string(pos_), errno);
+        if (r < 0) params_io_fail(path_, "read failed at offset " + std::to_string(size_), errno);
         if (r > 0)
             params_io_fail(path_, "the file grew while it was loading (it had " +
                                       std::to_string(size_) + " bytes)",
                            0);
         return;
     }
+}
+
+uint64_t params_file::next_hole(uint64_t offset) const {
+    if (offset >= size_) return size_;
+    // lseek moves the descriptor's position, which no read here uses.
+    const off_t h = ::lseek(fd_, static_cast<off_t>(offset), SEEK_HOLE);
+    if (h < 0) return size_;
+    return std::min<uint64_t>(static_cast<uint64_t>(h), size_);
 }
 
 }  // namespace cp

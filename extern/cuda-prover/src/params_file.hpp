@@ -1,6 +1,6 @@
 // Owns: reading a params file safely. The file is opened without blocking
 // (a named pipe or a device at the path is refused, never waited on), must
-// be a regular file, and is read with read()/pread(), never mapped: a file
+// be a regular file, and is read with pread(), never mapped: a file
 // that shrinks while it loads is an error, not a SIGBUS. Every failure is
 // CP_ERR_PARAMS_IO with the path and the system's reason (permission denied
 // is never reported as a missing file). Opened by a directory handle and a
@@ -29,13 +29,14 @@ public:
     // Size when opened.
     uint64_t size() const { return size_; }
 
-    // Reads exactly n bytes at the current position (sequential reads).
-    void read_exact(uint8_t *out, size_t n);
-    // Reads exactly n bytes at `offset`, not moving the position.
+    // Reads exactly n bytes at `offset` (pread: threads may read at once).
     void read_at(uint64_t offset, uint8_t *out, size_t n) const;
     // Fails when the file holds more bytes than it did when opened.
-    void expect_end();
-    uint64_t position() const { return pos_; }
+    void expect_end() const;
+    // The offset of the first hole (a range the file system holds no data
+    // for, read as zeros) at or after `offset`; size() when there is none or
+    // the file system cannot tell.
+    uint64_t next_hole(uint64_t offset) const;
 
 private:
     void open_at(int dirfd, const char *name, bool nofollow);
@@ -43,7 +44,6 @@ private:
     const char *path_;
     int fd_ = -1;
     uint64_t size_ = 0;
-    uint64_t pos_ = 0;
 };
 
 // "params file 'PATH': WHAT: strerror(err)", CP_ERR_PARAMS_IO.

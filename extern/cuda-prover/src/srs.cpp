@@ -1,6 +1,6 @@
 // Owns: proving keys (cp_srs): loading them from bellperson 0.27's
-// Parameters::write format (file or buffer) or from in-memory parts, with
-// every point checked, and the shape / verifying-key / memory-estimate
+// Parameters::write format (file or buffer, parsed on every core:
+// params_read.hpp) or from in-memory parts, with every point checked, and the shape / verifying-key / memory-estimate
 // queries.
 //
 // Checks: every point is canonically encoded, on its curve and not the
@@ -28,6 +28,7 @@
 #include "parallel.hpp"
 #include "params_file.hpp"
 #include "params_layout.hpp"
+#include "params_read.hpp"
 #include "points.hpp"
 #include "status.hpp"
 
@@ -55,151 +56,8 @@ void check_flags(uint32_t flags, const char *where) {
              }());
 }
 
-// Points decoded per parallel step: this many leaves at a time.
-constexpr size_t LEAVES_PER_STEP = 32;
-
-// Sequential access to the bytes of a params file or buffer.
-class byte_stream {
-public:
-    virtual ~byte_stream() = default;
-    // The next n bytes; valid until the next call.
-    virtual const uint8_t *next(size_t n) = 0;
-};
-
-class buffer_stream final : public byte_stream {
-public:
-    explicit buffer_stream(const uint8_t *d) : data_(d) {}
-    const uint8_t *next(size_t n) override {
-        const uint8_t *p = data_ + off_;
-        off_ += n;
-        return p;
-    }
-
-private:
-    const uint8_t *data_;
-    size_t off_ = 0;
-};
-
-class file_stream final : public byte_stream {
-public:
-    explicit file_stream(params_file &f) : f_(f) {}
-    const uint8_t *next(size_t n) override {
-        if (buf_.size() < n) buf_.resize(n);
-        f_.read_exact(buf_.data(), n);
-        return buf_.data();
-    }
-
-private:
-    params_file &f_;
-    std::vector<uint8_t> buf_;
-};
-
 uint32_t be32(const uint8_t *p) {
     return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
-}
-
-struct parse_result {
-    std::vector<leaf_hash> leaves;  // empty unless hashing
-    int64_t offsets[12];            // vk points, then sections' first points
-};
-
-template <class Affine>
-void decode_run(const uint8_t *bytes, size_t count, Affine *out, const char *section,
-                size_t first_index, uint64_t file_offset, bool hash, leaf_hash *leaves,
-                int threads) {
-    constexpr size_t elem = sizeof(Affine) == sizeof(blst_p1_affine) ? G1_BYTES : G2_BYTES;
-    const size_t nleaves = (count + LEAF_POINTS - 1) / LEAF_POINTS;
-    std::mutex mu;
-    size_t bad = std::numeric_limits<size_t>::max();
-    const char *why = nullptr;
-    parallel_for(nleaves, threads, 1, [&](size_t lb, size_t le, size_t) {
-        for (size_t leaf = lb; leaf < le; leaf++) {
-            const size_t b = leaf * LEAF_POINTS, e = std::min(count, b + LEAF_POINTS);
-            if (hash) leaves[leaf] = hash_leaf(bytes + b * elem, (e - b) * elem);
-            for (size_t i = b; i < e; i++) {
-                const char *w = sizeof(Affine) == sizeof(blst_p1_affine)
-                                    ? decode_g1(reinterpret_cast<blst_p1_affine *>(&out[i]),
-                                                bytes + i * elem)
-                                    : decode_g2(reinterpret_cast<blst_p2_affine *>(&out[i]),
-                                                bytes + i * elem);
-                if (w) {
-                    std::lock_guard<std::mutex> lk(mu);
-                    if (i < bad) bad = i, why = w;
-                    break;
-                }
-            }
-        }
-    });
-    if (why)
-        fail(CP_ERR_PARAMS_FORMAT, "params: section " + std::string(section) + " point " +
-                                       std::to_string(first_index + bad) + " (offset " +
-                                       std::to_string(file_offset + bad * elem) + "): " + why);
-}
-
-template <class Affine>
-void read_section(byte_stream &in, const params_layout &L, int s, std::vector<Affine> &out,
-                  bool hash, std::vector<leaf_hash> &leaves, int threads) {
-    constexpr size_t elem = sizeof(Affine) == sizeof(blst_p1_affine) ? G1_BYTES : G2_BYTES;
-    const uint8_t *c = in.next(4);
-    if (hash) leaves.push_back(hash_leaf(c, 4));
-    if (be32(c) != L.count[s])
-        fail(CP_ERR_PARAMS_IO, "params: the length field of section " +
-                                   std::string(section_name(s)) +
-                                   " changed while the file was loading");
-    const size_t count = L.count[s];
-    // The section grows as its points are read, never ahead of them by
-    // more than its size so far (doubling, from one step): a file whose
-    // counts claim more points than it holds data for (a sparse file)
-    // fails at its first bad point having allocated about one step, not
-    // the whole section.
-    out.clear();
-    const size_t step = LEAVES_PER_STEP * LEAF_POINTS;
-    for (size_t done = 0; done < count; done += step) {
-        const size_t n = std::min(step, count - done);
-        if (out.capacity() < done + n)
-            out.reserve(std::min(count, std::max(done + n, 2 * out.capacity())));
-        out.resize(done + n);
-        const uint8_t *bytes = in.next(n * elem);
-        const size_t first_leaf = leaves.size();
-        if (hash) leaves.resize(first_leaf + (n + LEAF_POINTS - 1) / LEAF_POINTS);
-        decode_run(bytes, n, out.data() + done, section_name(s), done,
-                   L.data_offset(s) + done * elem, hash, leaves.data() + first_leaf, threads);
-    }
-}
-
-// Parses the params format from `in` (laid out as `L`) into `key`, with the
-// encoding and on-curve checks; hashes the leaves when `hash`.
-parse_result parse_params(byte_stream &in, const params_layout &L, srs &key, bool hash) {
-    parse_result r;
-    const int threads = hardware_threads();
-    const uint8_t *vk = in.next(VK_BYTES);
-    if (hash) r.leaves.push_back(hash_leaf(vk, VK_BYTES));
-    struct vk_point {
-        const char *name;
-        bool g2;
-        void *out;
-    } vks[6] = {{"alpha_g1", false, &key.alpha_g1}, {"beta_g1", false, &key.beta_g1},
-                {"beta_g2", true, &key.beta_g2},    {"gamma_g2", true, &key.gamma_g2},
-                {"delta_g1", false, &key.delta_g1}, {"delta_g2", true, &key.delta_g2}};
-    size_t o = 0;
-    for (int i = 0; i < 6; i++) {
-        r.offsets[i] = static_cast<int64_t>(o);
-        const char *why = vks[i].g2 ? decode_g2(static_cast<blst_p2_affine *>(vks[i].out), vk + o)
-                                    : decode_g1(static_cast<blst_p1_affine *>(vks[i].out), vk + o);
-        if (why)
-            fail(CP_ERR_PARAMS_FORMAT, "params: vk point " + std::string(vks[i].name) +
-                                           " (offset " + std::to_string(o) + "): " + why);
-        o += vks[i].g2 ? G2_BYTES : G1_BYTES;
-    }
-    std::vector<blst_p1_affine> *g1[] = {&key.ic, &key.h, &key.l, &key.a, &key.b_g1};
-    for (int s = 0; s < NUM_SECTIONS; s++) {
-        r.offsets[6 + s] = static_cast<int64_t>(L.data_offset(s));
-        if (s == SEC_B_G2)
-            read_section(in, L, s, key.b_g2, hash, r.leaves, threads);
-        else
-            read_section(in, L, s, *g1[s], hash, r.leaves, threads);
-    }
-    return r;
 }
 
 void fill_report(cp_srs_load_report *rep, int32_t subgroup, bool written, uint64_t bytes,
@@ -218,7 +76,7 @@ void fill_report(cp_srs_load_report *rep, int32_t subgroup, bool written, uint64
 constexpr size_t MAX_SECTION_POINTS = std::numeric_limits<uint32_t>::max();
 
 template <class T>
-void copy_array(std::vector<T> &dst, const void *src, size_t n, const char *name) {
+void copy_array(point_vector<T> &dst, const void *src, size_t n, const char *name) {
     if (n > MAX_SECTION_POINTS)
         fail(CP_ERR_INVALID_ARGUMENT, std::string("cp_srs_from_parts: ") + name + "_len " +
                                           std::to_string(n) +
@@ -303,8 +161,8 @@ cp_status load_file(const char *where, const file_ref &ref, uint32_t flags,
                 f.read_at(off, b, 4);
                 return be32(b);
             });
-            file_stream in(f);
-            const parse_result r = parse_params(in, L, s->key, use_digest);
+            const parse_result r =
+                parse_params(params_source{&f, nullptr}, L, s->key, use_digest, hardware_threads());
             f.expect_end();
             const uint64_t read_ns = ns_since(t0);
             const std::vector<point_span> spans = key_spans(s->key, r.offsets);
@@ -400,8 +258,8 @@ cp_status cp_srs_load_bytes(const uint8_t *data, size_t len, uint32_t flags,
         const auto t0 = clock_type::now();
         const params_layout L = locate_sections(len, [&](uint64_t off) { return be32(data + off); });
         std::unique_ptr<cp_srs> s(new cp_srs);
-        buffer_stream in(data);
-        const parse_result r = parse_params(in, L, s->key, false);
+        const parse_result r =
+            parse_params(params_source{nullptr, data}, L, s->key, false, hardware_threads());
         const uint64_t read_ns = ns_since(t0);
         const auto t1 = clock_type::now();
         const std::vector<point_span> spans = key_spans(s->key, r.offsets);

@@ -364,14 +364,14 @@ static void test_hostile_files() {
     r = load_file("/dev/zero", 0, nullptr);
     CHECK(r.code == CP_ERR_PARAMS_IO && r.msg.find("character device") != std::string::npos,
           "device: %s", r.msg.c_str());
-    // A file that shrinks after it was opened: read() sees the end, no SIGBUS.
+    // A file that shrinks after it was opened: pread() sees the end, no SIGBUS.
     const std::string path = dir + "/shrinks.params";
     write_file(path, random_key().bytes());
     cp_status st = cp::guard("shrink", [&] {
         cp::params_file f(path.c_str());
         CHECK(truncate(path.c_str(), 100) == 0, "truncate");
         std::vector<uint8_t> buf(f.size());
-        f.read_exact(buf.data(), buf.size());
+        f.read_at(0, buf.data(), buf.size());
     });
     r = take(st);
     CHECK(r.code == CP_ERR_PARAMS_IO && r.msg.find("shrank") != std::string::npos,
@@ -382,7 +382,7 @@ static void test_hostile_files() {
     st = cp::guard("grow", [&] {
         cp::params_file f(path.c_str());
         std::vector<uint8_t> buf(f.size());
-        f.read_exact(buf.data(), buf.size());
+        f.read_at(0, buf.data(), buf.size());
         FILE *a = std::fopen(path.c_str(), "ab");
         std::fputc(0, a);
         std::fclose(a);

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace cp_cuda {
 namespace {
@@ -339,25 +340,47 @@ void point_batch::generator_multiples(msm_group group, const fr_raw *scalars, si
 
 size_t point_batch::first_outside_subgroup(msm_group group, const void *points, size_t n) {
     if (n == 0) return 0;
-    const size_t pb = affine_bytes(group), chunk = std::min(n, CHUNK);
-    dev_buf d_p(chunk * pb), d_bad(sizeof(unsigned long long));
-    for (size_t b = 0; b < n; b += chunk) {
-        const size_t m = std::min(chunk, n - b);
-        CUDA_OK(cudaMemsetAsync(d_bad.p, 0xff, sizeof(unsigned long long), stream_));
-        CUDA_OK(cudaMemcpyAsync(d_p.p, (const uint8_t *)points + b * pb, m * pb,
-                                cudaMemcpyHostToDevice, stream_));
+    // Four chunks at least past 1024 points, so that small keys (the
+    // tests') go through both lanes too.
+    const size_t pb = affine_bytes(group),
+                 chunk = std::min(CHUNK, std::max<size_t>(256, (n + 3) / 4));
+    const size_t chunks = (n + chunk - 1) / chunk;
+    // Two lanes, each a buffer and a stream, take the chunks in turn: the
+    // copy of one chunk (from pageable memory, which keeps this thread
+    // busy) overlaps the check of the chunk before it on the other lane.
+    // Each chunk's first failing index has its own slot, read once at the
+    // end.
+    dev_buf d_p0(chunk * pb), d_p1(chunk * pb);
+    dev_buf d_bad(chunks * sizeof(unsigned long long));
+    void *bufs[2] = {d_p0.p, d_p1.p};
+    cudaStream_t second = nullptr;
+    CUDA_OK(cudaStreamCreateWithFlags(&second, cudaStreamNonBlocking));
+    struct stream_guard {
+        cudaStream_t s;
+        ~stream_guard() { cudaStreamDestroy(s); }
+    } guard{second};
+    cudaStream_t lanes[2] = {stream_, second};
+    CUDA_OK(cudaMemsetAsync(d_bad.p, 0xff, chunks * sizeof(unsigned long long), stream_));
+    CUDA_OK(cudaStreamSynchronize(stream_));
+    unsigned long long *bad_slots = static_cast<unsigned long long *>(d_bad.p);
+    for (size_t k = 0; k < chunks; k++) {
+        const size_t b = k * chunk, m = std::min(chunk, n - b);
+        cudaStream_t s = lanes[k & 1];
+        CUDA_OK(cudaMemcpyAsync(bufs[k & 1], (const uint8_t *)points + b * pb, m * pb,
+                                cudaMemcpyHostToDevice, s));
         if (group == msm_group::g1)
-            g1_subgroup<<<blocks(m), THREADS, 0, stream_>>>((const fp_t *)d_p.p, m,
-                                                            (unsigned long long *)d_bad.p);
+            g1_subgroup<<<blocks(m), THREADS, 0, s>>>((const fp_t *)bufs[k & 1], m, bad_slots + k);
         else
-            g2_subgroup<<<blocks(m), THREADS, 0, stream_>>>((const f2 *)d_p.p, m,
-                                                            (unsigned long long *)d_bad.p);
+            g2_subgroup<<<blocks(m), THREADS, 0, s>>>((const f2 *)bufs[k & 1], m, bad_slots + k);
         CUDA_OK(cudaGetLastError());
-        unsigned long long bad = 0;
-        CUDA_OK(cudaMemcpyAsync(&bad, d_bad.p, sizeof bad, cudaMemcpyDeviceToHost, stream_));
-        CUDA_OK(cudaStreamSynchronize(stream_));
-        if (bad != ~0ull) return b + (size_t)bad;
     }
+    CUDA_OK(cudaStreamSynchronize(second));
+    std::vector<unsigned long long> bad(chunks);
+    CUDA_OK(cudaMemcpyAsync(bad.data(), d_bad.p, chunks * sizeof(unsigned long long),
+                            cudaMemcpyDeviceToHost, stream_));
+    CUDA_OK(cudaStreamSynchronize(stream_));
+    for (size_t k = 0; k < chunks; k++)
+        if (bad[k] != ~0ull) return k * chunk + (size_t)bad[k];
     return n;
 }
 
