@@ -35,6 +35,9 @@ fn main() {
     let blst_bindings = blst_src.join("../bindings");
     let cuda = env::var("CARGO_FEATURE_CUDA").is_ok();
 
+    // A folder is scanned whole, subfolders included: the sources and every
+    // header, the umbrella include/cuda_prover.h and the family headers
+    // under include/cuda_prover/.
     println!("cargo:rerun-if-changed={}", core.display());
     println!("cargo:rerun-if-env-changed=NVCC");
     println!("cargo:rerun-if-env-changed=CUDA_PROVER_CUDA_ARCHS");

@@ -51,65 +51,6 @@ impl Default for cp_status {
 unsafe extern "C" {
     pub fn cp_string_free(message: *mut ::std::os::raw::c_char);
 }
-#[repr(C)]
-#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
-pub struct cp_fr {
-    pub l: [u64; 4usize],
-}
-#[allow(clippy::unnecessary_operation, clippy::identity_op)]
-const _: () = {
-    ["Size of cp_fr"][::std::mem::size_of::<cp_fr>() - 32usize];
-    ["Alignment of cp_fr"][::std::mem::align_of::<cp_fr>() - 8usize];
-    ["Offset of field: cp_fr::l"][::std::mem::offset_of!(cp_fr, l) - 0usize];
-};
-#[repr(C)]
-#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
-pub struct cp_fp {
-    pub l: [u64; 6usize],
-}
-#[allow(clippy::unnecessary_operation, clippy::identity_op)]
-const _: () = {
-    ["Size of cp_fp"][::std::mem::size_of::<cp_fp>() - 48usize];
-    ["Alignment of cp_fp"][::std::mem::align_of::<cp_fp>() - 8usize];
-    ["Offset of field: cp_fp::l"][::std::mem::offset_of!(cp_fp, l) - 0usize];
-};
-#[repr(C)]
-#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
-pub struct cp_fp2 {
-    pub fp: [cp_fp; 2usize],
-}
-#[allow(clippy::unnecessary_operation, clippy::identity_op)]
-const _: () = {
-    ["Size of cp_fp2"][::std::mem::size_of::<cp_fp2>() - 96usize];
-    ["Alignment of cp_fp2"][::std::mem::align_of::<cp_fp2>() - 8usize];
-    ["Offset of field: cp_fp2::fp"][::std::mem::offset_of!(cp_fp2, fp) - 0usize];
-};
-#[repr(C)]
-#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
-pub struct cp_g1_affine {
-    pub x: cp_fp,
-    pub y: cp_fp,
-}
-#[allow(clippy::unnecessary_operation, clippy::identity_op)]
-const _: () = {
-    ["Size of cp_g1_affine"][::std::mem::size_of::<cp_g1_affine>() - 96usize];
-    ["Alignment of cp_g1_affine"][::std::mem::align_of::<cp_g1_affine>() - 8usize];
-    ["Offset of field: cp_g1_affine::x"][::std::mem::offset_of!(cp_g1_affine, x) - 0usize];
-    ["Offset of field: cp_g1_affine::y"][::std::mem::offset_of!(cp_g1_affine, y) - 48usize];
-};
-#[repr(C)]
-#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
-pub struct cp_g2_affine {
-    pub x: cp_fp2,
-    pub y: cp_fp2,
-}
-#[allow(clippy::unnecessary_operation, clippy::identity_op)]
-const _: () = {
-    ["Size of cp_g2_affine"][::std::mem::size_of::<cp_g2_affine>() - 192usize];
-    ["Alignment of cp_g2_affine"][::std::mem::align_of::<cp_g2_affine>() - 8usize];
-    ["Offset of field: cp_g2_affine::x"][::std::mem::offset_of!(cp_g2_affine, x) - 0usize];
-    ["Offset of field: cp_g2_affine::y"][::std::mem::offset_of!(cp_g2_affine, y) - 96usize];
-};
 pub const CP_BACKEND_HOST: cp_backend_kind = 0;
 pub const CP_BACKEND_CUDA: cp_backend_kind = 1;
 pub type cp_backend_kind = ::std::os::raw::c_uint;
@@ -149,11 +90,6 @@ impl Default for cp_context_options {
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cp_context {
-    _unused: [u8; 0],
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cp_srs {
     _unused: [u8; 0],
 }
 unsafe extern "C" {
@@ -278,40 +214,11 @@ unsafe extern "C" {
     pub fn cp_device_trim(ctx: *mut cp_context, ordinal: i32, freed_bytes: *mut u64) -> cp_status;
 }
 unsafe extern "C" {
-    pub fn cp_device_prepare(
-        ctx: *mut cp_context,
-        ordinal: i32,
-        srs: *const cp_srs,
-        num_constraints: u64,
-    ) -> cp_status;
-}
-unsafe extern "C" {
     pub fn cp_select_gpu(ctx: *mut cp_context, ordinal: i32) -> cp_status;
 }
 unsafe extern "C" {
     pub fn cp_current_gpu(ctx: *const cp_context, out: *mut i32) -> cp_status;
 }
-#[repr(C)]
-#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
-pub struct cp_memory_estimate {
-    pub working_bytes: u64,
-    pub srs_bytes: u64,
-    pub streamed_bytes: u64,
-    pub compact_bytes: u64,
-}
-#[allow(clippy::unnecessary_operation, clippy::identity_op)]
-const _: () = {
-    ["Size of cp_memory_estimate"][::std::mem::size_of::<cp_memory_estimate>() - 32usize];
-    ["Alignment of cp_memory_estimate"][::std::mem::align_of::<cp_memory_estimate>() - 8usize];
-    ["Offset of field: cp_memory_estimate::working_bytes"]
-        [::std::mem::offset_of!(cp_memory_estimate, working_bytes) - 0usize];
-    ["Offset of field: cp_memory_estimate::srs_bytes"]
-        [::std::mem::offset_of!(cp_memory_estimate, srs_bytes) - 8usize];
-    ["Offset of field: cp_memory_estimate::streamed_bytes"]
-        [::std::mem::offset_of!(cp_memory_estimate, streamed_bytes) - 16usize];
-    ["Offset of field: cp_memory_estimate::compact_bytes"]
-        [::std::mem::offset_of!(cp_memory_estimate, compact_bytes) - 24usize];
-};
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cp_mutex {
@@ -322,6 +229,70 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn cp_mutex_free(m: *mut cp_mutex);
+}
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
+pub struct cp_fr {
+    pub l: [u64; 4usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of cp_fr"][::std::mem::size_of::<cp_fr>() - 32usize];
+    ["Alignment of cp_fr"][::std::mem::align_of::<cp_fr>() - 8usize];
+    ["Offset of field: cp_fr::l"][::std::mem::offset_of!(cp_fr, l) - 0usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
+pub struct cp_fp {
+    pub l: [u64; 6usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of cp_fp"][::std::mem::size_of::<cp_fp>() - 48usize];
+    ["Alignment of cp_fp"][::std::mem::align_of::<cp_fp>() - 8usize];
+    ["Offset of field: cp_fp::l"][::std::mem::offset_of!(cp_fp, l) - 0usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
+pub struct cp_fp2 {
+    pub fp: [cp_fp; 2usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of cp_fp2"][::std::mem::size_of::<cp_fp2>() - 96usize];
+    ["Alignment of cp_fp2"][::std::mem::align_of::<cp_fp2>() - 8usize];
+    ["Offset of field: cp_fp2::fp"][::std::mem::offset_of!(cp_fp2, fp) - 0usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
+pub struct cp_g1_affine {
+    pub x: cp_fp,
+    pub y: cp_fp,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of cp_g1_affine"][::std::mem::size_of::<cp_g1_affine>() - 96usize];
+    ["Alignment of cp_g1_affine"][::std::mem::align_of::<cp_g1_affine>() - 8usize];
+    ["Offset of field: cp_g1_affine::x"][::std::mem::offset_of!(cp_g1_affine, x) - 0usize];
+    ["Offset of field: cp_g1_affine::y"][::std::mem::offset_of!(cp_g1_affine, y) - 48usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
+pub struct cp_g2_affine {
+    pub x: cp_fp2,
+    pub y: cp_fp2,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of cp_g2_affine"][::std::mem::size_of::<cp_g2_affine>() - 192usize];
+    ["Alignment of cp_g2_affine"][::std::mem::align_of::<cp_g2_affine>() - 8usize];
+    ["Offset of field: cp_g2_affine::x"][::std::mem::offset_of!(cp_g2_affine, x) - 0usize];
+    ["Offset of field: cp_g2_affine::y"][::std::mem::offset_of!(cp_g2_affine, y) - 96usize];
+};
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cp_srs {
+    _unused: [u8; 0],
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -555,6 +526,27 @@ unsafe extern "C" {
         ic_cap: usize,
     ) -> cp_status;
 }
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
+pub struct cp_memory_estimate {
+    pub working_bytes: u64,
+    pub srs_bytes: u64,
+    pub streamed_bytes: u64,
+    pub compact_bytes: u64,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of cp_memory_estimate"][::std::mem::size_of::<cp_memory_estimate>() - 32usize];
+    ["Alignment of cp_memory_estimate"][::std::mem::align_of::<cp_memory_estimate>() - 8usize];
+    ["Offset of field: cp_memory_estimate::working_bytes"]
+        [::std::mem::offset_of!(cp_memory_estimate, working_bytes) - 0usize];
+    ["Offset of field: cp_memory_estimate::srs_bytes"]
+        [::std::mem::offset_of!(cp_memory_estimate, srs_bytes) - 8usize];
+    ["Offset of field: cp_memory_estimate::streamed_bytes"]
+        [::std::mem::offset_of!(cp_memory_estimate, streamed_bytes) - 16usize];
+    ["Offset of field: cp_memory_estimate::compact_bytes"]
+        [::std::mem::offset_of!(cp_memory_estimate, compact_bytes) - 24usize];
+};
 unsafe extern "C" {
     pub fn cp_memory_estimate_get(
         srs: *const cp_srs,
@@ -569,6 +561,14 @@ unsafe extern "C" {
         srs: *const cp_srs,
         num_constraints: u64,
         out: *mut cp_memory_estimate,
+    ) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_device_prepare(
+        ctx: *mut cp_context,
+        ordinal: i32,
+        srs: *const cp_srs,
+        num_constraints: u64,
     ) -> cp_status;
 }
 #[repr(C)]

@@ -1,7 +1,9 @@
 //! The committed bindings (src/bindings.rs) must be what bindgen makes of the
-//! header today. With `CP_REGEN_BINDINGS=1` the test rewrites them instead
-//! (see sys/regen-bindings.sh). Where libclang cannot be loaded the test says
-//! so and passes; CI installs libclang so it runs there.
+//! header today: the umbrella cuda_prover.h, which includes the family
+//! headers of include/cuda_prover/ (core, groth16, gkr, testing). With
+//! `CP_REGEN_BINDINGS=1` the test rewrites them instead (see
+//! sys/regen-bindings.sh). Where libclang cannot be loaded the test says so
+//! and passes; CI installs libclang so it runs there.
 use std::path::PathBuf;
 
 fn generate() -> Result<String, String> {

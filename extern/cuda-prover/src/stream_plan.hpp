@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cuda_prover.h"
+#include "cuda_prover/testing.h"
 
 namespace cp {
 
