@@ -288,6 +288,7 @@ fn about(payload: &[u8]) -> Option<About> {
 }
 
 /// A frame read at an offset.
+#[allow(clippy::large_enum_variant)]
 enum Frame {
     Ok(Op, u64),
     /// Not an intact frame: what it seems to be about, and whether it is
@@ -500,12 +501,13 @@ fn sync_dir(path: &Path) -> std::io::Result<()> {
 /// A frame to write, and the job it is about.
 type NewFrame = std::io::Result<(Option<u64>, Vec<u8>)>;
 
+/// A file written: its path, where each job's frame landed (offset,
+/// length) and its length.
+type Written = (PathBuf, HashMap<u64, (u64, u64)>, u64);
+
 /// `<path>.new`, written with a header and `frames` (made one at a time)
-/// and synced; where each frame landed and the file's length.
-fn write_new(
-    path: &Path,
-    frames: impl Iterator<Item = NewFrame>,
-) -> std::io::Result<(PathBuf, HashMap<u64, (u64, u64)>, u64)> {
+/// and synced.
+fn write_new(path: &Path, frames: impl Iterator<Item = NewFrame>) -> std::io::Result<Written> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".new");
     let tmp = PathBuf::from(tmp);
