@@ -38,6 +38,7 @@ fn code_name(c: tonic::Code) -> &'static str {
         tonic::Code::Unavailable => "unavailable",
         tonic::Code::OutOfRange => "too large",
         tonic::Code::DeadlineExceeded => "deadline exceeded",
+        tonic::Code::AlreadyExists => "already exists",
         _ => "error",
     }
 }
@@ -123,6 +124,7 @@ impl JobOutcome {
 pub struct Client {
     inner: ProverClient<InterceptedService<Channel, Token>>,
     addr: String,
+    token: Token,
 }
 
 impl Client {
@@ -141,11 +143,16 @@ impl Client {
                     .map_err(|_| ClientError::Invalid("the token is not valid ASCII".into()))
             })
             .transpose()?;
-        Ok(Self {
-            inner: ProverClient::with_interceptor(channel, Token(token))
+        Ok(Self::over(channel, addr, Token(token)))
+    }
+
+    fn over(channel: Channel, addr: &str, token: Token) -> Self {
+        Self {
+            inner: ProverClient::with_interceptor(channel, token.clone())
                 .max_decoding_message_size(256 << 20),
             addr: addr.to_string(),
-        })
+            token,
+        }
     }
 
     pub fn addr(&self) -> &str {
@@ -154,6 +161,51 @@ impl Client {
 
     pub async fn submit(&self, req: proto::SubmitRequest) -> Result<String, ClientError> {
         Ok(self.inner.clone().submit(req).await?.into_inner().job_id)
+    }
+
+    /// Submits under the idempotency key `request_id` (1 to 256 bytes),
+    /// sending the request again while the daemon cannot be reached or the
+    /// call is cut (the daemon stopped or restarts: UNAVAILABLE, a lost
+    /// connection), connecting anew each time, until `within` has passed.
+    /// The key makes every send name one job: the one the first send that
+    /// reached the daemon made, with `--state-dir` also across a restart.
+    /// Other errors (bad request, busy, the key reused with other inputs:
+    /// ALREADY_EXISTS) are returned at once.
+    pub async fn submit_idempotent(
+        &self,
+        mut req: proto::SubmitRequest,
+        request_id: &str,
+        within: std::time::Duration,
+    ) -> Result<String, ClientError> {
+        if request_id.is_empty() {
+            return Err(ClientError::Invalid(
+                "submit_idempotent needs a request id".into(),
+            ));
+        }
+        req.request_id = request_id.to_string();
+        let since = std::time::Instant::now();
+        let mut client = self.clone();
+        loop {
+            let e = match client.submit(req.clone()).await {
+                Ok(id) => return Ok(id),
+                Err(e) => e,
+            };
+            let again = match &e {
+                ClientError::Rpc(s) => matches!(
+                    s.code(),
+                    tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled
+                ),
+                ClientError::Connect { .. } | ClientError::Lost(_) => true,
+                ClientError::Invalid(_) => false,
+            };
+            if !again || since.elapsed() >= within {
+                return Err(e);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            if let Ok(ch) = channel(&self.addr).await {
+                client = Self::over(ch, &self.addr, self.token.clone());
+            }
+        }
     }
 
     /// Waits for the job's result; `progress(done, total, state)` on every

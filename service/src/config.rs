@@ -42,7 +42,7 @@ pub struct ServiceConfig {
     /// A connection that sends nothing for this long is closed (live
     /// clients answer the server's pings well within it).
     pub idle_timeout: std::time::Duration,
-    /// Accepted jobs are journaled here (`jobs.redb`) before their
+    /// Accepted jobs are journaled here (`jobs.journal`) before their
     /// submission answers, and taken back by the next start.
     pub state_dir: Option<PathBuf>,
     /// A finished job (its result and proofs) is kept this long after it

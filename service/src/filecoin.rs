@@ -22,7 +22,9 @@ use cuda_prover_filecoin::test_params::{parameter_files, use_test_parameter_dir,
 use cuda_prover_filecoin::vanilla::{
     check_post_vanilla, check_snap_vanilla, prove_post_bytes, prove_snap_bytes, PostJob,
 };
-use cuda_prover_filecoin::{FilecoinError, FilecoinProver, JobTimes, RegisteredSeal, SectorSize};
+use cuda_prover_filecoin::{
+    FilecoinError, FilecoinProver, JobTimes, RegisteredSeal, SealVersion, SectorSize,
+};
 use cuda_prover_pipeline::KeyCheck;
 
 use crate::proto;
@@ -208,6 +210,25 @@ pub enum FilecoinKey {
     SnapDeals(SectorSize),
 }
 
+impl FilecoinKey {
+    /// The key's id as cuzk.v1's PreloadSRS / EvictSRS take it:
+    /// `<kind>-<size>` (`porep-32g`, `winning-2k`, `wpost-2k`, `snap-2k`,
+    /// also what `serve --preload` reads), or for the C2 key of a seal
+    /// proof other than V1_1 the proof's name (`StackedDrg32GiBV1`).
+    pub fn circuit_id(&self) -> String {
+        use crate::cuzk::convert::{circuit_id, KeyKind};
+        match self {
+            FilecoinKey::Porep(r) if r.version == SealVersion::V1_1 => {
+                circuit_id(KeyKind::Porep, r.size.bytes())
+            }
+            FilecoinKey::Porep(r) => r.to_string(),
+            FilecoinKey::WinningPost(s) => circuit_id(KeyKind::WinningPost, s.bytes()),
+            FilecoinKey::WindowPost(s) => circuit_id(KeyKind::WindowPost, s.bytes()),
+            FilecoinKey::SnapDeals(s) => circuit_id(KeyKind::SnapDeals, s.bytes()),
+        }
+    }
+}
+
 impl std::fmt::Display for FilecoinKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -224,6 +245,9 @@ impl std::fmt::Display for FilecoinKey {
 pub struct FilecoinJobs {
     base: FilecoinProver,
     test_params: Option<PathBuf>,
+    /// The params file of every key named so far (by a preload, an evict
+    /// or a job), so that a loaded params file is listed by its key.
+    paths: parking_lot::Mutex<Vec<(FilecoinKey, PathBuf)>>,
 }
 
 impl FilecoinJobs {
@@ -244,7 +268,11 @@ impl FilecoinJobs {
             }
             None => None,
         };
-        Ok(Self { base, test_params })
+        Ok(Self {
+            base,
+            test_params,
+            paths: Default::default(),
+        })
     }
 
     /// The TEST parameter directory, when the daemon uses one.
@@ -262,16 +290,32 @@ impl FilecoinJobs {
     /// the daemon uses one): loading it here loads the key those jobs
     /// use, not a second copy.
     pub fn params_of(&self, key: FilecoinKey) -> Result<PathBuf, FilecoinError> {
+        if let Some((_, p)) = self.paths.lock().iter().find(|(k, _)| *k == key) {
+            return Ok(p.clone());
+        }
         // `parameter_files` names the files by the configs the provers use
         // (`post_config` of the kind, the update circuit's public params),
         // in the parameter directory of this process.
-        let circuit = match key {
-            FilecoinKey::Porep(registered) => return self.porep_params(registered),
-            FilecoinKey::WinningPost(size) => TestCircuit::WinningPost(size),
-            FilecoinKey::WindowPost(size) => TestCircuit::WindowPost(size),
-            FilecoinKey::SnapDeals(size) => TestCircuit::SnapDeals(size),
+        let path = match key {
+            FilecoinKey::Porep(registered) => self.porep_params(registered)?,
+            FilecoinKey::WinningPost(size) => {
+                parameter_files(TestCircuit::WinningPost(size))?.params
+            }
+            FilecoinKey::WindowPost(size) => parameter_files(TestCircuit::WindowPost(size))?.params,
+            FilecoinKey::SnapDeals(size) => parameter_files(TestCircuit::SnapDeals(size))?.params,
         };
-        Ok(parameter_files(circuit)?.params)
+        let mut paths = self.paths.lock();
+        if !paths.iter().any(|(k, _)| *k == key) {
+            paths.push((key, path.clone()));
+        }
+        Ok(path)
+    }
+
+    /// Notes the params file of the key a job is about to load.
+    fn job_key(&self, key: FilecoinKey) {
+        if let Err(e) = self.params_of(key) {
+            log::debug!("{key}: no params file name ({e})");
+        }
     }
 
     /// Loads the key of `params` and keeps it; the time the load took
@@ -290,6 +334,26 @@ impl FilecoinJobs {
         self.base.loaded_keys()
     }
 
+    /// The loaded keys: each one's circuit id ([`FilecoinKey::circuit_id`];
+    /// of a params file no key was named for, the file itself, which
+    /// EvictSRS also takes) and params file.
+    pub fn loaded_key_ids(&self) -> Vec<(String, PathBuf)> {
+        let paths = self.paths.lock().clone();
+        self.loaded_keys()
+            .into_iter()
+            .map(|p| {
+                // A file two keys share is listed by its cuzk form.
+                let id = paths
+                    .iter()
+                    .filter(|(_, q)| *q == p)
+                    .map(|(k, _)| k.circuit_id())
+                    .min_by_key(|id| id.starts_with("StackedDrg"))
+                    .unwrap_or_else(|| p.display().to_string());
+                (id, p)
+            })
+            .collect()
+    }
+
     /// C2 on `engine` at `priority`: the proof bytes, already accepted by
     /// filecoin-proofs' `verify_seal`, and where the time went (the
     /// engine's job report in it).
@@ -300,6 +364,7 @@ impl FilecoinJobs {
         priority: Priority,
         cancel: Arc<AtomicBool>,
     ) -> Result<(Vec<u8>, JobTimes), FilecoinError> {
+        self.job_key(FilecoinKey::Porep(spec.registered));
         let prover = self.base.for_job(engine, priority, cancel);
         let expected = Expected {
             registered: Some(spec.registered),
@@ -324,6 +389,10 @@ impl FilecoinJobs {
         priority: Priority,
         cancel: Arc<AtomicBool>,
     ) -> Result<(Vec<u8>, JobTimes), FilecoinError> {
+        self.job_key(match spec.job {
+            PostJob::Winning => FilecoinKey::WinningPost(spec.size),
+            PostJob::Window | PostJob::WindowPartition(_) => FilecoinKey::WindowPost(spec.size),
+        });
         let prover = self.base.for_job(engine, priority, cancel);
         let out = prove_post_bytes(
             &prover,
@@ -345,6 +414,7 @@ impl FilecoinJobs {
         priority: Priority,
         cancel: Arc<AtomicBool>,
     ) -> Result<(Vec<u8>, JobTimes), FilecoinError> {
+        self.job_key(FilecoinKey::SnapDeals(spec.size));
         let prover = self.base.for_job(engine, priority, cancel);
         let out = prove_snap_bytes(&prover, spec.size, &spec.vanilla, spec.comms)?;
         Ok((out.proof, out.times))

@@ -72,9 +72,10 @@ pub struct Origin {
     /// The request as the cuda_prover.v1 API takes it (cuzk.v1 requests
     /// are written in that form too); journaled when set.
     pub request: Option<crate::proto::SubmitRequest>,
-    /// The client's idempotency key (cuzk.v1 `request_id`), and a digest of
-    /// the request's inputs.
+    /// The client's idempotency key (the `request_id` of either API), the
+    /// API it was given on, and a digest of the request's inputs.
     pub request_id: String,
+    pub api: crate::requests::Api,
     pub digest: u64,
 }
 
@@ -353,15 +354,17 @@ impl Jobs {
         if let (Some(j), Some(request)) = (&self.journal, &spec.origin.request) {
             let record = crate::journal::Record {
                 seq: id,
+                instance: self.instance,
                 request: Some(request.clone()),
                 request_id: spec.origin.request_id.clone(),
+                request_api: spec.origin.api.number(),
                 digest: spec.origin.digest,
                 partitions: spec.partitions,
                 ..Default::default()
             };
             j.put(&record).map_err(SubmitError::Journal)?;
         }
-        let entry = self.new_entry(id, spec);
+        let entry = self.new_entry(self.instance, id, spec);
         g.queue
             .insert((Reverse(entry.spec.priority), id), entry.clone());
         g.all.insert(id, entry.clone());
@@ -371,7 +374,7 @@ impl Jobs {
         Ok(entry)
     }
 
-    fn new_entry(&self, id: u64, spec: JobSpec) -> Arc<JobEntry> {
+    fn new_entry(&self, instance: u64, id: u64, spec: JobSpec) -> Arc<JobEntry> {
         let (tx, _) = watch::channel(Snapshot {
             state: JobState::Queued,
             done: 0,
@@ -380,10 +383,7 @@ impl Jobs {
         });
         Arc::new(JobEntry {
             id,
-            wire_id: JobId {
-                instance: self.instance,
-                seq: id,
-            },
+            wire_id: JobId { instance, seq: id },
             spec,
             submitted: Instant::now(),
             started: Mutex::new(None),
@@ -403,11 +403,16 @@ impl Jobs {
     /// queued or running is queued again under its id (`rebuild` checks its
     /// request again; one that no longer passes fails with the reason), a
     /// finished one keeps its result for await until its retention time
-    /// has passed (one past it is dropped from the journal now). No id
-    /// below `next_seq` is issued again. Call before submitting.
+    /// has passed (one past it is dropped from the journal now). No
+    /// sequence number below `next_seq` is issued again. A record keeps the
+    /// id instance it was written under (`journal_instance` for records
+    /// that name none), which may be another than this run's: the run after
+    /// a damaged journal gives new jobs a new instance. Call before
+    /// submitting.
     pub fn restore(
         &self,
         records: Vec<crate::journal::Record>,
+        journal_instance: u64,
         next_seq: u64,
         rebuild: impl Fn(crate::proto::SubmitRequest) -> Result<JobSpec, String>,
     ) {
@@ -425,9 +430,22 @@ impl Jobs {
                 self.drop_record(r.seq, "its retention time passed while the daemon was down");
                 continue;
             }
+            let (api, request_id) = match crate::requests::Api::of_number(r.request_api) {
+                Some(api) => (api, r.request_id.clone()),
+                None => {
+                    log::warn!(
+                        "job {} of the journal: its request id is of an API this build does not \
+                         know ({}); it names no job here",
+                        r.seq,
+                        r.request_api
+                    );
+                    (Default::default(), String::new())
+                }
+            };
             let origin = Origin {
                 request: r.request.clone(),
-                request_id: r.request_id.clone(),
+                request_id,
+                api,
                 digest: r.digest,
             };
             let open = r.state.is_empty();
@@ -455,7 +473,12 @@ impl Jobs {
                     deadline: None,
                 },
             };
-            let entry = self.new_entry(r.seq, spec);
+            let instance = if r.instance != 0 {
+                r.instance
+            } else {
+                journal_instance
+            };
+            let entry = self.new_entry(instance, r.seq, spec);
             g.all.insert(r.seq, entry.clone());
             if let Some(Ok(_)) = rebuilt {
                 log::info!("job {} queued again from the journal", entry.wire_id);
@@ -573,12 +596,10 @@ impl Jobs {
         self.inner.lock().all.get(&id).cloned()
     }
 
-    /// The job a client's id names, if this daemon run issued it.
+    /// The job a client's id names (one of this run, or one read back from
+    /// the journal under the id it had).
     pub fn get_wire(&self, id: &JobId) -> Option<Arc<JobEntry>> {
-        if id.instance != self.instance {
-            return None;
-        }
-        self.get(id.seq)
+        self.get(id.seq).filter(|e| e.wire_id == *id)
     }
 
     /// Cancels a job: a queued one leaves the queue, a running one stops
@@ -670,8 +691,10 @@ impl Jobs {
             let t = result.timings;
             let record = crate::journal::Record {
                 seq: entry.id,
+                instance: entry.wire_id.instance,
                 request: None,
                 request_id: entry.spec.origin.request_id.clone(),
+                request_api: entry.spec.origin.api.number(),
                 digest: entry.spec.origin.digest,
                 state: result.state.name().into(),
                 verified: result.verified,

@@ -24,6 +24,7 @@ pub mod keys;
 pub mod listener;
 pub mod metrics;
 pub mod metrics_http;
+pub mod requests;
 pub mod server;
 pub mod wire_size;
 

@@ -133,6 +133,13 @@ struct JobArgs {
     /// Cancel the job unless done this many ms after submission.
     #[arg(long, default_value_t = 0)]
     deadline_ms: u64,
+    /// An idempotency key (up to 256 bytes): a submit with an id the
+    /// daemon knows prints that job's id instead of queueing another (also
+    /// after a daemon restart, with --state-dir), so a submit whose answer
+    /// was lost can be run again; the same id with other options is an
+    /// error.
+    #[arg(long, default_value = "")]
+    request_id: String,
     /// A Filecoin commit phase 2 instead of a built-in circuit: the C1
     /// output file (filecoin-proofs' JSON, its api form, or lotus-bench /
     /// Curio's {"SectorNum","Phase1Out","SectorSize"} wrapper). Needs
@@ -233,7 +240,7 @@ enum Command {
         #[arg(long, default_value_t = 512,
               value_parser = clap::value_parser!(u32).range(1..=MAX_CONNECTIONS))]
         max_connections: u32,
-        /// Journal accepted jobs in DIR/jobs.redb (fsync'd before a submit
+        /// Journal accepted jobs in DIR/jobs.journal (fsync'd before a submit
         /// answers): after a crash, the next start on DIR runs the queued
         /// and running jobs again under their ids and keeps finished
         /// results for await.
@@ -487,6 +494,7 @@ fn submit_request(job: JobArgs) -> Result<proto::SubmitRequest, String> {
         params_dir: job.params_dir,
         name: job.name,
         deadline_ms: job.deadline_ms,
+        request_id: job.request_id,
     })
 }
 
@@ -830,6 +838,17 @@ fn print_status(st: &proto::StatusReply) {
             k.key,
             k.bytes >> 10,
             if k.pinned { " pinned" } else { "" }
+        );
+    }
+    if !st.filecoin_keys.is_empty() {
+        println!("filecoin keys: {}", st.filecoin_keys.len());
+    }
+    for k in &st.filecoin_keys {
+        println!(
+            "  {} ({} KiB, {})",
+            k.circuit_id,
+            k.bytes >> 10,
+            k.params_file
         );
     }
     for (what, list) in [("running", &st.running), ("queued", &st.queued)] {

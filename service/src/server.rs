@@ -30,6 +30,8 @@ use crate::proto::prover_server::{Prover, ProverServer};
 /// The daemon's state behind the RPCs.
 pub struct Service {
     jobs: Arc<Jobs>,
+    /// The request ids of both APIs.
+    requests: crate::requests::RequestIds,
     config: ServiceConfig,
     shutdown: Arc<Notify>,
     readiness: Readiness,
@@ -86,6 +88,7 @@ impl Service {
         );
         let service = Arc::new(Self {
             jobs,
+            requests: Default::default(),
             config,
             shutdown: Arc::new(Notify::new()),
             readiness: Readiness::default(),
@@ -95,9 +98,12 @@ impl Service {
         }
         if let Some(r) = restored {
             let n = r.records.len();
-            service.jobs.restore(r.records, r.next_seq, |req| {
-                service.spec(req, None).map_err(|s| s.message().to_string())
-            });
+            service
+                .jobs
+                .restore(r.records, r.journal_instance, r.next_seq, |req| {
+                    service.spec(req, None).map_err(|s| s.message().to_string())
+                });
+            service.requests.read_back(&service.jobs);
             if n > 0 {
                 log::info!("{n} jobs read back from the journal");
             }
@@ -107,6 +113,34 @@ impl Service {
 
     pub fn jobs(&self) -> &Arc<Jobs> {
         &self.jobs
+    }
+
+    /// The request ids of both APIs.
+    pub fn requests(&self) -> &crate::requests::RequestIds {
+        &self.requests
+    }
+
+    /// The job of a cuda_prover.v1 submission: the one its request id
+    /// names, or a new one.
+    fn submit_request(
+        &self,
+        mut r: proto::SubmitRequest,
+        wire: Option<usize>,
+    ) -> Result<Arc<JobEntry>, Status> {
+        let request_id = std::mem::take(&mut r.request_id);
+        let digest = if request_id.is_empty() {
+            0
+        } else {
+            crate::requests::prover_digest(&r)
+        };
+        self.requests.submit(
+            &self.jobs,
+            crate::requests::Api::Prover,
+            &request_id,
+            digest,
+            || self.journaled_spec(r, wire),
+            |spec| self.submit_spec(spec),
+        )
     }
 
     pub fn config(&self) -> &ServiceConfig {
@@ -598,8 +632,7 @@ impl Prover for Arc<Service> {
         req: Request<proto::SubmitRequest>,
     ) -> Result<Response<proto::SubmitReply>, Status> {
         let wire = crate::wire_size::of(&req);
-        let spec = self.journaled_spec(req.into_inner(), wire)?;
-        let e = self.submit_spec(spec)?;
+        let e = self.submit_request(req.into_inner(), wire)?;
         Ok(Response::new(proto::SubmitReply {
             job_id: e.wire_id.to_string(),
         }))
@@ -622,8 +655,7 @@ impl Prover for Arc<Service> {
         req: Request<proto::SubmitRequest>,
     ) -> Result<Response<EventStream>, Status> {
         let wire = crate::wire_size::of(&req);
-        let spec = self.journaled_spec(req.into_inner(), wire)?;
-        let e = self.submit_spec(spec)?;
+        let e = self.submit_request(req.into_inner(), wire)?;
         Ok(Response::new(events(e)))
     }
 
@@ -665,6 +697,23 @@ impl Prover for Arc<Service> {
             })
             .collect();
         let (_, budget, _) = self.jobs.keys().usage();
+        #[cfg(feature = "filecoin")]
+        let filecoin_keys = self
+            .jobs
+            .filecoin()
+            .map(|f| {
+                f.loaded_key_ids()
+                    .into_iter()
+                    .map(|(id, path)| proto::FilecoinKeyStatus {
+                        circuit_id: id,
+                        bytes: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
+                        params_file: path.display().to_string(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        #[cfg(not(feature = "filecoin"))]
+        let filecoin_keys = Vec::new();
         Ok(Response::new(proto::StatusReply {
             version: env!("CARGO_PKG_VERSION").into(),
             backend: engine.context().backend_name().into(),
@@ -686,6 +735,7 @@ impl Prover for Arc<Service> {
             key_budget_bytes: budget,
             max_queue: self.config.max_queue as u32,
             max_running: self.config.max_running as u32,
+            filecoin_keys,
         }))
     }
 

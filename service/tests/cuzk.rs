@@ -14,50 +14,28 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use common::{job, slow_partitions, start_unix, temp_dir};
-use cuda_prover_filecoin::sealing::{seal_test_sector_for, verify_commit, SealedSector};
+use common::filecoin::{seal_for_miner, test_params, MINER, REGISTERED_2KIB_V1_1};
+use common::process::{serve_cmd, try_spawn, ChildDaemon};
+use common::{cuzk_client, job, prove_request, slow_partitions, start_unix, temp_dir};
+use cuda_prover_filecoin::sealing::{verify_commit, SealedSector};
 use cuda_prover_filecoin::test_c1::wrapper::wrap;
-use cuda_prover_filecoin::test_params::{
-    default_test_parameter_dir, ensure_test_parameters, use_test_parameter_dir, TestCircuit,
-};
-use cuda_prover_filecoin::{RegisteredSeal, SealVersion, SectorSize};
-use cuda_prover_service::cuzk::convert::prover_id_of_miner;
+use cuda_prover_filecoin::test_params::TestCircuit;
+use cuda_prover_filecoin::SectorSize;
 use cuda_prover_service::cuzk_proto as pb;
 use cuda_prover_service::cuzk_proto::await_proof_response::Status as AwaitStatus;
 use cuda_prover_service::cuzk_proto::proving_engine_client::ProvingEngineClient;
 use cuda_prover_service::cuzk_proto::ProofKind;
 use tonic::transport::Channel;
 
-/// The miner of the test sector (f01000): its prover id is [0xe8, 0x07, 0...].
-const MINER: u64 = 1000;
-/// StackedDrg2KiBV1_1 among the network's seal proof numbers.
-const REGISTERED_2KIB_V1_1: u64 = 5;
-
-fn test_params() -> &'static PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = use_test_parameter_dir(&default_test_parameter_dir().unwrap()).unwrap();
-        ensure_test_parameters(&[TestCircuit::Porep(SectorSize::KIB_2)], |m| {
-            eprintln!("{m}")
-        })
-        .unwrap();
-        dir
-    })
+/// The 2 KiB C2 TEST parameters.
+fn c2_params() -> PathBuf {
+    test_params(&[TestCircuit::Porep(SectorSize::KIB_2)])
 }
 
-/// A 2 KiB sector sealed for the miner's prover id.
+/// A 2 KiB sector sealed for the miner's prover id, once per test binary.
 fn sealed() -> &'static SealedSector {
     static S: OnceLock<SealedSector> = OnceLock::new();
-    S.get_or_init(|| {
-        test_params();
-        seal_test_sector_for(
-            RegisteredSeal::new(SectorSize::KIB_2, SealVersion::V1_1),
-            &temp_dir("cuzk-sector"),
-            11,
-            Some(prover_id_of_miner(MINER)),
-        )
-        .expect("sealing 2 KiB")
-    })
+    S.get_or_init(|| seal_for_miner(11))
 }
 
 /// A C2 request as Curio sends it: the C1 output in its wrapper.
@@ -74,20 +52,6 @@ fn c2_request(request_id: &str) -> pb::SubmitProofRequest {
         miner_id: MINER,
         ..Default::default()
     }
-}
-
-/// A ProveRequest as Curio's client sends it: the submission wrapped.
-fn prove_request(submit: pb::SubmitProofRequest) -> pb::ProveRequest {
-    pb::ProveRequest {
-        submit: Some(submit),
-    }
-}
-
-async fn cuzk_client(addr: &str) -> ProvingEngineClient<Channel> {
-    let ch = cuda_prover_service::client::channel(addr).await.unwrap();
-    ProvingEngineClient::new(ch)
-        .max_decoding_message_size(256 << 20)
-        .max_encoding_message_size(256 << 20)
 }
 
 async fn open_jobs(cl: &mut ProvingEngineClient<Channel>) -> (u32, u32) {
@@ -114,7 +78,7 @@ fn socket_path(addr: &str) -> PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn prove_over_the_unix_socket_returns_a_verified_c2_and_status_counts_it() {
     let s = sealed();
-    let mut d = start_unix(2, |c| c.filecoin_test_params = Some(test_params().clone())).await;
+    let mut d = start_unix(2, |c| c.filecoin_test_params = Some(c2_params())).await;
     let path = socket_path(&d.addr);
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o660, "the socket file's default mode");
@@ -215,12 +179,23 @@ async fn prove_over_the_unix_socket_returns_a_verified_c2_and_status_counts_it()
         .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
         .sum();
     assert_eq!(proved, partitions, "{metrics}");
-    assert!(
-        st.loaded_srs
-            .iter()
-            .any(|k| k.circuit_id.ends_with(".params") && k.size_bytes > 0),
-        "{:?}",
-        st.loaded_srs
+    // The key the job loaded is listed by the id PreloadSRS / EvictSRS
+    // take (cuzk's `porep-2k`, not its params file), which our own Status
+    // lists with the params file.
+    let listed = st
+        .loaded_srs
+        .iter()
+        .find(|k| k.size_bytes > 0 && k.tier == pb::srs_status::Tier::Hot as i32)
+        .unwrap_or_else(|| panic!("{:?}", st.loaded_srs));
+    assert_eq!(listed.circuit_id, "porep-2k", "{:?}", st.loaded_srs);
+    let v1_status = common::client(&d).await.status().await.unwrap();
+    assert_eq!(v1_status.filecoin_keys.len(), 1, "{v1_status:?}");
+    let fk = &v1_status.filecoin_keys[0];
+    assert_eq!(fk.circuit_id, "porep-2k");
+    assert!(fk.params_file.ends_with(".params"), "{fk:?}");
+    assert_eq!(
+        std::fs::metadata(&fk.params_file).unwrap().len(),
+        listed.size_bytes
     );
     assert_eq!(st.total_proofs_completed, 1);
     assert_eq!(st.total_proofs_failed, 0);
@@ -238,8 +213,23 @@ async fn prove_over_the_unix_socket_returns_a_verified_c2_and_status_counts_it()
         .unwrap()
         .into_inner();
     assert!(p.already_loaded, "{p:?}");
-    let e = cl.evict_srs(evict("porep-2k")).await.unwrap().into_inner();
-    assert!(e.was_loaded && e.freed_bytes > 0, "{e:?}");
+    // GetStatus's id round-trips: EvictSRS of it drops that key.
+    let e = cl
+        .evict_srs(evict(&listed.circuit_id))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(e.was_loaded && e.freed_bytes == listed.size_bytes, "{e:?}");
+    let after = cl
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        !after.loaded_srs.iter().any(|k| k.circuit_id == "porep-2k"),
+        "{:?}",
+        after.loaded_srs
+    );
     let e = cl
         .evict_srs(evict("StackedDrg2KiBV1_1"))
         .await
@@ -277,7 +267,7 @@ async fn prove_over_the_unix_socket_returns_a_verified_c2_and_status_counts_it()
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_request_id_is_one_job() {
     let s = sealed();
-    let d = start_unix(1, |c| c.filecoin_test_params = Some(test_params().clone())).await;
+    let d = start_unix(1, |c| c.filecoin_test_params = Some(c2_params())).await;
     let mut cl = cuzk_client(&d.addr).await;
     let a = cl
         .submit_proof(c2_request("task-42"))
@@ -339,7 +329,7 @@ async fn a_request_id_is_one_job() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cancel_of_a_queued_job() {
     let d = start_unix(1, |c| {
-        c.filecoin_test_params = Some(test_params().clone());
+        c.filecoin_test_params = Some(c2_params());
         c.max_running = 1;
     })
     .await;
@@ -438,7 +428,7 @@ async fn cancel_of_a_queued_job() {
 async fn cancel_of_a_running_job() {
     let s = sealed();
     let d = start_unix(1, |c| {
-        c.filecoin_test_params = Some(test_params().clone());
+        c.filecoin_test_params = Some(c2_params());
         c.max_running = 2;
     })
     .await;
@@ -558,7 +548,7 @@ async fn cancel_of_a_running_job() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn unknown_kinds_and_bad_inputs_are_clear_statuses_and_queue_nothing() {
-    let d = start_unix(1, |c| c.filecoin_test_params = Some(test_params().clone())).await;
+    let d = start_unix(1, |c| c.filecoin_test_params = Some(c2_params())).await;
     let mut cl = cuzk_client(&d.addr).await;
     let refused = |mut r: pb::SubmitProofRequest, f: &dyn Fn(&mut pb::SubmitProofRequest)| {
         f(&mut r);
@@ -653,67 +643,26 @@ async fn unknown_kinds_and_bad_inputs_are_clear_statuses_and_queue_nothing() {
     );
 }
 
-/// A daemon process with a journal, on a unix socket.
-struct Child {
-    child: std::process::Child,
-    addr: String,
-}
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve_journaled(dir: &std::path::Path) -> Result<Child, String> {
-    use std::io::{BufRead, BufReader, Read};
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cuda-prover-service"))
-        .arg("serve")
-        .arg("--listen")
-        .arg(format!("unix://{}", dir.join("cuzk.sock").display()))
-        .args([
-            "--backend",
-            "host",
-            "--host-devices",
-            "1",
-            "--max-running",
-            "1",
-        ])
+/// A daemon process with a journal, on a unix socket, its log in
+/// `dir/daemon.log`; what it logged when it did not start.
+fn serve_journaled(dir: &std::path::Path) -> Result<ChildDaemon, String> {
+    let mut cmd = serve_cmd(&format!("unix://{}", dir.join("cuzk.sock").display()), 1);
+    cmd.args(["--max-running", "1"])
         .arg("--filecoin-test-params")
-        .arg(test_params())
+        .arg(c2_params())
         .arg("--params-dir")
         .arg(dir.join("params"))
         .arg("--state-dir")
-        .arg(dir.join("state"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    match line.trim().strip_prefix("listening on ") {
-        Some(a) => Ok(Child {
-            addr: a.to_string(),
-            child,
-        }),
-        None => {
-            let mut err = String::new();
-            let _ = child.stderr.take().unwrap().read_to_string(&mut err);
-            let _ = child.wait();
-            Err(err)
-        }
-    }
+        .arg(dir.join("state"));
+    try_spawn(cmd, Some(&dir.join("daemon.log")))
 }
 
 /// Jobs survive kill -9: three C2 jobs accepted (one finished, one
 /// running, one queued when the daemon dies); the next start on the same
 /// state directory and socket keeps the finished proof (not proved again),
 /// runs the other two once under their ids, and their request ids name
-/// them. A journal that cannot be read stops the start, naming the file.
+/// them. A file there that is not a journal is set aside, named in the
+/// log, and the daemon starts with a new one.
 #[test]
 fn journaled_jobs_survive_kill_9() {
     let s = sealed();
@@ -752,8 +701,7 @@ fn journaled_jobs_survive_kill_9() {
         assert!(running, "the second job runs, the third waits");
         (ids, first.proof)
     });
-    d.child.kill().unwrap();
-    let _ = d.child.wait();
+    d.kill9();
     drop(d);
 
     let d = serve_journaled(&dir).unwrap();
@@ -793,7 +741,7 @@ fn journaled_jobs_survive_kill_9() {
 
     // A journal that is not one: an error naming the file, which is set
     // aside; the daemon starts with a new journal (the old ids are unknown).
-    let journal = dir.join("state").join("jobs.redb");
+    let journal = dir.join("state").join("jobs.journal");
     std::fs::write(&journal, vec![0x5a; 8192]).unwrap();
     let mut d = serve_journaled(&dir).expect("the daemon starts with a new journal");
     rt.block_on(async {
@@ -808,21 +756,13 @@ fn journaled_jobs_survive_kill_9() {
         assert_eq!(e.code(), tonic::Code::NotFound, "{e:?}");
         assert_eq!(open_jobs(&mut cl).await, (0, 0));
     });
-    d.child.kill().unwrap();
-    let _ = d.child.wait();
-    let mut said = String::new();
-    use std::io::Read;
-    d.child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut said)
-        .unwrap();
+    d.kill9();
+    let said = std::fs::read_to_string(dir.join("daemon.log")).unwrap();
     assert!(
         said.contains(&format!(
-            "the job journal {} cannot be read",
+            "the job journal {} is not a job journal",
             journal.display()
-        )) && said.contains("jobs.redb.corrupt-"),
+        )) && said.contains("jobs.journal.damaged-"),
         "{said}"
     );
 }
@@ -830,7 +770,7 @@ fn journaled_jobs_survive_kill_9() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oversized_request_is_refused_and_queues_nothing() {
     let d = start_unix(1, |c| {
-        c.filecoin_test_params = Some(test_params().clone());
+        c.filecoin_test_params = Some(c2_params());
         c.max_filecoin_request_bytes = 256 << 10;
     })
     .await;

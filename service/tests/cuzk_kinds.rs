@@ -16,17 +16,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use common::{start_unix, temp_dir};
-use cuda_prover_filecoin::sealing::{seal_test_sector_for, SealedSector, UpdatedSector};
-use cuda_prover_filecoin::test_params::{
-    default_test_parameter_dir, ensure_test_parameters, parameter_files, use_test_parameter_dir,
-    TestCircuit,
-};
+use common::filecoin::{seal_for_miner, test_params, MINER, WINDOW_2KIB_V1_1};
+use common::{cuzk_client, prove_request, start_unix, temp_dir};
+use cuda_prover_filecoin::sealing::{SealedSector, UpdatedSector};
+use cuda_prover_filecoin::test_params::{parameter_files, TestCircuit};
 use cuda_prover_filecoin::vanilla::{post_vanilla_bytes_for, snap_vanilla_bytes_for};
-use cuda_prover_filecoin::{post_config, PostKind, RegisteredSeal, SealVersion, SectorSize};
-use cuda_prover_service::cuzk::convert::{
-    cid_of_commitment, prover_id_of_miner, vanilla_field, SEALED, UNSEALED,
-};
+use cuda_prover_filecoin::{post_config, PostKind, SectorSize};
+use cuda_prover_service::cuzk::convert::{cid_of_commitment, vanilla_field, SEALED, UNSEALED};
 use cuda_prover_service::cuzk_proto as pb;
 use cuda_prover_service::cuzk_proto::await_proof_response::Status as AwaitStatus;
 use cuda_prover_service::cuzk_proto::proving_engine_client::ProvingEngineClient;
@@ -39,12 +35,8 @@ use filecoin_proofs::{
 use storage_proofs_core::sector::SectorId;
 use tonic::transport::Channel;
 
-/// The miner of the test sector (f01000).
-const MINER: u64 = 1000;
-/// StackedDrgWindow2KiBV1_1 (filecoin-proofs' V1_2) among the network's
-/// PoSt proof numbers; StackedDrgWinning2KiBV1 and the 2 KiB update proof
-/// are 0.
-const WINDOW_2KIB_V1_1: u64 = 10;
+// StackedDrgWinning2KiBV1 and the 2 KiB update proof are 0 among the
+// network's proof numbers (WINDOW_2KIB_V1_1 is common's).
 
 fn randomness() -> [u8; 32] {
     let mut r = [0x3cu8; 32];
@@ -67,24 +59,13 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let params = use_test_parameter_dir(&default_test_parameter_dir().unwrap()).unwrap();
         let size = SectorSize::KIB_2;
-        ensure_test_parameters(
-            &[
-                TestCircuit::WinningPost(size),
-                TestCircuit::WindowPost(size),
-                TestCircuit::SnapDeals(size),
-            ],
-            |m| eprintln!("{m}"),
-        )
-        .unwrap();
-        let sector = seal_test_sector_for(
-            RegisteredSeal::new(size, SealVersion::V1_1),
-            &temp_dir("kinds-sector"),
-            21,
-            Some(prover_id_of_miner(MINER)),
-        )
-        .expect("sealing 2 KiB");
+        let params = test_params(&[
+            TestCircuit::WinningPost(size),
+            TestCircuit::WindowPost(size),
+            TestCircuit::SnapDeals(size),
+        ]);
+        let sector = seal_for_miner(21);
         let winning = post_vanilla_bytes_for(&sector, PostKind::Winning, randomness()).unwrap();
         let window = post_vanilla_bytes_for(&sector, PostKind::Window, randomness()).unwrap();
         let (updated, snap) = snap_vanilla_bytes_for(&sector, &temp_dir("kinds-snap"), 5).unwrap();
@@ -201,18 +182,6 @@ fn snap_request_as_json_and_cids(id: &str) -> pb::SubmitProofRequest {
         comm_d_new: cid_of_commitment(&f.updated.comm_d_new, UNSEALED),
         ..snap_request(id)
     }
-}
-
-/// A ProveRequest as Curio's client sends it: the submission wrapped.
-fn prove_request(submit: pb::SubmitProofRequest) -> pb::ProveRequest {
-    pb::ProveRequest {
-        submit: Some(submit),
-    }
-}
-
-async fn cuzk_client(addr: &str) -> ProvingEngineClient<Channel> {
-    let ch = cuda_prover_service::client::channel(addr).await.unwrap();
-    ProvingEngineClient::new(ch)
 }
 
 async fn open_jobs(cl: &mut ProvingEngineClient<Channel>) -> u32 {
@@ -464,7 +433,7 @@ async fn malformed_post_and_snapdeals_requests_are_refused_and_queue_nothing() {
     );
 }
 
-/// The params files GetStatus lists as loaded.
+/// The keys GetStatus lists as loaded.
 async fn loaded(cl: &mut ProvingEngineClient<Channel>) -> Vec<pb::SrsStatus> {
     cl.get_status(pb::GetStatusRequest {})
         .await
@@ -476,7 +445,10 @@ async fn loaded(cl: &mut ProvingEngineClient<Channel>) -> Vec<pb::SrsStatus> {
 /// PreloadSRS / EvictSRS of the WinningPoSt, WindowPoSt and SnapDeals keys
 /// by cuzk's circuit ids: the first PreloadSRS loads the key (a load time
 /// of at least 1 ms), the second answers already_loaded; GetStatus lists
-/// the key's params file, pinned (HOT), with its size; a job of the kind
+/// the key by that id (so that the id it lists is one PreloadSRS and
+/// EvictSRS take), pinned (HOT), with its params file's size, and
+/// cuda_prover.v1's Status lists it by that id with its params file; a
+/// job of the kind
 /// then proves without loading a key (srs_load_ms 0, the same keys
 /// listed after it: the job's key is the one preloaded, not a second
 /// copy), and filecoin-proofs accepts its proof; EvictSRS drops the key
@@ -488,6 +460,7 @@ async fn preload_srs_loads_the_post_and_snapdeals_keys_their_jobs_use() {
     let f = fixture();
     let d = start_unix(1, |c| c.filecoin_test_params = Some(f.params.clone())).await;
     let mut cl = cuzk_client(&d.addr).await;
+    let v1 = common::client(&d).await;
     let size = SectorSize::KIB_2;
     let kinds: [(&str, TestCircuit, pb::SubmitProofRequest, Check); 3] = [
         (
@@ -517,7 +490,7 @@ async fn preload_srs_loads_the_post_and_snapdeals_keys_their_jobs_use() {
     };
     for (id, circuit, req, ok) in kinds {
         let params = parameter_files(circuit).unwrap().params;
-        let listed = params.display().to_string();
+        let listed = id.to_string();
         let bytes = std::fs::metadata(&params).unwrap().len();
         assert!(
             !loaded(&mut cl).await.iter().any(|k| k.circuit_id == listed),
@@ -538,7 +511,12 @@ async fn preload_srs_loads_the_post_and_snapdeals_keys_their_jobs_use() {
             .unwrap_or_else(|| panic!("{id}: {listed} not in {keys:?}"));
         assert_eq!(k.tier, pb::srs_status::Tier::Hot as i32, "{id}: {k:?}");
         assert_eq!(k.size_bytes, bytes, "{id}: {k:?}");
-        eprintln!("{id}: {listed} loaded in {} ms", p.load_time_ms);
+        let ours = v1.status().await.unwrap().filecoin_keys;
+        assert_eq!(ours.len(), 1, "{id}: {ours:?}");
+        assert_eq!(ours[0].circuit_id, id);
+        assert_eq!(ours[0].params_file, params.display().to_string());
+        assert_eq!(ours[0].bytes, bytes);
+        eprintln!("{id}: {} loaded in {} ms", params.display(), p.load_time_ms);
 
         let r = cl
             .prove(prove_request(req))
@@ -561,7 +539,12 @@ async fn preload_srs_loads_the_post_and_snapdeals_keys_their_jobs_use() {
             "{id}: the job loaded another key"
         );
 
-        let e = cl.evict_srs(evict(id)).await.unwrap().into_inner();
+        // The listed id round-trips.
+        let e = cl
+            .evict_srs(evict(&k.circuit_id))
+            .await
+            .unwrap()
+            .into_inner();
         assert!(e.was_loaded && e.freed_bytes == bytes, "{id}: {e:?}");
         assert!(
             !loaded(&mut cl).await.iter().any(|k| k.circuit_id == listed),

@@ -149,7 +149,7 @@ fn the_units_commands_start_a_ready_daemon_and_sigterm_stops_it() {
         );
         assert_eq!(String::from_utf8_lossy(&ready.stdout).trim(), "SERVING");
         assert!(sock.exists());
-        assert!(state.join("state/jobs.redb").exists(), "the journal");
+        assert!(state.join("state/jobs.journal").exists(), "the journal");
         assert!(
             state.join("params/chain-2^7.params").exists(),
             "the preloaded key"

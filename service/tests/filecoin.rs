@@ -11,9 +11,7 @@ use std::sync::OnceLock;
 
 use common::{client, start, temp_dir};
 use cuda_prover_filecoin::sealing::{seal_test_sector, verify_commit, SealedSector};
-use cuda_prover_filecoin::test_params::{
-    default_test_parameter_dir, ensure_test_parameters, use_test_parameter_dir, TestCircuit,
-};
+use cuda_prover_filecoin::test_params::TestCircuit;
 use cuda_prover_filecoin::{RegisteredSeal, SealVersion, SectorSize};
 use cuda_prover_service::{proto, ClientError};
 use serde_json::Value;
@@ -22,23 +20,15 @@ fn registered_2kib() -> RegisteredSeal {
     RegisteredSeal::new(SectorSize::KIB_2, SealVersion::V1_1)
 }
 
-/// The TEST parameter directory (2 KiB PoRep parameters made once).
-fn test_params() -> &'static PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = use_test_parameter_dir(&default_test_parameter_dir().unwrap()).unwrap();
-        ensure_test_parameters(&[TestCircuit::Porep(SectorSize::KIB_2)], |m| {
-            eprintln!("{m}")
-        })
-        .unwrap();
-        dir
-    })
+/// The TEST parameter directory (2 KiB PoRep parameters, made once).
+fn c2_params() -> PathBuf {
+    common::filecoin::test_params(&[TestCircuit::Porep(SectorSize::KIB_2)])
 }
 
 fn sealed() -> &'static SealedSector {
     static S: OnceLock<SealedSector> = OnceLock::new();
     S.get_or_init(|| {
-        test_params();
+        c2_params();
         seal_test_sector(registered_2kib(), &temp_dir("fc-sector"), 7).expect("sealing 2 KiB")
     })
 }
@@ -83,7 +73,7 @@ fn flip_first_hash(v: &mut Value) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn c2_job_proves_and_bad_c1_outputs_are_clear_errors() {
     let s = sealed();
-    let d = start(2, |c| c.filecoin_test_params = Some(test_params().clone())).await;
+    let d = start(2, |c| c.filecoin_test_params = Some(c2_params())).await;
     let cl = client(&d).await;
 
     // Malformed C1 output: refused at submission, with the reason.
@@ -221,7 +211,7 @@ fn zero_all(v: &mut Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn empty_or_all_zero_c1_outputs_are_refused_at_submit() {
     let s = sealed();
-    let d = start(1, |c| c.filecoin_test_params = Some(test_params().clone())).await;
+    let d = start(1, |c| c.filecoin_test_params = Some(c2_params())).await;
     let cl = client(&d).await;
     let v: Value = serde_json::from_slice(&s.c1_json).unwrap();
     let mut zero = v.clone();
@@ -250,60 +240,71 @@ async fn empty_or_all_zero_c1_outputs_are_refused_at_submit() {
 }
 
 /// The CLI end to end: `serve --filecoin-test-params`, `submit
-/// --filecoin-c2`, `await --proof-out`.
+/// --filecoin-c2` (again with the same `--request-id`: the same job's id),
+/// `await --proof-out`.
 #[test]
 fn cli_submits_a_c2_job_and_writes_the_verified_proof() {
-    use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
+    use common::process::{serve_cmd, spawn, BIN};
+    use std::process::Command;
 
     let s = sealed();
     let dir = temp_dir("fc-cli");
     let c1 = dir.join("c1.json");
     std::fs::write(&c1, &s.c1_json).unwrap();
-    let bin = env!("CARGO_BIN_EXE_cuda-prover-service");
-    let mut daemon = Command::new(bin)
-        .args(["serve", "--listen", "127.0.0.1:0", "--backend", "host"])
-        .args(["--host-devices", "1", "--filecoin-test-params"])
-        .arg(test_params())
+    let mut cmd = serve_cmd("127.0.0.1:0", 1);
+    cmd.arg("--filecoin-test-params")
+        .arg(c2_params())
         .arg("--params-dir")
-        .arg(dir.join("params"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(daemon.stdout.take().unwrap()).lines();
-    let addr = loop {
-        let l = lines.next().expect("the daemon's address").unwrap();
-        if let Some(a) = l.strip_prefix("listening on ") {
-            break a.to_string();
-        }
-    };
+        .arg(dir.join("params"));
+    let mut daemon = spawn(cmd, Some(&dir.join("daemon.log")));
+    let addr = daemon.addr.clone();
     let run = |args: &[&str]| {
-        Command::new(bin)
+        Command::new(BIN)
             .args(args)
             .args(["--server", &addr])
             .output()
             .unwrap()
     };
-    let out = run(&[
+    let sector_id = s.sector_id.to_string();
+    let prover_id = hex(&s.prover_id);
+    let submit = [
         "submit",
         "--filecoin-c2",
         c1.to_str().unwrap(),
         "--prover-id",
-        &hex(&s.prover_id),
+        &prover_id,
         "--sector-id",
-        &s.sector_id.to_string(),
+        &sector_id,
         "--sector-size",
         "2KiB",
-    ]);
+        "--request-id",
+        "c2-cli",
+    ];
+    let out = run(&submit);
     assert!(out.status.success(), "{out:?}");
     let stdout = String::from_utf8(out.stdout).unwrap();
     let id = stdout.lines().last().unwrap().trim().to_string();
+    let again = run(&submit);
+    assert!(again.status.success(), "{again:?}");
+    assert_eq!(
+        String::from_utf8(again.stdout).unwrap().lines().last(),
+        Some(id.as_str()),
+        "the same request id, the same job"
+    );
     let proof_file = dir.join("c2.proof");
     let out = run(&["await", &id, "--proof-out", proof_file.to_str().unwrap()]);
     assert!(out.status.success(), "{out:?}");
     let proof = std::fs::read(&proof_file).unwrap();
     assert!(verify(&proof), "verify_seal rejected the CLI's proof");
+    // The request id with other options: a clear error.
+    let mut other = submit.to_vec();
+    other.extend(["--priority", "150"]);
+    let out = run(&other);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("other inputs"),
+        "{out:?}"
+    );
     // A malformed file: submit fails with a clear message.
     let bad = dir.join("bad.json");
     std::fs::write(&bad, b"not json").unwrap();
@@ -322,5 +323,5 @@ fn cli_submits_a_c2_job_and_writes_the_verified_proof() {
         "{out:?}"
     );
     let _ = run(&["shutdown", "--now"]);
-    let _ = daemon.wait();
+    let _ = daemon.child.wait();
 }

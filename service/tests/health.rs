@@ -14,6 +14,7 @@ use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::process::BIN;
 use common::{job, start_with_params, temp_dir};
 use cuda_prover_engine::{Engine, EngineConfig};
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
@@ -23,8 +24,6 @@ use cuda_prover_service::{Client, Service, ServiceConfig};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 use tonic_health::pb::HealthCheckRequest;
-
-const BIN: &str = env!("CARGO_BIN_EXE_cuda-prover-service");
 
 async fn health(addr: &str) -> HealthClient<tonic::transport::Channel> {
     HealthClient::new(cuda_prover_service::client::channel(addr).await.unwrap())
@@ -258,9 +257,10 @@ fn a_winning_post_preload_is_loaded_before_serving() {
             .iter()
             .map(|k| (k.circuit_id.clone(), k.tier))
             .collect();
+        // Listed by the id PreloadSRS took, not its params file.
         assert_eq!(
             listed,
-            vec![(key.display().to_string(), pb::srs_status::Tier::Hot as i32)]
+            vec![("winning-2k".to_string(), pb::srs_status::Tier::Hot as i32)]
         );
         drop(d);
         std::fs::remove_dir_all(&params).ok();
@@ -269,13 +269,12 @@ fn a_winning_post_preload_is_loaded_before_serving() {
 
 /// The daemon binary with `--preload wpost-2k` (cuzk's circuit id of the
 /// 2 KiB WindowPoSt key): `health --wait-s` ends with SERVING, and by then
-/// GetStatus lists the key's params file.
+/// GetStatus lists the key by that id (cuda_prover.v1's Status with its
+/// params file).
 #[cfg(feature = "filecoin")]
 #[test]
 fn serve_preloads_a_window_post_key_named_as_cuzk_names_it() {
-    use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
-
+    use common::process::{cli, serve_cmd, spawn};
     use cuda_prover_filecoin::test_params::{parameter_files, TestCircuit};
     use cuda_prover_filecoin::SectorSize;
     use cuda_prover_service::cuzk_proto as pb;
@@ -286,50 +285,40 @@ fn serve_preloads_a_window_post_key_named_as_cuzk_names_it() {
     let key = parameter_files(circuit).unwrap().params;
     let dir = temp_dir("health-wpost");
     let addr = format!("unix://{}", dir.join("cuzk.sock").display());
-    struct Killed(std::process::Child);
-    impl Drop for Killed {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let mut daemon = Killed(
-        Command::new(BIN)
-            .args(["serve", "--listen", &addr])
-            .args(["--backend", "host", "--host-devices", "1"])
-            .arg("--filecoin-test-params")
-            .arg(&test_params)
-            .arg("--params-dir")
-            .arg(dir.join("params"))
-            .args(["--preload", "wpost-2k"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let mut line = String::new();
-    BufReader::new(daemon.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(line.starts_with("listening on "), "{line}");
-    let out = Command::new(BIN)
-        .args(["health", "--server", &addr, "--wait-s", "120"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "SERVING");
+    let mut cmd = serve_cmd(&addr, 1);
+    cmd.arg("--filecoin-test-params")
+        .arg(&test_params)
+        .arg("--params-dir")
+        .arg(dir.join("params"))
+        .args(["--preload", "wpost-2k"]);
+    let daemon = spawn(cmd, None);
+    assert_eq!(daemon.addr, addr);
+    let (ok, out, err) = cli(&["health", "--server", &addr, "--wait-s", "120"]);
+    assert!(ok, "{out} {err}");
+    assert_eq!(out.trim(), "SERVING");
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let loaded = rt.block_on(async {
+    let (loaded, ours) = rt.block_on(async {
         let ch = cuda_prover_service::client::channel(&addr).await.unwrap();
-        ProvingEngineClient::new(ch)
+        let loaded = ProvingEngineClient::new(ch)
             .get_status(pb::GetStatusRequest {})
             .await
             .unwrap()
             .into_inner()
-            .loaded_srs
+            .loaded_srs;
+        let ours = cuda_prover_service::Client::connect(&addr, None)
+            .await
+            .unwrap()
+            .status()
+            .await
+            .unwrap()
+            .filecoin_keys;
+        (loaded, ours)
     });
     assert_eq!(loaded.len(), 1, "{loaded:?}");
-    assert_eq!(loaded[0].circuit_id, key.display().to_string());
+    assert_eq!(loaded[0].circuit_id, "wpost-2k");
+    assert_eq!(ours.len(), 1, "{ours:?}");
+    assert_eq!(ours[0].circuit_id, "wpost-2k");
+    assert_eq!(ours[0].params_file, key.display().to_string());
     drop(daemon);
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -15,13 +15,13 @@
 //! proving each on 2 cores, it is every 100th job (20 of the 2,000), which
 //! keeps the run within a minute of CI.
 //!
-//! How a client gets past the kill: cuzk.v1 jobs carry a request_id, so a
-//! Prove cut by the kill is sent again and names the same job.
-//! cuda_prover.v1 has no idempotency key: a Submit cut by the kill could
-//! not be told accepted or not, so Submit calls hold a shared gate that the
-//! kill takes for its moment (the kill lands between Submits; awaits,
-//! queued and running jobs are cut). A Submit after the kill reaches no
-//! daemon or the new one, and is sent again until the new one answers.
+//! How a client gets past the kill: every job carries a request id
+//! (cuzk.v1's request_id, cuda_prover.v1's request_id), journaled before
+//! the submission answers, so a Submit or Prove cut by the kill (accepted
+//! or not, the client cannot tell) is sent again, to no daemon or to the
+//! new one, until the new one answers, and names the same job. Nothing
+//! holds the clients off the moment of the kill: Submits, Proves, awaits,
+//! queued and running jobs are all cut wherever they are.
 //!
 //! Exactly once: the job ids the clients hold are distinct, of one journal
 //! instance, and their sequence numbers (with the warm-up job's) leave no
@@ -33,14 +33,13 @@
 mod common;
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::filecoin::{seal_for_miner, test_params, MINER, WINDOW_2KIB_V1_1};
+use common::process::{serve_cmd, spawn, ChildDaemon};
 use common::{job, temp_dir};
 use cuda_prover_filecoin::sealing::SealedSector;
 use cuda_prover_filecoin::test_params::TestCircuit;
@@ -56,7 +55,6 @@ use cuda_prover_service::{Client, ClientError};
 use filecoin_proofs::constants::SectorShape2KiB;
 use filecoin_proofs::{verify_window_post, PublicReplicaInfo};
 use storage_proofs_core::sector::SectorId;
-use tokio::sync::RwLock;
 use tonic::transport::Channel;
 
 const JOBS: usize = 2000;
@@ -67,55 +65,24 @@ const BITS_LOG: u32 = 7;
 /// How long a client keeps trying to reach the daemon again.
 const REACH: Duration = Duration::from_secs(60);
 
-const BIN: &str = env!("CARGO_BIN_EXE_cuda-prover-service");
-
 fn randomness() -> [u8; 32] {
     let mut r = [0x5au8; 32];
     r[31] &= 0x3f;
     r
 }
 
-struct Daemon {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// The daemon on `listen` with its journal under `dir`, its log in `log`.
-fn serve(listen: &str, dir: &Path, fc_params: &Path, log: &Path) -> Daemon {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--listen", listen, "--backend", "host"])
-        .args(["--host-devices", "2"])
-        .arg("--params-dir")
+fn serve(listen: &str, dir: &Path, fc_params: &Path, log: &Path) -> ChildDaemon {
+    let mut cmd = serve_cmd(listen, 2);
+    cmd.arg("--params-dir")
         .arg(dir.join("params"))
         .arg("--state-dir")
         .arg(dir.join("state"))
         .arg("--filecoin-test-params")
         .arg(fc_params)
         // The count of jobs taken back is read from the log.
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = match line.trim().strip_prefix("listening on ") {
-        Some(a) => a.to_string(),
-        None => panic!(
-            "the daemon did not start: {line:?} {}",
-            std::fs::read_to_string(log).unwrap_or_default()
-        ),
-    };
-    Daemon { child, addr }
+        .env("RUST_LOG", "info");
+    spawn(cmd, Some(log))
 }
 
 struct Fixture {
@@ -170,9 +137,9 @@ struct Done {
 struct Shared {
     addr: String,
     fixture: Arc<Fixture>,
-    /// Held (shared) by every cuda_prover.v1 Submit; the kill takes it.
-    gate: RwLock<()>,
     accepted: AtomicUsize,
+    /// Submits and Proves sent again after the kill cut them.
+    resent: AtomicUsize,
 }
 
 /// A cuda_prover.v1 error that the daemon's death or absence explains.
@@ -224,15 +191,16 @@ async fn cuzk_client(addr: &str, since: Instant) -> ProvingEngineClient<Channel>
 async fn run_v1(sh: &Shared, cl: &mut Client, j: usize) -> Done {
     let t = Instant::now();
     let mut cut = false;
+    let req = cuda_prover_service::proto::SubmitRequest {
+        request_id: format!("load-{j}"),
+        ..job("bits", BITS_LOG, 1, seed(j), 0)
+    };
     let id = loop {
-        let r = {
-            let _held = sh.gate.read().await;
-            cl.submit(job("bits", BITS_LOG, 1, seed(j), 0)).await
-        };
-        match r {
+        match cl.submit(req.clone()).await {
             Ok(id) => break id,
             Err(e) if v1_cut(&e) => {
                 cut = true;
+                sh.resent.fetch_add(1, Ordering::SeqCst);
                 *cl = v1_client(&sh.addr, t).await;
             }
             Err(e) => panic!("job {j}: submit: {e}"),
@@ -272,6 +240,7 @@ async fn run_cuzk(sh: &Shared, cl: &mut ProvingEngineClient<Channel>, j: usize) 
             Ok(r) => break r.into_inner().result.unwrap(),
             Err(e) if cut_code(e.code()) => {
                 cut = true;
+                sh.resent.fetch_add(1, Ordering::SeqCst);
                 *cl = cuzk_client(&sh.addr, t).await;
             }
             Err(e) => panic!("job {j}: Prove: {e:?}"),
@@ -365,8 +334,8 @@ fn two_thousand_jobs_from_32_clients_on_both_apis_survive_a_kill_9() {
     let sh = Arc::new(Shared {
         addr: addr.clone(),
         fixture: fixture.clone(),
-        gate: RwLock::new(()),
         accepted: AtomicUsize::new(0),
+        resent: AtomicUsize::new(0),
     });
     let t0 = Instant::now();
     let clients: Vec<_> = (0..CLIENTS)
@@ -389,18 +358,14 @@ fn two_thousand_jobs_from_32_clients_on_both_apis_survive_a_kill_9() {
         })
         .collect();
 
-    // The kill, between cuda_prover.v1 Submits, once half were accepted.
+    // The kill, wherever the clients are, once half were accepted.
     let (killed_at, accepted_at_kill, down) = rt.block_on(async {
         while sh.accepted.load(Ordering::SeqCst) < JOBS / 2 {
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
-        let held = sh.gate.write().await;
         let accepted = sh.accepted.load(Ordering::SeqCst);
-        d.child.kill().unwrap();
-        let _ = d.child.wait();
-        let killed = t0.elapsed();
-        drop(held);
-        (killed, accepted, Instant::now())
+        d.kill9();
+        (t0.elapsed(), accepted, Instant::now())
     });
     drop(d);
     let d = serve(&addr, &dir, &fc_params, &dir.join("daemon-2.log"));
@@ -529,8 +494,10 @@ fn two_thousand_jobs_from_32_clients_on_both_apis_survive_a_kill_9() {
     );
     println!(
         "load-kill: after the restart: {} jobs taken back from the journal and run again, \
-         {submitted} submitted to the new daemon, {cut} jobs cut by the kill on the client side",
-        requeued.len()
+         {submitted} submitted to the new daemon, {cut} jobs cut by the kill on the client side \
+         ({} Submits or Proves sent again under their request ids)",
+        requeued.len(),
+        sh.resent.load(Ordering::SeqCst)
     );
     println!("load-kill: latency ms, all: {}", quantiles(&mut lat));
     println!(

@@ -10,69 +10,16 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::process::{cli, serve_cmd, spawn, ChildDaemon as Daemon, BIN};
 use cuda_prover_service::{Client, ClientError};
 
-const BIN: &str = env!("CARGO_BIN_EXE_cuda-prover-service");
-
-struct Daemon {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn serve(listen: &str, params: &std::path::Path) -> Daemon {
-    let mut cmd = Command::new(BIN);
-    cmd.args([
-        "serve",
-        "--listen",
-        listen,
-        "--backend",
-        "host",
-        "--host-devices",
-        "2",
-    ])
-    .arg("--params-dir")
-    .arg(params);
-    start_daemon(cmd)
-}
-
-/// Starts `cmd` (a `serve`, maybe behind a shell) and reads the address of
-/// its first line.
-fn start_daemon(mut cmd: Command) -> Daemon {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("first line: {line:?}"))
-        .to_string();
-    Daemon { child, addr }
-}
-
-fn cli(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(BIN).args(args).output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut cmd = serve_cmd(listen, 2);
+    cmd.arg("--params-dir").arg(params);
+    spawn(cmd, None)
 }
 
 #[test]
@@ -329,7 +276,7 @@ fn idle_connections_neither_exhaust_nor_end_the_daemon() {
         ])
         .arg("--params-dir")
         .arg(&params);
-    let mut d = start_daemon(cmd);
+    let mut d = spawn(cmd, None);
     let idle: Vec<std::net::TcpStream> = (0..400)
         .filter_map(|_| std::net::TcpStream::connect(&d.addr).ok())
         .collect();
@@ -377,7 +324,7 @@ fn serves_on_a_unix_socket_and_removes_it_on_sigterm() {
             .args(["--backend", "host", "--host-devices", "1"])
             .arg("--params-dir")
             .arg(dir.join("params"));
-        start_daemon(cmd)
+        spawn(cmd, None)
     };
     let mut d = start("0600");
     assert_eq!(d.addr, listen);
@@ -428,108 +375,324 @@ fn serve_journaled(
     log: &std::path::Path,
     extra: &[&str],
 ) -> Daemon {
-    let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--listen", "127.0.0.1:0", "--backend", "host"])
-        .args(["--host-devices", "1"])
-        .arg("--params-dir")
+    let mut cmd = serve_cmd("127.0.0.1:0", 1);
+    cmd.arg("--params-dir")
         .arg(params)
         .arg("--state-dir")
         .arg(state)
         .args(extra);
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = match line.trim().strip_prefix("listening on ") {
-        Some(a) => a.to_string(),
-        None => panic!(
-            "the daemon did not start: {line:?} {}",
-            std::fs::read_to_string(log).unwrap_or_default()
-        ),
-    };
-    Daemon { child, addr }
+    spawn(cmd, Some(log))
 }
 
 fn not_found(e: &ClientError) -> bool {
     matches!(e, ClientError::Rpc(s) if s.code() == tonic::Code::NotFound)
 }
 
-/// A journal truncated or overwritten with garbage does not stop the
-/// daemon: it says which file it could not read and where it moved it
-/// (`jobs.redb.corrupt-<time>`, bytes kept), starts a new journal under a
-/// new id instance (the old ids are NOT_FOUND, never another job), proves,
-/// and the new journal is read back by the next start.
+/// A daemon's counter, from its Prometheus text.
+fn metric(text: &str, name: &str) -> u64 {
+    let prefix = format!("cuda_prover_service_{name} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+        .trim()
+        .parse::<f64>()
+        .unwrap() as u64
+}
+
+fn code(e: &ClientError) -> Option<tonic::Code> {
+    match e {
+        ClientError::Rpc(s) => Some(s.code()),
+        _ => None,
+    }
+}
+
+/// A journal cut in the middle of its last record, or with one record's
+/// bytes overwritten, does not stop the daemon: every record that checks
+/// out is read back, and those jobs (queued behind a long one when the
+/// daemon was killed) keep their ids and are proved after the restart;
+/// the job whose record was damaged is gone (its id NOT_FOUND, never
+/// another job's); the log names the journal, the job whose record was
+/// damaged, how many jobs were recovered, and where the file's bytes were
+/// kept (`jobs.journal.damaged-<time>`, unchanged). New jobs' ids go on
+/// past the cut record's job, or (overwritten bytes, whose job is not
+/// known for sure) are of a new instance; the next start reads the new
+/// journal cleanly. A file
+/// that is not a journal at all is kept aside the same way and the daemon
+/// starts without its jobs.
 #[test]
-fn a_damaged_journal_is_set_aside_and_the_daemon_starts() {
+fn a_damaged_journal_keeps_the_jobs_it_can_read() {
+    use cuda_prover_pipeline::circuits::Kind;
     let dir = common::temp_dir("damaged-journal");
-    let (params, state) = (dir.join("params"), dir.join("state"));
-    let journal = state.join("jobs.redb");
+    let params = dir.join("params");
     let rt = tokio::runtime::Runtime::new().unwrap();
     let log = dir.join("daemon.log");
-    let mut d = serve_journaled(&params, &state, &log, &[]);
-    let old = rt.block_on(async {
-        let cl = Client::connect(&d.addr, None).await.unwrap();
-        let id = cl.submit(common::job("chain", 7, 1, 1, 0)).await.unwrap();
-        assert!(cl.await_job(&id, |_, _, _| {}).await.unwrap().ok());
-        id
-    });
-    d.child.kill().unwrap();
-    let _ = d.child.wait();
-    let len = std::fs::metadata(&journal).unwrap().len();
-    for (what, bytes) in [
-        ("truncated to half", {
-            let mut b = std::fs::read(&journal).unwrap();
-            b.truncate(len as usize / 2);
-            b
-        }),
-        ("garbage", vec![0x5a; 8192]),
+    let one_runner = ["--max-running", "1"];
+    let seq = |id: &str| u64::from_str_radix(&id[16..], 16).unwrap();
+    for (case, cut) in [
+        ("cut in its last record", true),
+        ("a record overwritten", false),
     ] {
-        std::fs::write(&journal, &bytes).unwrap();
-        let before: Vec<_> = std::fs::read_dir(&state)
+        let state = dir.join(format!("state-{cut}"));
+        let journal = state.join("jobs.journal");
+        let mut d = serve_journaled(&params, &state, &log, &one_runner);
+        // A long job holds the one runner; three short ones wait behind it.
+        let (blocker, ids) = rt.block_on(async {
+            let cl = Client::connect(&d.addr, None).await.unwrap();
+            let blocker = cl
+                .submit(common::job("chain", 7, 5000, 1, 0))
+                .await
+                .unwrap();
+            let mut ids = Vec::new();
+            for seed in [2, 3, 4] {
+                ids.push(
+                    cl.submit(common::job("chain", 7, 1, seed, 0))
+                        .await
+                        .unwrap(),
+                );
+            }
+            let st = cl.status().await.unwrap();
+            assert!(st.queued.len() >= 3, "{case}: {st:?}");
+            (blocker, ids)
+        });
+        d.kill9();
+        // The last record (cut), or the middle one of the three (overwritten).
+        let lost = if cut { 2 } else { 1 };
+        let spans = cuda_prover_service::journal::frame_spans(&journal).unwrap();
+        let span = spans
+            .iter()
+            .find(|(_, s)| *s == Some(seq(&ids[lost])))
             .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        let d = serve_journaled(&params, &state, &log, &[]);
+            .0
+            .clone();
+        let mut bytes = std::fs::read(&journal).unwrap();
+        let middle = ((span.start + span.end) / 2) as usize;
+        if cut {
+            assert_eq!(span.end, bytes.len() as u64, "{case}: the last record");
+            bytes.truncate(middle);
+        } else {
+            bytes[middle] ^= 0xff;
+        }
+        std::fs::write(&journal, &bytes).unwrap();
+
+        let d = serve_journaled(&params, &state, &log, &one_runner);
         let said = std::fs::read_to_string(&log).unwrap();
         let aside: Vec<_> = std::fs::read_dir(&state)
             .unwrap()
             .map(|e| e.unwrap().path())
-            .filter(|p| !before.contains(p))
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("jobs.journal.damaged-")
+            })
             .collect();
-        assert_eq!(aside.len(), 1, "{what}: one file set aside: {aside:?}");
-        let name = aside[0].file_name().unwrap().to_string_lossy().into_owned();
-        assert!(name.starts_with("jobs.redb.corrupt-"), "{what}: {name}");
+        assert_eq!(aside.len(), 1, "{case}: one file kept aside: {aside:?}");
         assert_eq!(
             std::fs::read(&aside[0]).unwrap(),
             bytes,
-            "{what}: kept as it was"
+            "{case}: kept as it was"
         );
-        assert!(
-            said.contains(&format!(
-                "the job journal {} cannot be read",
-                journal.display()
-            )) && said.contains(&aside[0].display().to_string()),
-            "{what}: the log names both files: {said}"
-        );
+        for needle in [
+            format!("the job journal {} is damaged", journal.display()),
+            format!("the record of job {}", ids[lost]),
+            "3 jobs recovered".to_string(),
+            aside[0].display().to_string(),
+        ] {
+            assert!(
+                said.contains(&needle),
+                "{case}: the log says {needle}: {said}"
+            );
+        }
         rt.block_on(async {
             let cl = Client::connect(&d.addr, None).await.unwrap();
-            let e = cl.await_job(&old, |_, _, _| {}).await.unwrap_err();
-            assert!(not_found(&e), "{what}: {e}");
-            let id = cl.submit(common::job("chain", 7, 1, 2, 0)).await.unwrap();
-            assert_ne!(id[..16], old[..16], "{what}: a new instance");
-            assert!(cl.await_job(&id, |_, _, _| {}).await.unwrap().ok());
+            cl.cancel(&blocker).await.unwrap();
+            for (k, id) in ids.iter().enumerate() {
+                let r = cl.await_job(id, |_, _, _| {}).await;
+                if k == lost {
+                    assert!(not_found(&r.unwrap_err()), "{case}: job {k} is gone");
+                } else {
+                    let out = r.unwrap_or_else(|e| panic!("{case}: job {k}: {e}"));
+                    assert!(out.ok(), "{case}: job {k}: {} {}", out.state, out.error);
+                    common::verify_here(&params, Kind::Chain, 7, 2 + k as u64, &out.proofs);
+                }
+            }
+            let new = cl.submit(common::job("chain", 7, 1, 9, 0)).await.unwrap();
+            if cut {
+                // The cut record's job is known: ids go on past it.
+                assert_eq!(new[..16], ids[0][..16], "{case}: the same instance");
+                assert!(seq(&new) > seq(&ids[lost]), "{case}: {new}");
+            } else {
+                // What the overwritten bytes held is not known for sure.
+                assert_ne!(new[..16], ids[0][..16], "{case}: a new instance");
+            }
+            assert!(cl.await_job(&new, |_, _, _| {}).await.unwrap().ok());
         });
         drop(d);
+        // The new journal reads back cleanly, with the jobs' results.
+        let d = serve_journaled(&params, &state, &log, &one_runner);
+        let said = std::fs::read_to_string(&log).unwrap();
+        assert!(!said.contains("is damaged"), "{case}: {said}");
+        rt.block_on(async {
+            let cl = Client::connect(&d.addr, None).await.unwrap();
+            let kept = if cut { &ids[1] } else { &ids[2] };
+            assert!(cl.await_job(kept, |_, _, _| {}).await.unwrap().ok());
+        });
     }
-    // The new journal reads back cleanly.
-    let _d = serve_journaled(&params, &state, &log, &[]);
+
+    // Not a journal: kept aside, the daemon starts without its jobs.
+    let state = dir.join("state-foreign");
+    std::fs::create_dir_all(&state).unwrap();
+    let journal = state.join("jobs.journal");
+    std::fs::write(&journal, vec![0x5a; 8192]).unwrap();
+    let d = serve_journaled(&params, &state, &log, &[]);
     let said = std::fs::read_to_string(&log).unwrap();
-    assert!(!said.contains("cannot be read"), "{said}");
+    assert!(
+        said.contains(&format!(
+            "the job journal {} is not a job journal",
+            journal.display()
+        )) && said.contains("jobs.journal.damaged-"),
+        "{said}"
+    );
+    rt.block_on(async {
+        let cl = Client::connect(&d.addr, None).await.unwrap();
+        let id = cl.submit(common::job("chain", 7, 1, 2, 0)).await.unwrap();
+        assert!(cl.await_job(&id, |_, _, _| {}).await.unwrap().ok());
+    });
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// cuda_prover.v1's request_id: the same id twice is one job (Submit
+/// answers the first job's id, Prove follows that job), also after a
+/// kill -9 and a restart on the same state directory (the id was
+/// journaled before Submit answered), for a job that had ended and for
+/// one that was queued; the id with other inputs is ALREADY_EXISTS naming
+/// the job, before and after the restart; an id over 256 bytes is
+/// INVALID_ARGUMENT; without an id, every submit is a job. The new daemon
+/// accepted no job for the ids it knew and proved the queued one once.
+/// `Client::submit_idempotent` called while no daemon listens gets through
+/// once one starts on the address, and its id names one job.
+#[test]
+fn v1_request_ids_name_one_job_across_a_restart() {
+    use cuda_prover_pipeline::circuits::Kind;
+    use cuda_prover_service::proto;
+    let dir = common::temp_dir("v1-request-ids");
+    let (params, state) = (dir.join("params"), dir.join("state"));
+    let log = dir.join("daemon.log");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let one_runner = ["--max-running", "1"];
+    let req = |seed: u64, id: &str| proto::SubmitRequest {
+        request_id: id.into(),
+        ..common::job("bits", 7, 1, seed, 0)
+    };
+    let blocker_req = proto::SubmitRequest {
+        request_id: "v1-blocker".into(),
+        ..common::job("chain", 7, 5000, 1, 0)
+    };
+    let mut d = serve_journaled(&params, &state, &log, &one_runner);
+    let addr = d.addr.clone();
+    let (a, a_proofs, blocker, b) = rt.block_on(async {
+        let cl = Client::connect(&addr, None).await.unwrap();
+        let a = cl.submit(req(5, "v1-a")).await.unwrap();
+        assert_eq!(
+            cl.submit(req(5, "v1-a")).await.unwrap(),
+            a,
+            "one id, one job"
+        );
+        let out = cl.prove(req(5, "v1-a"), |_, _, _| {}).await.unwrap();
+        assert_eq!(out.job_id, a, "Prove with the id follows the job");
+        assert!(out.ok(), "{} {}", out.state, out.error);
+        common::verify_here(&params, Kind::Bits, 7, 5, &out.proofs);
+        let e = cl.submit(req(6, "v1-a")).await.unwrap_err();
+        assert_eq!(code(&e), Some(tonic::Code::AlreadyExists), "{e}");
+        assert!(e.to_string().contains(&a), "{e}");
+        let e = cl.submit(req(5, &"x".repeat(257))).await.unwrap_err();
+        assert_eq!(code(&e), Some(tonic::Code::InvalidArgument), "{e}");
+        // No id: a job per submit, as before ids existed.
+        let x = cl.submit(common::job("bits", 7, 1, 5, 0)).await.unwrap();
+        let y = cl.submit(common::job("bits", 7, 1, 5, 0)).await.unwrap();
+        assert_ne!(x, y);
+        for id in [&x, &y] {
+            assert!(cl.await_job(id, |_, _, _| {}).await.unwrap().ok());
+        }
+        // A long job holds the one runner; b waits behind it.
+        let blocker = cl.submit(blocker_req.clone()).await.unwrap();
+        let b = cl.submit(req(8, "v1-b")).await.unwrap();
+        let st = cl.status().await.unwrap();
+        assert!(!st.queued.is_empty(), "{st:?}");
+        (a, out.proofs, blocker, b)
+    });
+    d.kill9();
+
+    let listen = addr.clone();
+    let restart = || {
+        let mut cmd = serve_cmd(&listen, 1);
+        cmd.arg("--params-dir")
+            .arg(&params)
+            .arg("--state-dir")
+            .arg(&state)
+            .args(one_runner);
+        spawn(cmd, Some(&log))
+    };
+    let d = restart();
+    let cl = rt.block_on(async {
+        let cl = Client::connect(&d.addr, None).await.unwrap();
+        assert_eq!(
+            cl.submit(req(8, "v1-b")).await.unwrap(),
+            b,
+            "queued at the kill"
+        );
+        assert_eq!(
+            cl.submit(req(5, "v1-a")).await.unwrap(),
+            a,
+            "ended before the kill"
+        );
+        assert_eq!(cl.submit(blocker_req.clone()).await.unwrap(), blocker);
+        let e = cl.submit(req(9, "v1-b")).await.unwrap_err();
+        assert_eq!(code(&e), Some(tonic::Code::AlreadyExists), "{e}");
+        assert!(e.to_string().contains(&b), "{e}");
+        cl.cancel(&blocker).await.unwrap();
+        let out = cl.await_job(&b, |_, _, _| {}).await.unwrap();
+        assert!(out.ok(), "{} {}", out.state, out.error);
+        common::verify_here(&params, Kind::Bits, 7, 8, &out.proofs);
+        let kept = cl.await_job(&a, |_, _, _| {}).await.unwrap();
+        assert!(
+            kept.ok() && kept.proofs == a_proofs,
+            "the first proof, kept"
+        );
+        let m = cl.metrics().await.unwrap();
+        assert_eq!(
+            metric(&m, "jobs_submitted_total"),
+            0,
+            "no job accepted anew"
+        );
+        assert_eq!(metric(&m, "jobs_done_total"), 1, "b proved once: {m}");
+        cl
+    });
+    drop(d);
+
+    // submit_idempotent while no daemon listens: sent again until one does.
+    let call = rt.spawn({
+        let cl = cl.clone();
+        let r = req(11, "");
+        async move {
+            cl.submit_idempotent(r, "v1-c", Duration::from_secs(60))
+                .await
+        }
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!call.is_finished(), "no daemon: the call goes on");
+    let d = restart();
+    rt.block_on(async {
+        let c = call.await.unwrap().unwrap();
+        let cl = Client::connect(&d.addr, None).await.unwrap();
+        assert_eq!(cl.submit(req(11, "v1-c")).await.unwrap(), c);
+        let out = cl.await_job(&c, |_, _, _| {}).await.unwrap();
+        assert!(out.ok(), "{} {}", out.state, out.error);
+        common::verify_here(&params, Kind::Bits, 7, 11, &out.proofs);
+        let m = cl.metrics().await.unwrap();
+        assert_eq!(metric(&m, "jobs_submitted_total"), 1, "one job for v1-c");
+    });
+    drop(d);
     std::fs::remove_dir_all(&dir).ok();
 }
 

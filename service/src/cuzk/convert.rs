@@ -166,6 +166,18 @@ pub fn circuit(id: &str) -> Result<Circuit, String> {
     Ok(Circuit::Key(kind, n << shift))
 }
 
+/// The circuit id of a kind's key for a sector size, as cuzk writes them
+/// and [`circuit`] reads them: `porep-32g`, `wpost-2k`, `snap-512m`.
+pub fn circuit_id(kind: KeyKind, bytes: u64) -> String {
+    let size = match bytes {
+        b if b != 0 && b % (1 << 30) == 0 => format!("{}g", b >> 30),
+        b if b != 0 && b % (1 << 20) == 0 => format!("{}m", b >> 20),
+        b if b % (1 << 10) == 0 => format!("{}k", b >> 10),
+        b => format!("{b}b"),
+    };
+    format!("{}-{size}", kind.prefix())
+}
+
 /// The registered seal proof of the network's number: 0-4 `V1`, 5-9
 /// `V1_1`, 10-14 `V1_1_Feat_SyntheticPoRep`, sizes 2 KiB, 8 MiB, 512 MiB,
 /// 32 GiB, 64 GiB in each group. The name `RegisteredSeal` parses.
@@ -251,6 +263,17 @@ mod tests {
         assert!(circuit("").is_err());
         assert!(circuit("porep-32t").is_err());
         assert!(circuit("porep-g").is_err());
+        // Written as cuzk writes them, and read back.
+        for (k, bytes, id) in [
+            (Porep, 32u64 << 30, "porep-32g"),
+            (Porep, 64 << 30, "porep-64g"),
+            (WindowPost, 2048, "wpost-2k"),
+            (WinningPost, 8 << 20, "winning-8m"),
+            (SnapDeals, 512 << 20, "snap-512m"),
+        ] {
+            assert_eq!(circuit_id(k, bytes), id);
+            assert_eq!(circuit(id), Ok(Circuit::Key(k, bytes)), "{id}");
+        }
         assert_eq!(queue_name(ProofKind::PorepSealCommit), "porep-c2");
         assert_eq!(queue_name(ProofKind::WinningPost), "winning-post");
     }

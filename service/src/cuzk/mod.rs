@@ -29,12 +29,10 @@
 
 pub mod convert;
 
-use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use parking_lot::Mutex;
 use tonic::{Request, Response, Status};
 
 use crate::cuzk_proto::proving_engine_server::ProvingEngine;
@@ -46,119 +44,41 @@ use crate::jobs::{JobEntry, JobResult, JobState, Work};
 use crate::server::{shown_id, Service};
 
 /// The longest request id kept (Curio's are UUIDs or task ids).
-pub const MAX_REQUEST_ID_BYTES: usize = 256;
-
-/// A request id's job and a digest of the request's inputs.
-struct Known {
-    digest: u64,
-    entry: Arc<JobEntry>,
-}
+pub use crate::requests::MAX_REQUEST_ID_BYTES;
 
 /// The cuzk.v1 service over the daemon's [`Service`].
 pub struct Cuzk {
     service: Arc<Service>,
     started: Instant,
-    requests: Mutex<HashMap<String, Known>>,
 }
 
 impl Cuzk {
-    /// The request ids of the jobs the daemon knows (read back from its
-    /// journal after a restart) name their jobs again.
     pub fn new(service: Arc<Service>) -> Arc<Self> {
-        let mut requests = HashMap::new();
-        for entry in service.jobs().all() {
-            let o = &entry.spec.origin;
-            if !o.request_id.is_empty() {
-                requests.insert(
-                    o.request_id.clone(),
-                    Known {
-                        digest: o.digest,
-                        entry: entry.clone(),
-                    },
-                );
-            }
-        }
         Arc::new(Self {
             service,
             started: Instant::now(),
-            requests: Mutex::new(requests),
         })
     }
 
-    /// The job of a request: the known one for its request id, or a new one.
+    /// The job of a request: the known one for its request id (the
+    /// daemon's request ids of this API, read back from its journal after
+    /// a restart), or a new one.
     fn submit(
         &self,
         r: pb::SubmitProofRequest,
         wire: Option<usize>,
     ) -> Result<Arc<JobEntry>, Status> {
         let kind = convert::proof_kind(r.proof_kind).map_err(Status::invalid_argument)?;
-        if r.request_id.len() > MAX_REQUEST_ID_BYTES {
-            return Err(Status::invalid_argument(format!(
-                "request_id has {} bytes (at most {MAX_REQUEST_ID_BYTES})",
-                r.request_id.len()
-            )));
-        }
+        crate::requests::check_id(&r.request_id)?;
         let digest = digest(&r);
-        if let Some(e) = self.known(&r.request_id, digest)? {
-            return Ok(e);
-        }
-        let mut spec = self.filecoin_spec(&r, kind, wire)?;
-        spec.origin.request_id = r.request_id.clone();
-        spec.origin.digest = digest;
-        // Checked again under the lock held across the submission: two
-        // requests with one id racing give one job.
-        let mut known = self.requests.lock();
-        if let Some(k) = known.get(&r.request_id).filter(|k| self.remembered(k)) {
-            return same_inputs(&r.request_id, k, digest);
-        }
-        let entry = self.service.submit_spec(spec)?;
-        if !r.request_id.is_empty() {
-            self.forget_old(&mut known);
-            known.insert(
-                r.request_id.clone(),
-                Known {
-                    digest,
-                    entry: entry.clone(),
-                },
-            );
-        }
-        Ok(entry)
-    }
-
-    fn known(&self, request_id: &str, digest: u64) -> Result<Option<Arc<JobEntry>>, Status> {
-        if request_id.is_empty() {
-            return Ok(None);
-        }
-        let mut known = self.requests.lock();
-        match known.get(request_id) {
-            Some(k) if self.remembered(k) => same_inputs(request_id, k, digest).map(Some),
-            Some(_) => {
-                known.remove(request_id);
-                Ok(None)
-            }
-            None => Ok(None),
-        }
-    }
-
-    /// Whether the daemon still remembers a request id's job: running, or
-    /// finished and neither past its retention time nor pushed out.
-    fn remembered(&self, k: &Known) -> bool {
-        !k.entry.snapshot().state.finished()
-            || self
-                .service
-                .jobs()
-                .get(k.entry.id)
-                .is_some_and(|e| Arc::ptr_eq(&e, &k.entry))
-    }
-
-    /// Drops request ids whose jobs ended and left the daemon's memory of
-    /// finished jobs, once there are more ids than it keeps.
-    fn forget_old(&self, known: &mut HashMap<String, Known>) {
-        let jobs = self.service.jobs();
-        if known.len() < jobs.keep_finished() + jobs.max_queue() {
-            return;
-        }
-        known.retain(|_, k| !k.entry.snapshot().state.finished() || jobs.get(k.entry.id).is_some());
+        self.service.requests().submit(
+            self.service.jobs(),
+            crate::requests::Api::Cuzk,
+            &r.request_id,
+            digest,
+            || self.filecoin_spec(&r, kind, wire),
+            |spec| self.service.submit_spec(spec),
+        )
     }
 
     /// The cuda_prover.v1 job of a request: C2, PoSt or SnapDeals, checked
@@ -271,17 +191,13 @@ impl Cuzk {
         let wire: JobId = id.parse().map_err(|e| {
             Status::invalid_argument(format!("job id '{}' is not a job id ({e})", shown_id(id)))
         })?;
-        if let Some(e) = self.service.jobs().get_wire(&wire) {
+        let jobs = self.service.jobs();
+        if let Some(e) = jobs.get_wire(&wire) {
             return Ok(e);
         }
-        self.requests
-            .lock()
-            .values()
-            .find(|k| k.entry.wire_id == wire && self.remembered(k))
-            .map(|k| k.entry.clone())
-            .ok_or_else(|| {
-                Status::not_found(format!("no job {} (unknown, or forgotten)", shown_id(id)))
-            })
+        self.service.requests().find(jobs, &wire).ok_or_else(|| {
+            Status::not_found(format!("no job {} (unknown, or forgotten)", shown_id(id)))
+        })
     }
 }
 
@@ -303,24 +219,12 @@ fn vanillas(r: &pb::SubmitProofRequest) -> Result<Vec<Vec<u8>>, String> {
     convert::vanilla_list(&r.vanilla_proof)
 }
 
-fn same_inputs(request_id: &str, k: &Known, digest: u64) -> Result<Arc<JobEntry>, Status> {
-    if k.digest == digest {
-        Ok(k.entry.clone())
-    } else {
-        Err(Status::already_exists(format!(
-            "request_id '{}' names job {} of other inputs",
-            shown_id(request_id),
-            k.entry.wire_id
-        )))
-    }
-}
-
 /// A digest of everything a request asks for but its id: a repeated id
 /// with other inputs is a client's mistake, not the same job. FNV-1a over
 /// the fields (each with its length), so that a digest the journal kept
 /// means the same to a later build of the daemon.
 fn digest(r: &pb::SubmitProofRequest) -> u64 {
-    let mut h = Fnv::default();
+    let mut h = crate::requests::Fnv::default();
     for v in [
         r.proof_kind as u64,
         r.sector_size,
@@ -347,30 +251,7 @@ fn digest(r: &pb::SubmitProofRequest) -> u64 {
         h.u64(r.vanilla_proofs.len() as u64);
         r.vanilla_proofs.iter().for_each(|b| h.bytes(b));
     }
-    h.0
-}
-
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
-    fn byte(&mut self, b: u8) {
-        self.0 = (self.0 ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
-    }
-
-    fn u64(&mut self, v: u64) {
-        v.to_le_bytes().iter().for_each(|&b| self.byte(b));
-    }
-
-    fn bytes(&mut self, b: &[u8]) {
-        self.u64(b.len() as u64);
-        b.iter().for_each(|&x| self.byte(x));
-    }
+    h.finish()
 }
 
 /// The cuzk proof kind a job counts under (built-in jobs: unspecified).
@@ -450,11 +331,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn digests_are_fnv_1a_and_see_every_input() {
-        let mut h = Fnv::default();
-        h.byte(b'a');
-        // FNV-1a 64 of "a".
-        assert_eq!(h.0, 0xaf63_dc4c_8601_ec8c);
+    fn digests_see_every_input() {
+        // (The digest is FNV-1a: `requests`' tests check it.)
         let r = pb::SubmitProofRequest {
             request_id: "x".into(),
             proof_kind: 1,
@@ -865,10 +743,10 @@ impl ProvingEngine for Arc<Cuzk> {
             .collect();
         #[cfg(feature = "filecoin")]
         if let Some(f) = jobs.filecoin() {
-            for p in f.loaded_keys() {
+            for (id, p) in f.loaded_key_ids() {
                 loaded_srs.push(pb::SrsStatus {
                     size_bytes: std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0),
-                    circuit_id: p.display().to_string(),
+                    circuit_id: id,
                     tier: SrsTier::Hot as i32,
                     ref_count: 0,
                 });
@@ -960,8 +838,9 @@ impl Cuzk {
 
     /// The params file a PreloadSRS or EvictSRS circuit id names: a key as
     /// `<kind>-<size>` (`porep-32g`, `snap-32g`, `wpost-32g`,
-    /// `winning-32g`) or a seal proof's name; for EvictSRS also a params
-    /// file whose key is loaded (as GetStatus lists it).
+    /// `winning-32g`, as GetStatus lists it) or a seal proof's name; for
+    /// EvictSRS also a params file whose key is loaded (as cuda_prover.v1's
+    /// Status lists it).
     fn filecoin_key(
         &self,
         circuit_id: &str,

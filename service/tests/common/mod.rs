@@ -14,6 +14,7 @@ use tokio::sync::oneshot;
 
 #[cfg(feature = "filecoin")]
 pub mod filecoin;
+pub mod process;
 
 pub struct Daemon {
     pub addr: String,
@@ -158,6 +159,7 @@ pub fn job(
         params_dir: String::new(),
         name: String::new(),
         deadline_ms: 0,
+        request_id: String::new(),
     }
 }
 
@@ -173,6 +175,29 @@ pub fn verify_here(params: &std::path::Path, kind: Kind, log: u32, seed: u64, pr
             .unwrap()
             .public_input();
         assert!(key.verify(&proof, &[input]).unwrap(), "proof {k} verifies");
+    }
+}
+
+/// A cuzk.v1 client (Curio's stub) of a daemon, taking messages up to
+/// 256 MiB.
+pub async fn cuzk_client(
+    addr: &str,
+) -> cuda_prover_service::cuzk_proto::proving_engine_client::ProvingEngineClient<
+    tonic::transport::Channel,
+> {
+    let ch = cuda_prover_service::client::channel(addr).await.unwrap();
+    cuda_prover_service::cuzk_proto::proving_engine_client::ProvingEngineClient::new(ch)
+        .max_decoding_message_size(256 << 20)
+        .max_encoding_message_size(256 << 20)
+}
+
+/// A cuzk.v1 ProveRequest as Curio's client sends it: the submission
+/// wrapped.
+pub fn prove_request(
+    submit: cuda_prover_service::cuzk_proto::SubmitProofRequest,
+) -> cuda_prover_service::cuzk_proto::ProveRequest {
+    cuda_prover_service::cuzk_proto::ProveRequest {
+        submit: Some(submit),
     }
 }
 
