@@ -2,7 +2,9 @@
 # Runs on the GPU machine from the repository root (copied there as
 # device-bin/run.sh by scripts/device-tests.sh). Logs go to OUTDIR.
 # Modes: tests, bench, stream, scaling, all (those four), c2 (bench-c2),
-# large (built-in circuits past 2^22; LARGE="chain:24 bits:24").
+# large (built-in circuits past 2^22; LARGE="chain:24 bits:24"),
+# keyload-a / keyload-b (the 32 GiB key written, then loaded through its
+# digest and with every point checked; the C2 resident and under 14 GiB).
 set -uo pipefail
 what=${1:-all}
 out=${2:-device-out}
@@ -84,4 +86,41 @@ if [ "$what" = large ]; then
         grep -vE "still" "$out/large-$c-$l.log" | tail -n 40
         rm -f params-cache/"$c-2^$l".*
     done
+fi
+if [ "$what" = keyload-a ] || [ "$what" = keyload-b ]; then
+    # The 32 GiB PoRep TEST key on disk (63 GiB free needed), loaded by
+    # `cuda-prover-filecoin c2` twice: through the digest record the
+    # generator wrote (resident key), then with the record removed (every
+    # point checked, on the GPU) under a 14 GiB device limit. Two calls of
+    # at most 10 minutes: keyload-a makes the key and the C1, keyload-b
+    # proves; params-cache/ stays between calls on a warm machine.
+    W=$PWD/params-cache P=$PWD/params-cache/fcp32
+    nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 1 \
+        > "$out/$what-smi.csv" &
+    smi=$!
+    c2_load() { # name, time limit, extra args
+        local name=$1 limit=$2; shift 2
+        read -r _ pid _ sid < <(tail -n 1 "$W/c1.log")
+        CUDA_PROVER_FILECOIN_TEST_PARAMS=$P /usr/bin/time -v timeout "$limit" \
+            "$bin/cuda-prover-filecoin" c2 --c1 "$W/c1.json" --prover-id "$pid" --sector-id "$sid" \
+            --out "$W/proof-$name" --test-params --synthesis witness \
+            --report "$out/c2-$name.json" "$@" > "$out/c2-$name.log" 2>&1
+        echo "c2 $name exit $?"
+        grep -E "key load|verified|rror|Maximum resident|Elapsed" "$out/c2-$name.log"
+    }
+    if [ "$what" = keyload-a ]; then
+        /usr/bin/time -v "$bin/cuda-prover-filecoin" test-params --sector-size 32GiB \
+            --circuits porep --dir "$P" --keygen-device 0 > "$out/test-params.log" 2>&1
+        echo "test-params exit $?"
+        grep -E "Maximum resident|Elapsed" "$out/test-params.log"
+        "$bin/cuda-prover-filecoin" test-c1 --sector-size 32GiB --seed 1 --out "$W/c1.json" \
+            > "$W/c1.log" 2>&1
+        tail -n 1 "$W/c1.log"
+        ls -la "$P"
+    else
+        c2_load digest 230 --prepare-ahead 1
+        rm -f "$P"/*.params.verified
+        CP_TRACE_PASS=1 c2_load full-14g 330 --prepare-ahead 1 --device-memory-limit 14GiB
+    fi
+    kill $smi
 fi
