@@ -16,6 +16,7 @@ mod error;
 pub mod gate;
 mod groth16;
 pub mod host_memory;
+pub mod key_store;
 pub mod output;
 pub mod params;
 pub mod params_dir;
@@ -38,6 +39,7 @@ pub use devices::{list_devices, open_context, resolve, BackendChoice, DeviceSele
 pub use engine::Engine;
 pub use error::EngineError;
 pub use gate::{PriorityGate, Ticket};
+pub use key_store::{KeyStore, KeyUsage, Loaded, StoredKey};
 pub use groth16::{Groth16Work, Job, JobOutput, PreparedPartition};
 pub use report::JobReport;
 pub use residency::{Residency, Resident};
