@@ -39,8 +39,8 @@ pub use devices::{list_devices, open_context, resolve, BackendChoice, DeviceSele
 pub use engine::Engine;
 pub use error::EngineError;
 pub use gate::{PriorityGate, Ticket};
-pub use key_store::{KeyStore, KeyUsage, Loaded, StoredKey};
 pub use groth16::{Groth16Work, Job, JobOutput, PreparedPartition};
+pub use key_store::{KeyStore, KeyUsage, Loaded, StoredKey};
 pub use report::JobReport;
 pub use residency::{Residency, Resident};
 pub use scheduler::{Progress, RunControl};

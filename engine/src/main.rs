@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use cuda_prover_engine::cpus::parse_cpu_sets;
-use cuda_prover_engine::output::{check_not_input, OutputFile};
 use cuda_prover_engine::key_store::{shape_path, KeyStore};
+use cuda_prover_engine::output::{check_not_input, OutputFile};
 use cuda_prover_engine::params::key_path;
 use cuda_prover_engine::params_dir::ParamsDir;
 use cuda_prover_engine::shape_cache::load_or_record;

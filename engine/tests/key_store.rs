@@ -56,7 +56,10 @@ fn two_callers_of_one_key_load_it_once() {
             .collect();
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    assert!(Arc::ptr_eq(&loaded[0].key, &loaded[1].key), "one key, shared");
+    assert!(
+        Arc::ptr_eq(&loaded[0].key, &loaded[1].key),
+        "one key, shared"
+    );
     assert!(Arc::ptr_eq(loaded[0].key.key(), loaded[1].key.key()));
     // One of them waited for the other's load and found it resident.
     assert_eq!(
@@ -119,11 +122,18 @@ fn the_budget_evicts_the_least_recently_used_unpinned_key() {
     assert_eq!(again.evicted, vec![name(&files[2])]);
     drop((again, held, two));
     store.evict(&name(&files[1]));
-    assert_eq!(store.usage().evicted_in_use, 0, "dropped: no longer counted");
+    assert_eq!(
+        store.usage().evicted_in_use,
+        0,
+        "dropped: no longer counted"
+    );
 
     // A pinned key is never evicted; once unpinned it may be.
     load(2, false);
-    assert!(store.list().iter().any(|k| k.name == name(&files[0]) && k.pinned));
+    assert!(store
+        .list()
+        .iter()
+        .any(|k| k.name == name(&files[0]) && k.pinned));
     assert!(store.unpin(&name(&files[0])));
     load(1, false);
     let left: Vec<String> = store.list().into_iter().map(|k| k.name).collect();
@@ -154,7 +164,10 @@ fn built_in_keys_are_generated_once_and_named_by_dir() {
     let name = cuda_prover_engine::key_store::built_in_name(Kind::Chain, 7, pd.path());
     assert_eq!(store.list()[0].name, name);
     assert!(store.list()[0].pinned);
-    assert!(store.loaded_files().is_empty(), "built-in keys are not files");
+    assert!(
+        store.loaded_files().is_empty(),
+        "built-in keys are not files"
+    );
     assert_eq!(store.list_built_in().len(), 1);
     assert!(shape_path(a.key.file()).exists());
     std::fs::remove_dir_all(&dir).ok();

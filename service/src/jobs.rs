@@ -788,12 +788,9 @@ impl Jobs {
         let mut key_load = Duration::ZERO;
         let outcome = (|| {
             let t_key = Instant::now();
-            let (key, _) = self.keys.get(
-                spec.kind,
-                spec.log_constraints,
-                &spec.params_dir,
-                false,
-            )?;
+            let (key, _) =
+                self.keys
+                    .get(spec.kind, spec.log_constraints, &spec.params_dir, false)?;
             key_load = t_key.elapsed();
             let subset;
             let engine = if spec.devices.is_empty() {
@@ -822,7 +819,9 @@ impl Jobs {
                     .unwrap_or(BlindingSource::Random),
                 trim_after: false,
                 synthesis: spec.synthesis,
-                shape: (spec.synthesis != SynthesisMode::Full).then(|| key.shape()).flatten(),
+                shape: (spec.synthesis != SynthesisMode::Full)
+                    .then(|| key.shape())
+                    .flatten(),
             };
             let ticket = engine
                 .gate()

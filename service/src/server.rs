@@ -759,12 +759,11 @@ impl Prover for Arc<Service> {
         }
         let jobs = self.jobs.clone();
         let log = r.log_constraints;
-        let (key, evicted) = tokio::task::spawn_blocking(move || {
-            jobs.keys().get(kind, log, &dir, true)
-        })
-        .await
-        .map_err(|e| Status::internal(e.to_string()))?
-        .map_err(|e| Status::failed_precondition(e.to_string()))?;
+        let (key, evicted) =
+            tokio::task::spawn_blocking(move || jobs.keys().get(kind, log, &dir, true))
+                .await
+                .map_err(|e| Status::internal(e.to_string()))?
+                .map_err(|e| Status::failed_precondition(e.to_string()))?;
         let bytes = key.bytes();
         Ok(Response::new(proto::KeyReply {
             key: name,

@@ -616,7 +616,10 @@ async fn a_filecoin_key_counts_in_the_daemons_key_budget() {
     let cl = common::client(&d).await;
     let st = cl.status().await.unwrap();
     assert_eq!(
-        st.keys.iter().map(|k| (k.key.clone(), k.bytes)).collect::<Vec<_>>(),
+        st.keys
+            .iter()
+            .map(|k| (k.key.clone(), k.bytes))
+            .collect::<Vec<_>>(),
         vec![(name.clone(), fc_bytes)]
     );
     let store = d.service.jobs().keys().store().clone();

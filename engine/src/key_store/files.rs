@@ -63,6 +63,9 @@ mod tests {
             shape_path(Path::new("/p/v28-stacked.params")),
             Path::new("/p/v28-stacked.params.shape")
         );
-        assert_eq!(shape_name(OsStr::new("chain-2^8.params")), "chain-2^8.params.shape");
+        assert_eq!(
+            shape_name(OsStr::new("chain-2^8.params")),
+            "chain-2^8.params.shape"
+        );
     }
 }

@@ -29,8 +29,8 @@ use cuda_prover_pipeline::circuits::BuiltIn;
 use cuda_prover_pipeline::{KeyCheck, ProvingKey, Shape};
 use parking_lot::Mutex;
 
-pub use files::{built_in_name, shape_name, shape_path};
 use files::load_shape;
+pub use files::{built_in_name, shape_name, shape_path};
 pub use stored::{host_bytes, StoredKey};
 
 use crate::error::EngineError;
@@ -277,7 +277,12 @@ impl KeyStore {
     }
 
     /// Makes `entry` resident, evicting to make room; the names evicted.
-    fn admit(&self, name: &str, entry: Arc<StoredKey>, pin: bool) -> Result<Vec<String>, EngineError> {
+    fn admit(
+        &self,
+        name: &str,
+        entry: Arc<StoredKey>,
+        pin: bool,
+    ) -> Result<Vec<String>, EngineError> {
         let bytes = entry.bytes();
         let evicted = self
             .resident
