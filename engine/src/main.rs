@@ -15,9 +15,11 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use cuda_prover_engine::cpus::parse_cpu_sets;
+use cuda_prover_engine::key_store::{shape_path, KeyStore};
 use cuda_prover_engine::output::{check_not_input, OutputFile};
-use cuda_prover_engine::params::{cache_path, load_key_and_shape};
-use cuda_prover_engine::shape_cache::{load_or_record, shape_path};
+use cuda_prover_engine::params::key_path;
+use cuda_prover_engine::params_dir::ParamsDir;
+use cuda_prover_engine::shape_cache::load_or_record;
 use cuda_prover_engine::{
     list_devices, open_context, BackendChoice, BlindingSource, DeviceSelection, Engine,
     EngineConfig, EngineError, Job, Policy, MAX_HOST_DEVICES, MAX_WORKERS_PER_DEVICE,
@@ -292,7 +294,7 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             }
             // Output paths are checked before any work, so that a bad path
             // fails now and not after the proofs, and none names an input.
-            let key_stem = cache_path(&params_dir, &shape)
+            let key_stem = key_path(&params_dir, &shape)
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
@@ -332,13 +334,20 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             }
             let mut bars = bars::Bars::new();
             bars.start_spinner("loading the key (generating it when missing)");
+            // The CLI's store: one run, every key it loads kept.
+            let keys = KeyStore::unbounded();
             let loaded = {
                 let b = &bars;
                 let say = |s: &str| b.say(s);
-                load_key_and_shape(&params_dir, &shape, &say)
+                ParamsDir::open(&params_dir)
+                    .and_then(|dir| keys.load_built_in(&dir, &shape, false, &say))
             };
             bars.stop_spinner();
-            let (key, recorded) = loaded?;
+            let stored = loaded?.key;
+            let key = stored.key().clone();
+            let recorded = stored.shape().ok_or_else(|| {
+                EngineError::Setup("a built-in circuit's key came without its shape".into())
+            })?;
             let base = seed.unwrap_or_else(|| {
                 std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
@@ -401,7 +410,7 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             // likely cause (corrupt yet self-consistent, or forged). It is
             // recorded again from the circuit, once, and the job run again.
             if let (true, Err(e @ EngineError::Verification { .. })) = (used_shape, &out) {
-                let path = shape_path(&params_dir, &shape);
+                let path = shape_path(stored.file());
                 eprintln!(
                     "{e}; the shape file {} is the likely cause: recording it again and proving once more",
                     path.display()
@@ -410,14 +419,14 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                     EngineError::Setup(format!("cannot remove {}: {e}", path.display()))
                 })?;
                 let say = |s: &str| bars.say(s);
-                let dir = cuda_prover_engine::params_dir::ParamsDir::open(&params_dir)?;
+                let dir = ParamsDir::open(&params_dir)?;
                 let again = load_or_record(&dir, &shape, &key, &say)?;
                 out = run_with_shape(Some(again)).map_err(|e| match e {
                     EngineError::Verification { partition, device } => {
                         EngineError::Params(format!(
                         "partition {partition} (device {device}): proof does not verify with a \
                          shape recorded again either: the key {} is the likely cause",
-                        cache_path(&params_dir, &shape).display()
+                        key_path(&params_dir, &shape).display()
                     ))
                     }
                     e => e,

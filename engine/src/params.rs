@@ -44,7 +44,7 @@ pub fn key_name(c: &BuiltIn) -> OsString {
 }
 
 /// The cache file of a circuit shape.
-pub fn cache_path(dir: &Path, c: &BuiltIn) -> PathBuf {
+pub fn key_path(dir: &Path, c: &BuiltIn) -> PathBuf {
     dir.join(key_name(c))
 }
 

@@ -1,5 +1,5 @@
-//! Which keys stay resident: an LRU bounded by a byte budget (the device
-//! memory keys may take). Pinned keys (preloaded) are never evicted; the
+//! Which keys stay resident: an LRU bounded by a byte budget (the
+//! [`crate::KeyStore`] counts host bytes). Pinned keys (preloaded) are never evicted; the
 //! least recently used of the others go first when a new key needs room.
 //! The cache holds `Arc`s: a key evicted while a job proves with it lives
 //! until that job ends.
@@ -63,6 +63,25 @@ impl<V> Residency<V> {
         })
     }
 
+    /// The key, without marking it as used.
+    pub fn peek(&self, name: &str) -> Option<Arc<V>> {
+        self.entries
+            .iter()
+            .find(|e| e.name == name)
+            .map(|e| e.value.clone())
+    }
+
+    /// Pins or unpins a resident key; false when it is not resident.
+    pub fn set_pinned(&mut self, name: &str, pinned: bool) -> bool {
+        match self.entries.iter_mut().find(|e| e.name == name) {
+            Some(e) => {
+                e.pinned = pinned;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Adds a key (or pins it, when `pin` and it is there), evicting the
     /// least recently used unpinned keys until it fits. Returns the names
     /// evicted; an error when it cannot fit even with every unpinned key
@@ -74,6 +93,18 @@ impl<V> Residency<V> {
         bytes: u64,
         pin: bool,
     ) -> Result<Vec<String>, String> {
+        self.insert_evicting(name, value, bytes, pin)
+            .map(|v| v.into_iter().map(|(n, _)| n).collect())
+    }
+
+    /// [`Residency::insert`], returning the evicted keys themselves.
+    pub fn insert_evicting(
+        &mut self,
+        name: &str,
+        value: Arc<V>,
+        bytes: u64,
+        pin: bool,
+    ) -> Result<Vec<(String, Arc<V>)>, String> {
         self.clock += 1;
         let clock = self.clock;
         if let Some(e) = self.entries.iter_mut().find(|e| e.name == name) {
@@ -105,7 +136,8 @@ impl<V> Residency<V> {
                 .min_by_key(|(_, e)| e.last_use)
                 .map(|(i, _)| i)
                 .expect("unpinned keys cover the shortfall");
-            evicted.push(self.entries.remove(lru).name);
+            let e = self.entries.remove(lru);
+            evicted.push((e.name, e.value));
             self.evictions += 1;
         }
         self.entries.push(Entry {
@@ -120,9 +152,13 @@ impl<V> Residency<V> {
 
     /// Drops a key, pinned or not; false when it was not resident.
     pub fn evict(&mut self, name: &str) -> bool {
-        let before = self.entries.len();
-        self.entries.retain(|e| e.name != name);
-        before != self.entries.len()
+        self.remove(name).is_some()
+    }
+
+    /// Drops a key, pinned or not, and returns it.
+    pub fn remove(&mut self, name: &str) -> Option<Arc<V>> {
+        let i = self.entries.iter().position(|e| e.name == name)?;
+        Some(self.entries.remove(i).value)
     }
 
     /// The resident keys, most recently used first.

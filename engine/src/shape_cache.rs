@@ -1,4 +1,4 @@
-//! Shapes of the built-in circuits, cached next to their params: loaded and
+//! Shapes of the built-in circuits, cached next to their keys: loaded and
 //! checked against the key, or recorded (structure only, no witness) and
 //! written when missing or unusable. The check is also what tells a cached
 //! key of another circuit: its shape does not fit. Shape files are opened
@@ -6,7 +6,6 @@
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -14,17 +13,13 @@ use cuda_prover_pipeline::circuits::BuiltIn;
 use cuda_prover_pipeline::{shape_file, ProvingKey, Shape, ShapeData};
 
 use crate::error::EngineError;
-use crate::params::{cache_path, key_error, write_then_rename};
+use crate::params::{key_error, key_name, key_path, write_then_rename};
 use crate::params_dir::{Entry, Open, ParamsDir};
 
-/// The name of a built-in circuit's shape file in its params dir.
+/// The name of a built-in circuit's shape file in its params dir: beside
+/// its key file, as every key's ([`crate::key_store::shape_path`]).
 pub fn shape_name(c: &BuiltIn) -> OsString {
-    format!("{}-2^{}.shape", c.kind.name(), c.log_constraints).into()
-}
-
-/// The shape file beside a built-in circuit's params file.
-pub fn shape_path(dir: &Path, c: &BuiltIn) -> PathBuf {
-    dir.join(shape_name(c))
+    crate::key_store::shape_name(&key_name(c))
 }
 
 /// Reads the shape file of `c` and checks it against `key`.
@@ -94,7 +89,7 @@ pub fn load_or_record(
     let shape = Shape::new(&data).map_err(|e| EngineError::Setup(e.to_string()))?;
     key.check_shape(&shape).map_err(|e| {
         key_error(
-            &cache_path(dir.path(), c),
+            &key_path(dir.path(), c),
             &format!(
                 "made for another circuit than {} 2^{} ({e})",
                 c.kind.name(),

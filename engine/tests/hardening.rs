@@ -354,7 +354,7 @@ fn outputs_naming_the_jobs_inputs_are_refused() {
     std::os::unix::fs::symlink(&key, &link).unwrap();
     let cases = [
         key.clone(),
-        dir.join("chain-2^7.shape"),
+        dir.join("chain-2^7.params.shape"),
         dir.join("chain-2^7.params.verified"),
         sub.join("..").join("chain-2^7.params"),
         link.clone(),
@@ -428,7 +428,8 @@ fn a_forged_consistent_shape_is_named_and_recorded_again() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let c = BuiltIn::new(Kind::Chain, 7, 0).unwrap();
     let key = cuda_prover_engine::params::load_or_create(&dir, &c, &|_| {}).unwrap();
-    let path = cuda_prover_engine::shape_cache::shape_path(&dir, &c);
+    let path =
+        cuda_prover_engine::key_store::shape_path(&cuda_prover_engine::params::key_path(&dir, &c));
     let honest = shape_file::load(&path, &key).unwrap();
     let mut forged = honest.clone();
     swap_rows!(&mut forged.a, 1, 2);

@@ -5,7 +5,8 @@
 //! partitions of a PoSt) are one `Job`, run by `cuda_prover_engine::Engine::run`,
 //! so they spread over the engine's devices with its ownership policy, and
 //! come back in partition order, each checked against the key. Proving keys
-//! are loaded once per params file and kept, and so are the circuits'
+//! are loaded once per params file into the engine's `KeyStore` (the
+//! prover's own, or the one its process shares), and so are the circuits'
 //! shapes: a shape file `<params>.shape` next to the params (or recorded
 //! from the first partition's full synthesis of a job and then saved there)
 //! lets every later partition take the witness path: witness-only synthesis,
@@ -13,17 +14,19 @@
 //! partition synthesizes its challenges on every core (see
 //! [`FilecoinProver::with_parallel_witness`]).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use bellpepper_core::Circuit;
 use bellperson::groth16::Proof;
 use blstrs::{Bls12, Scalar};
 use cuda_prover_engine::gate::Priority;
-use cuda_prover_engine::{BlindingSource, Engine, Job, JobReport, RunControl};
+use cuda_prover_engine::key_store::shape_path;
+use cuda_prover_engine::{
+    BlindingSource, Engine, EngineError, Job, JobReport, KeyStore, Loaded, RunControl,
+};
 use cuda_prover_pipeline::{shape_file, KeyCheck, ProvingKey, Shape, SynthesisMode};
 
 use crate::error::{FilecoinError, Result};
@@ -36,30 +39,35 @@ pub struct Proved {
     pub key_load: Duration,
 }
 
-/// An engine plus the proving keys it has loaded.
+/// An engine plus the key store its keys are loaded into.
 pub struct FilecoinProver {
     engine: Engine,
     blinding: BlindingSource,
     synthesis: SynthesisMode,
     parallel_witness: bool,
     key_check: KeyCheck,
-    keys: Arc<Mutex<HashMap<PathBuf, Arc<ProvingKey>>>>,
-    shapes: Arc<Mutex<HashMap<PathBuf, Arc<Shape>>>>,
+    keys: Arc<KeyStore>,
     /// Set by [`FilecoinProver::for_job`]: the job's priority on the
     /// engine's gate and its cancel flag.
     priority: Option<Priority>,
     cancel: Option<Arc<AtomicBool>>,
 }
 
-/// The shape file kept next to a params file.
-pub fn shape_path(params: &Path) -> PathBuf {
-    let mut s = params.as_os_str().to_owned();
-    s.push(".shape");
-    PathBuf::from(s)
+/// A store error about the key of `path`: a load error names the file.
+fn key_error(path: &Path, e: EngineError) -> FilecoinError {
+    match e {
+        EngineError::Params(message) => FilecoinError::Parameters {
+            path: path.to_path_buf(),
+            message,
+        },
+        e => FilecoinError::Engine(e),
+    }
 }
 
 impl FilecoinProver {
-    /// Proves with fresh random blinding factors.
+    /// Proves with fresh random blinding factors, its keys in a store of
+    /// its own that keeps every key it loads (a CLI run; a daemon hands
+    /// its store in with [`FilecoinProver::with_key_store`]).
     pub fn new(engine: Engine) -> Self {
         Self {
             engine,
@@ -67,8 +75,7 @@ impl FilecoinProver {
             synthesis: SynthesisMode::Auto,
             parallel_witness: true,
             key_check: KeyCheck::Full,
-            keys: Arc::new(Mutex::new(HashMap::new())),
-            shapes: Arc::new(Mutex::new(HashMap::new())),
+            keys: Arc::new(KeyStore::unbounded()),
             priority: None,
             cancel: None,
         }
@@ -78,7 +85,7 @@ impl FilecoinProver {
     /// it proves on `engine` (for example a subset of this prover's engine,
     /// sharing its device mutexes and priority gate), waits its turn at
     /// `priority` on the gate, stops when `cancel` is set, and shares this
-    /// prover's loaded keys and shapes and its settings.
+    /// prover's key store and its settings.
     pub fn for_job(&self, engine: Engine, priority: Priority, cancel: Arc<AtomicBool>) -> Self {
         Self {
             engine,
@@ -87,7 +94,6 @@ impl FilecoinProver {
             parallel_witness: self.parallel_witness,
             key_check: self.key_check,
             keys: self.keys.clone(),
-            shapes: self.shapes.clone(),
             priority: Some(priority),
             cancel: Some(cancel),
         }
@@ -118,68 +124,37 @@ impl FilecoinProver {
         self
     }
 
+    /// Loads keys into `keys` (shared with the rest of the process, so a
+    /// key is loaded once and counted against its budget) instead of a
+    /// store of its own.
+    pub fn with_key_store(mut self, keys: Arc<KeyStore>) -> Self {
+        self.keys = keys;
+        self
+    }
+
+    /// The store this prover's keys are loaded into.
+    pub fn key_store(&self) -> &Arc<KeyStore> {
+        &self.keys
+    }
+
     /// Proves the jobs of `params` with `key` (and `shape`, checked
     /// against it) held in memory instead of loading the file: a key made
     /// in this process, for instance a TEST key computed on the GPU that
-    /// need not pass through a 50 GB file.
+    /// need not pass through a 50 GB file. The store keeps it pinned.
     pub fn with_key(
         self,
         params: &Path,
         key: Arc<ProvingKey>,
         shape: Option<Arc<Shape>>,
     ) -> Result<Self> {
-        if let Some(s) = &shape {
-            key.check_shape(s).map_err(|e| FilecoinError::Parameters {
-                path: params.to_path_buf(),
-                message: format!("the shape given with the key: {e}"),
-            })?;
-            self.shapes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(params.to_path_buf(), s.clone());
-        }
         self.keys
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(params.to_path_buf(), key);
+            .insert_key(params, key, shape)
+            .map_err(|e| key_error(params, e))?;
         Ok(self)
     }
 
     pub fn parallel_witness(&self) -> bool {
         self.parallel_witness
-    }
-
-    /// The shape for the key of `params`: in memory, or from its shape file
-    /// when that fits the key. A missing or unusable file is not an error
-    /// (the job records the shape); why it was not used is logged.
-    fn shape(&self, params: &Path, key: &ProvingKey) -> Option<Arc<Shape>> {
-        let mut shapes = self.shapes.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = shapes.get(params) {
-            return Some(s.clone());
-        }
-        let path = shape_path(params);
-        if !path.exists() {
-            return None;
-        }
-        let loaded = shape_file::load(&path, key).and_then(|data| {
-            let shape = Shape::new(&data)?;
-            key.check_shape(&shape)?;
-            Ok(shape)
-        });
-        match loaded {
-            Ok(shape) => {
-                let shape = Arc::new(shape);
-                shapes.insert(params.to_path_buf(), shape.clone());
-                Some(shape)
-            }
-            Err(e) => {
-                log::warn!(
-                    "not using {}: {e}; the job records the shape again",
-                    path.display()
-                );
-                None
-            }
-        }
     }
 
     /// Reproducible blinding (partition k of every job uses the engine's
@@ -194,13 +169,22 @@ impl FilecoinProver {
         &self.engine
     }
 
-    /// The proving key of a bellperson params file, loaded once.
+    /// The proving key of a bellperson params file, loaded once into the
+    /// key store (with its shape, when the file beside it fits), and the
+    /// time the load took (zero when it was loaded).
     pub fn key(&self, path: &Path) -> Result<(Arc<ProvingKey>, Duration)> {
-        let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(k) = keys.get(path) {
-            return Ok((k.clone(), Duration::ZERO));
-        }
-        if !path.exists() {
+        let loaded = self.stored_key(path, false)?;
+        Ok((loaded.key.key().clone(), loaded.took))
+    }
+
+    /// [`FilecoinProver::key`], pinned in the store: never evicted to make
+    /// room (until [`FilecoinProver::evict_key`]).
+    pub fn preload_key(&self, path: &Path) -> Result<Duration> {
+        Ok(self.stored_key(path, true)?.took)
+    }
+
+    fn stored_key(&self, path: &Path, pin: bool) -> Result<Loaded> {
+        if self.keys.get(&path.display().to_string()).is_none() && !path.exists() {
             return Err(FilecoinError::Parameters {
                 path: path.to_path_buf(),
                 message:
@@ -209,54 +193,22 @@ impl FilecoinProver {
                         .into(),
             });
         }
-        let t = Instant::now();
-        // The subgroup checks (when the load makes them) on the engine's
-        // first GPU: seconds for a 47 GiB key instead of many minutes on
-        // the host's cores.
-        let gpu = self
-            .engine
-            .devices()
-            .iter()
-            .find(|d| !d.simulated)
-            .map(|d| d.ordinal);
-        let loaded = match gpu {
-            Some(ordinal) => {
-                ProvingKey::load_file_on(self.engine.context(), ordinal, path, self.key_check)
-            }
-            None => ProvingKey::load_file(path, self.key_check),
-        };
-        let key = loaded
-            .map(|(k, _)| k)
-            .map_err(|e| FilecoinError::Parameters {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            })?;
-        let key = Arc::new(key);
-        keys.insert(path.to_path_buf(), key.clone());
-        Ok((key, t.elapsed()))
-    }
-
-    /// The params files whose proving keys this prover (and every prover
-    /// of its jobs) holds loaded.
-    pub fn loaded_keys(&self) -> Vec<PathBuf> {
-        let keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
-        let mut v: Vec<PathBuf> = keys.keys().cloned().collect();
-        v.sort();
-        v
-    }
-
-    /// Drops the loaded key of `params` and its shape; whether the key was
-    /// loaded. A job proving with it keeps it until that job ends.
-    pub fn evict_key(&self, params: &Path) -> bool {
-        self.shapes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(params);
         self.keys
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(params)
-            .is_some()
+            .load_key(&self.engine, path, self.key_check, pin)
+            .map_err(|e| key_error(path, e))
+    }
+
+    /// The params files whose proving keys are resident in this prover's
+    /// key store (built-in circuits' keys of a shared store left out).
+    pub fn loaded_keys(&self) -> Vec<PathBuf> {
+        self.keys.loaded_files()
+    }
+
+    /// Drops the key of `params` (and its shape) from the store, pinned or
+    /// not; whether it was resident. A job proving with it keeps it until
+    /// that job ends.
+    pub fn evict_key(&self, params: &Path) -> bool {
+        self.keys.evict(&params.display().to_string())
     }
 
     /// Proves `circuits` (the partitions of one Filecoin proof, in partition
@@ -265,11 +217,13 @@ impl FilecoinProver {
     where
         C: Circuit<Scalar> + Send,
     {
-        let (key, key_load) = self.key(params)?;
+        let loaded = self.stored_key(params, false)?;
+        let (stored, key_load) = (loaded.key, loaded.took);
+        let key = stored.key();
         let total = circuits.len();
         let shape = match self.synthesis {
             SynthesisMode::Full => None,
-            _ => self.shape(params, &key),
+            _ => stored.shape(),
         };
         if shape.is_none() && self.synthesis == SynthesisMode::Witness {
             return Err(FilecoinError::Parameters {
@@ -288,7 +242,7 @@ impl FilecoinProver {
             cancel: self.cancel.as_deref(),
             ticket: ticket.as_ref(),
         };
-        let out = self.engine.run_with(job, &key, control, |p| {
+        let out = self.engine.run_with(job, key, control, |p| {
             log::info!(
                 "{name}: partition {} on device {} ({}/{total})",
                 p.partition,
@@ -298,14 +252,13 @@ impl FilecoinProver {
         })?;
         if let (Some(data), Some(shape)) = (&out.recorded_shape, &out.shape) {
             let path = shape_path(params);
-            match shape_file::save(data, &key, &path) {
+            match shape_file::save(data, key, &path) {
                 Ok(()) => log::info!("recorded the circuit's shape -> {}", path.display()),
                 Err(e) => log::warn!("recorded the circuit's shape but could not save it: {e}"),
             }
-            self.shapes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(params.to_path_buf(), shape.clone());
+            if let Err(e) = stored.set_shape(shape.clone()) {
+                log::warn!("not keeping the recorded shape: {e}");
+            }
         }
         Ok(Proved {
             proofs: out.proofs.into_iter().map(|p| p.output.proof).collect(),

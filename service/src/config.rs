@@ -19,8 +19,8 @@ pub struct ServiceConfig {
     /// Limits of built-in jobs.
     pub max_partitions: u32,
     pub max_log_constraints: u32,
-    /// Device memory the resident keys may take; `None`: half the free
-    /// memory of the smallest device.
+    /// Host memory the resident keys may take, built-in and Filecoin
+    /// (one store); `None`: half the host memory available at start.
     pub key_budget_bytes: Option<u64>,
     /// Required on every request when set (`authorization: Bearer TOKEN`);
     /// a daemon listening on anything but loopback must have one.

@@ -15,7 +15,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use cuda_prover_engine::gate::Priority;
-use cuda_prover_engine::Engine;
+use cuda_prover_engine::{Engine, KeyStore};
 use cuda_prover_filecoin::c1::{C1File, Expected};
 use cuda_prover_filecoin::c2::{c2_from_bytes, parse_prover_id, porep_params_path};
 use cuda_prover_filecoin::test_params::{parameter_files, use_test_parameter_dir, TestCircuit};
@@ -240,8 +240,8 @@ impl std::fmt::Display for FilecoinKey {
     }
 }
 
-/// The daemon's Filecoin prover: loaded keys and shapes shared by all its
-/// Filecoin jobs.
+/// The daemon's Filecoin prover: its keys (with their shapes) in the
+/// daemon's key store, shared by all its Filecoin jobs.
 pub struct FilecoinJobs {
     base: FilecoinProver,
     test_params: Option<PathBuf>,
@@ -254,10 +254,16 @@ impl FilecoinJobs {
     /// `test_params`: prove with the TEST parameters of this directory
     /// (seeded, made by `cuda-prover-filecoin test-params`; never the
     /// network's) instead of filecoin-proofs' parameter cache.
-    pub fn new(engine: &Engine, test_params: Option<&Path>) -> Result<Self, String> {
+    /// Its keys go into `keys`, the daemon's store: counted against the
+    /// daemon's key budget with the built-in circuits' keys.
+    pub fn new(
+        engine: &Engine,
+        test_params: Option<&Path>,
+        keys: Arc<KeyStore>,
+    ) -> Result<Self, String> {
         let ordinals: Vec<u32> = engine.devices().iter().map(|d| d.ordinal).collect();
         let shared = engine.subset(&ordinals).map_err(|e| e.to_string())?;
-        let mut base = FilecoinProver::new(shared);
+        let mut base = FilecoinProver::new(shared).with_key_store(keys);
         let test_params = match test_params {
             Some(dir) => {
                 let dir = use_test_parameter_dir(dir).map_err(|e| e.to_string())?;
@@ -318,10 +324,10 @@ impl FilecoinJobs {
         }
     }
 
-    /// Loads the key of `params` and keeps it; the time the load took
-    /// (zero when it was loaded already).
+    /// Loads the key of `params` and pins it in the daemon's store; the
+    /// time the load took (zero when it was loaded already).
     pub fn preload(&self, params: &Path) -> Result<std::time::Duration, FilecoinError> {
-        self.base.key(params).map(|(_, took)| took)
+        self.base.preload_key(params)
     }
 
     /// Drops the key of `params`; whether it was loaded.

@@ -788,13 +788,9 @@ impl Jobs {
         let mut key_load = Duration::ZERO;
         let outcome = (|| {
             let t_key = Instant::now();
-            let (key, _) = self.keys.get(
-                &self.engine,
-                spec.kind,
-                spec.log_constraints,
-                &spec.params_dir,
-                false,
-            )?;
+            let (key, _) =
+                self.keys
+                    .get(spec.kind, spec.log_constraints, &spec.params_dir, false)?;
             key_load = t_key.elapsed();
             let subset;
             let engine = if spec.devices.is_empty() {
@@ -823,7 +819,9 @@ impl Jobs {
                     .unwrap_or(BlindingSource::Random),
                 trim_after: false,
                 synthesis: spec.synthesis,
-                shape: (spec.synthesis != SynthesisMode::Full).then(|| key.shape.clone()),
+                shape: (spec.synthesis != SynthesisMode::Full)
+                    .then(|| key.shape())
+                    .flatten(),
             };
             let ticket = engine
                 .gate()
@@ -833,7 +831,7 @@ impl Jobs {
                 ticket: Some(&ticket),
             };
             let all = self.engine.devices();
-            engine.run_with(job, &key.key, control, |p| {
+            engine.run_with(job, key.key(), control, |p| {
                 if let Some(i) = all.iter().position(|d| d.ordinal == p.device) {
                     self.device_partitions[i].fetch_add(1, Ordering::Relaxed);
                 }

@@ -1,22 +1,17 @@
-//! Keys of the daemon: loaded (or generated) from the configured params
-//! dirs only, kept resident by the engine's LRU residency under a byte
-//! budget, pinned by preload.
+//! What the daemon adds to the engine's key store for built-in circuits'
+//! keys: they are loaded (or generated) from the configured params dirs
+//! only, reached through handles held since the start, and named by
+//! circuit, size and dir. Residency (the byte budget, LRU eviction,
+//! pinning by preload) is the store's, shared with the daemon's Filecoin
+//! prover ([`Keys::store`]).
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use cuda_prover_engine::params::load_key_and_shape_in;
+use cuda_prover_engine::key_store::built_in_name;
 use cuda_prover_engine::params_dir::ParamsDir;
-use cuda_prover_engine::{Engine, EngineError, Residency, Resident};
+use cuda_prover_engine::{EngineError, KeyStore, KeyUsage, Resident, StoredKey};
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
-use cuda_prover_pipeline::{ProvingKey, Shape};
-use parking_lot::Mutex;
-
-/// A key with its circuit's shape.
-pub struct LoadedKey {
-    pub key: ProvingKey,
-    pub shape: Arc<Shape>,
-}
 
 pub struct Keys {
     /// Canonical forms of the configured dirs.
@@ -24,14 +19,13 @@ pub struct Keys {
     /// The configured dirs, held open since the start: keys are read and
     /// written through these handles only ([`Keys::open_dir`]).
     handles: Vec<ParamsDir>,
-    resident: Mutex<Residency<LoadedKey>>,
-    /// One load at a time: two jobs of one new key load it once.
-    loading: Mutex<()>,
+    /// The daemon's one key store.
+    store: Arc<KeyStore>,
 }
 
 impl Keys {
     /// Creates the params dirs that are missing.
-    pub fn new(dirs: &[PathBuf], budget: u64) -> Result<Self, String> {
+    pub fn new(dirs: &[PathBuf], store: Arc<KeyStore>) -> Result<Self, String> {
         if dirs.is_empty() {
             return Err("at least one params dir is needed".into());
         }
@@ -50,9 +44,13 @@ impl Keys {
         Ok(Self {
             dirs,
             handles,
-            resident: Mutex::new(Residency::new(budget)),
-            loading: Mutex::new(()),
+            store,
         })
+    }
+
+    /// The daemon's key store: every key it holds, built-in and Filecoin.
+    pub fn store(&self) -> &Arc<KeyStore> {
+        &self.store
     }
 
     /// The directory a request names: empty is the first params dir; a
@@ -114,73 +112,50 @@ impl Keys {
         handle.beneath(rel)
     }
 
+    /// A built-in circuit's key's name in the store.
     pub fn name(kind: Kind, log_constraints: u32, dir: &Path) -> String {
-        format!("{}-2^{}@{}", kind.name(), log_constraints, dir.display())
+        built_in_name(kind, log_constraints, dir)
     }
 
     /// The key of a built-in circuit, resident (loaded, or generated and
-    /// saved, on first use). Returns the keys evicted to make room.
+    /// saved, on first use), with its shape. Returns the keys evicted to
+    /// make room.
     pub fn get(
         &self,
-        engine: &Engine,
         kind: Kind,
         log_constraints: u32,
         dir: &Path,
         pin: bool,
-    ) -> Result<(Arc<LoadedKey>, Vec<String>), EngineError> {
-        let name = Self::name(kind, log_constraints, dir);
+    ) -> Result<(Arc<StoredKey>, Vec<String>), EngineError> {
         if !pin {
-            if let Some(k) = self.resident.lock().get(&name) {
+            if let Some(k) = self.store.get(&Self::name(kind, log_constraints, dir)) {
                 return Ok((k, Vec::new()));
             }
         }
-        let _one = self.loading.lock();
-        let found = self.resident.lock().get(&name);
-        let key = match found {
-            Some(k) => k,
-            None => {
-                let c = BuiltIn::new(kind, log_constraints, 0).map_err(EngineError::Setup)?;
-                let say = |s: &str| log::info!("{s}");
-                let (key, shape) = load_key_and_shape_in(&self.open_dir(dir)?, &c, &say)?;
-                Arc::new(LoadedKey { key, shape })
-            }
-        };
-        let bytes = key_bytes(engine, &key)?;
-        let evicted = self
-            .resident
-            .lock()
-            .insert(&name, key.clone(), bytes, pin)
-            .map_err(EngineError::Setup)?;
-        for e in &evicted {
-            log::info!("evicted key {e} to make room for {name}");
-        }
-        Ok((key, evicted))
+        let c = BuiltIn::new(kind, log_constraints, 0).map_err(EngineError::Setup)?;
+        let say = |s: &str| log::info!("{s}");
+        let loaded = self
+            .store
+            .load_built_in(&self.open_dir(dir)?, &c, pin, &say)?;
+        Ok((loaded.key, loaded.evicted))
     }
 
     /// Unpins and drops a key; false when it was not resident.
     pub fn evict(&self, name: &str) -> bool {
-        self.resident.lock().evict(name)
+        self.store.evict(name)
     }
 
+    /// Every resident key, built-in and Filecoin.
     pub fn list(&self) -> Vec<Resident> {
-        self.resident.lock().list()
+        self.store.list()
     }
 
-    /// (used, budget, evictions)
-    pub fn usage(&self) -> (u64, u64, u64) {
-        let r = self.resident.lock();
-        (r.used(), r.budget(), r.evictions())
+    /// The resident keys of built-in circuits.
+    pub fn list_built_in(&self) -> Vec<Resident> {
+        self.store.list_built_in()
     }
-}
 
-/// Device bytes of a key and its shape, by the first device's backend.
-pub fn key_bytes(engine: &Engine, k: &LoadedKey) -> Result<u64, EngineError> {
-    let setup = |e: cuda_prover_pipeline::Error| EngineError::Setup(e.to_string());
-    let n = k.key.domain_size().map_err(setup)?;
-    let ordinal = engine.devices().first().map(|d| d.ordinal).unwrap_or(0);
-    let est = k
-        .key
-        .device_memory_estimate(engine.context(), ordinal, n)
-        .map_err(setup)?;
-    Ok(est.srs_bytes.saturating_add(k.shape.info().device_bytes))
+    pub fn usage(&self) -> KeyUsage {
+        self.store.usage()
+    }
 }

@@ -197,8 +197,8 @@ enum Command {
         #[arg(long, default_value_t = 64 << 10,
               value_parser = clap::value_parser!(u32).range(1..=MAX_REQUEST_BYTES))]
         max_request_bytes: u32,
-        /// Device memory resident keys may take (default: half the free
-        /// memory of the smallest device).
+        /// Host memory resident keys may take, built-in and Filecoin (default:
+        /// half the host memory available at start).
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_KEY_MEMORY_MIB))]
         key_memory_mib: Option<u64>,
         #[arg(long, value_enum, default_value = "auto")]

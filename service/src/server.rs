@@ -41,26 +41,22 @@ type EventStream = Pin<Box<dyn Stream<Item = Result<proto::JobEvent, Status>> + 
 
 impl Service {
     pub fn new(engine: Arc<Engine>, config: ServiceConfig) -> Result<Arc<Self>, String> {
+        // The host memory the keys of every job may take, built-in and
+        // Filecoin: one store for the daemon.
         let budget = match config.key_budget_bytes {
             Some(b) => b,
-            None => {
-                let mut free = u64::MAX;
-                for d in engine.devices() {
-                    let info = engine
-                        .context()
-                        .device_info(d.ordinal)
-                        .map_err(|e| e.to_string())?;
-                    free = free.min(info.free_bytes);
-                }
-                free / 2
-            }
+            None => cuda_prover_engine::host_memory::available_bytes()
+                .map(|b| b / 2)
+                .unwrap_or(u64::MAX),
         };
-        let keys = Arc::new(Keys::new(&config.params_dirs, budget)?);
+        let store = Arc::new(cuda_prover_engine::KeyStore::new(budget));
+        let keys = Arc::new(Keys::new(&config.params_dirs, store.clone())?);
         #[cfg(feature = "filecoin")]
         let filecoin = if config.filecoin {
             Some(Arc::new(crate::filecoin::FilecoinJobs::new(
                 &engine,
                 config.filecoin_test_params.as_deref(),
+                store,
             )?))
         } else {
             None
@@ -215,7 +211,7 @@ impl Service {
             PreloadTarget::BuiltIn(kind, log, dir) => self
                 .jobs
                 .keys()
-                .get(self.jobs.engine(), kind, log, &dir, true)
+                .get(kind, log, &dir, true)
                 .map(|_| ())
                 .map_err(|e| e.to_string()),
             #[cfg(feature = "filecoin")]
@@ -229,7 +225,8 @@ impl Service {
     /// Prometheus text of the daemon's metrics.
     pub fn prometheus(&self) -> String {
         let (queued, running) = self.jobs.list();
-        let (used, budget, evictions) = self.jobs.keys().usage();
+        let usage = self.jobs.keys().usage();
+        let (used, budget, evictions) = (usage.used, usage.budget, usage.evictions);
         let devices = self.jobs.engine().devices();
         let g = Gauges {
             queued: queued.len(),
@@ -696,7 +693,7 @@ impl Prover for Arc<Service> {
                 }
             })
             .collect();
-        let (_, budget, _) = self.jobs.keys().usage();
+        let budget = self.jobs.keys().usage().budget;
         #[cfg(feature = "filecoin")]
         let filecoin_keys = self
             .jobs
@@ -762,14 +759,12 @@ impl Prover for Arc<Service> {
         }
         let jobs = self.jobs.clone();
         let log = r.log_constraints;
-        let (key, evicted) = tokio::task::spawn_blocking(move || {
-            jobs.keys().get(jobs.engine(), kind, log, &dir, true)
-        })
-        .await
-        .map_err(|e| Status::internal(e.to_string()))?
-        .map_err(|e| Status::failed_precondition(e.to_string()))?;
-        let bytes = crate::keys::key_bytes(self.jobs.engine(), &key)
-            .map_err(|e| Status::internal(e.to_string()))?;
+        let (key, evicted) =
+            tokio::task::spawn_blocking(move || jobs.keys().get(kind, log, &dir, true))
+                .await
+                .map_err(|e| Status::internal(e.to_string()))?
+                .map_err(|e| Status::failed_precondition(e.to_string()))?;
+        let bytes = key.bytes();
         Ok(Response::new(proto::KeyReply {
             key: name,
             bytes,

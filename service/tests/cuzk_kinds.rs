@@ -571,3 +571,71 @@ async fn preload_srs_loads_the_post_and_snapdeals_keys_their_jobs_use() {
     }
     assert!(loaded(&mut cl).await.is_empty());
 }
+
+/// A Filecoin key lives in the daemon's one key store: its host bytes show
+/// among the resident keys of Status (beside its circuit id in
+/// `filecoin_keys`), count against the key budget, and a built-in job's
+/// key evicts it once it is no longer pinned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_filecoin_key_counts_in_the_daemons_key_budget() {
+    let circuit = TestCircuit::WinningPost(SectorSize::KIB_2);
+    let dir = test_params(&[circuit]);
+    let params = parameter_files(circuit).unwrap().params;
+    let name = params.display().to_string();
+    let start = |budget: Option<u64>| {
+        let dir = dir.clone();
+        common::start_with_params(1, temp_dir("fc-budget"), move |c| {
+            c.filecoin_test_params = Some(dir);
+            c.key_budget_bytes = budget;
+        })
+    };
+    // The keys' sizes, from a daemon without a limit.
+    let (fc_bytes, chain_bytes) = {
+        let d = start(None).await;
+        let filecoin = d.service.jobs().filecoin_handle().unwrap();
+        filecoin.preload(&params).unwrap();
+        let cl = common::client(&d).await;
+        let st = cl.status().await.unwrap();
+        let k = st.keys.iter().find(|k| k.key == name).expect("listed");
+        assert!(k.pinned && k.bytes > 0, "{k:?}");
+        assert_eq!(st.filecoin_keys.len(), 1, "{:?}", st.filecoin_keys);
+        let chain = cl
+            .preload(proto::KeyRequest {
+                circuit: "chain".into(),
+                log_constraints: 7,
+                params_dir: String::new(),
+            })
+            .await
+            .unwrap();
+        (k.bytes, chain.bytes)
+    };
+    // Room for either key, not both.
+    let d = start(Some(fc_bytes.max(chain_bytes))).await;
+    let filecoin = d.service.jobs().filecoin_handle().unwrap();
+    filecoin.preload(&params).unwrap();
+    let cl = common::client(&d).await;
+    let st = cl.status().await.unwrap();
+    assert_eq!(
+        st.keys
+            .iter()
+            .map(|k| (k.key.clone(), k.bytes))
+            .collect::<Vec<_>>(),
+        vec![(name.clone(), fc_bytes)]
+    );
+    let store = d.service.jobs().keys().store().clone();
+    assert_eq!(store.usage().used, fc_bytes, "counted once");
+    // Pinned: the built-in key does not fit beside it.
+    let id = cl.submit(common::job("chain", 7, 1, 1, 0)).await.unwrap();
+    let out = cl.await_job(&id, |_, _, _| {}).await.unwrap();
+    assert!(out.error.contains("key budget"), "{}", out.error);
+    // Unpinned, it is evicted to make room.
+    assert!(store.unpin(&name));
+    let id = cl.submit(common::job("chain", 7, 1, 2, 0)).await.unwrap();
+    assert!(cl.await_job(&id, |_, _, _| {}).await.unwrap().ok());
+    let st = cl.status().await.unwrap();
+    assert!(st.keys.iter().all(|k| k.key != name), "{:?}", st.keys);
+    assert!(st.filecoin_keys.is_empty(), "{:?}", st.filecoin_keys);
+    assert!(filecoin.loaded_keys().is_empty());
+    assert_eq!(store.usage().evictions, 1);
+    assert_eq!(store.usage().used, chain_bytes);
+}

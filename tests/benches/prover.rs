@@ -33,7 +33,7 @@ use cuda_prover_bellperson::{
     prove_from_assignments, prove_from_witnesses, synthesize_sized, synthesize_witness, Backend,
     Blinding, Context, ContextOptions, ProofOutput, StreamSharing,
 };
-use cuda_prover_engine::params::{cache_path, load_key_and_shape, load_or_create};
+use cuda_prover_engine::params::{key_path, load_key_and_shape, load_or_create};
 use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
 use cuda_prover_pipeline::SynthesisMode;
 use cuda_prover_tests::proof_bytes;
@@ -441,7 +441,7 @@ fn main() {
             let mut latency = serde_json::Map::new();
             for backend in &args.backends {
                 if backend == "bellperson" {
-                    let f = std::fs::File::open(cache_path(&args.params_dir, &shape)).unwrap();
+                    let f = std::fs::File::open(key_path(&args.params_dir, &shape)).unwrap();
                     let params =
                         Parameters::<Bls12>::read(std::io::BufReader::new(f), false).unwrap();
                     let mut best = f64::MAX;

@@ -1042,7 +1042,7 @@ fn cuda_subgroup_checks_name_the_same_point() {
     };
     let log = max_log().max(18);
     cached_builtin_keys(Kind::Chain, log);
-    let path = cuda_prover_engine::params::cache_path(
+    let path = cuda_prover_engine::params::key_path(
         std::path::Path::new(&dir),
         &builtin(Kind::Chain, log, 0),
     );

@@ -30,9 +30,9 @@ use super::marker::TestMarker;
 use super::{KeygenDevice, TestCircuit};
 use crate::config::{porep_config, post_config, PostKind, SealVersion};
 use crate::error::{FilecoinError, Result};
-use crate::prover::shape_path;
 use crate::update::update_public_params;
 use crate::with_sector_shape;
+use cuda_prover_engine::key_store::shape_path;
 
 fn proofs_err(e: anyhow::Error) -> FilecoinError {
     FilecoinError::TestParameters(format!("{e:#}"))

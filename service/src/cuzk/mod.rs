@@ -730,9 +730,10 @@ impl ProvingEngine for Arc<Cuzk> {
                 SrsTier::Warm
             }
         };
+        // Filecoin keys are listed below, by their circuit ids.
         let mut loaded_srs: Vec<pb::SrsStatus> = jobs
             .keys()
-            .list()
+            .list_built_in()
             .into_iter()
             .map(|k| pb::SrsStatus {
                 circuit_id: k.name,
@@ -752,7 +753,8 @@ impl ProvingEngine for Arc<Cuzk> {
                 });
             }
         }
-        let (used, budget, _) = jobs.keys().usage();
+        let usage = jobs.keys().usage();
+        let (used, budget) = (usage.used, usage.budget);
         Ok(Response::new(pb::GetStatusResponse {
             gpus,
             loaded_srs,
