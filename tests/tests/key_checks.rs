@@ -115,6 +115,75 @@ fn verified_digest_skips_the_second_check() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Through the digest the core leaves the on-curve check until it knows
+/// whether the file's verified record vouches for it: the error a file
+/// gets is still the one a reading from the start with every check finds
+/// (an earlier point off its curve before a later bad encoding, in the
+/// same section and across sections), the buffer path's message, and a
+/// record that no longer matches the bytes vouches for nothing.
+#[test]
+fn the_first_bad_point_is_named_with_the_curve_check_deferred() {
+    let dir = std::env::temp_dir().join(format!("cp-keycurve-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut orig = Vec::new();
+    params().write(&mut orig).unwrap();
+    let be32 = |b: &[u8], at: usize| u32::from_be_bytes(b[at..at + 4].try_into().unwrap()) as usize;
+    // Section starts: vk (864 bytes), then ic, h, l, a, b_g1 (G1), b_g2.
+    let mut first = Vec::new();
+    let mut at = 864;
+    for elem in [96, 96, 96, 96, 96, 192] {
+        first.push(at + 4);
+        at += 4 + be32(&orig, at) * elem;
+    }
+    let (h0, l0, a0) = (first[1], first[2], first[3]);
+    // y's last byte flipped: still canonical, off the curve.
+    let off_curve = |b: &mut Vec<u8>, p: usize| b[p + 95] ^= 1;
+    // x above p with the flag bits clear: a bad encoding.
+    let bad_encoding = |b: &mut Vec<u8>, p: usize| b[p..p + 48].fill(0x1f);
+    let cases: [(&str, &str, Vec<u8>); 3] = [
+        ("section h point 5", "not on curve", {
+            let mut b = orig.clone();
+            off_curve(&mut b, h0 + 5 * 96);
+            bad_encoding(&mut b, h0 + 10 * 96);
+            b
+        }),
+        ("section h point 3", "not on curve", {
+            let mut b = orig.clone();
+            off_curve(&mut b, h0 + 3 * 96);
+            bad_encoding(&mut b, l0);
+            b
+        }),
+        ("section a point 2", "not on curve", {
+            let mut b = orig.clone();
+            off_curve(&mut b, a0 + 2 * 96);
+            b
+        }),
+    ];
+    let path = dir.join("k.params");
+    for (name, why, bytes) in cases {
+        // A record of the original beside it: it must not vouch for these.
+        std::fs::write(&path, &orig).unwrap();
+        let (_, r) = ProvingKey::load_file(&path, KeyCheck::Full).unwrap();
+        assert!(r.subgroup == SubgroupCheck::Checked || r.subgroup == SubgroupCheck::DigestMatched);
+        std::fs::write(&path, &bytes).unwrap();
+        let from_file = ProvingKey::load_file(&path, KeyCheck::Full).err().expect("accepted");
+        let from_buffer = ProvingKey::from_bytes(&bytes).err().expect("accepted");
+        assert_eq!(from_file.code(), Some(ErrorCode::ParamsFormat), "{from_file}");
+        let msg = from_file.to_string();
+        assert!(msg.contains(name) && msg.contains(why), "{name}: {msg}");
+        let buffer_msg = from_buffer.to_string();
+        assert!(buffer_msg.contains(name) && buffer_msg.contains(why), "{name}: {buffer_msg}");
+        // The same words from the section's name to the reason (the
+        // offset included), the file's path aside.
+        let words = |m: &str| {
+            let from = m.find(name).unwrap();
+            m[from..from + m[from..].find(why).unwrap() + why.len()].to_string()
+        };
+        assert_eq!(words(&msg), words(&buffer_msg), "{name}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn hostile_params_files_are_clean_errors() {
     let dir = std::env::temp_dir().join(format!("cp-hostile-{}", std::process::id()));

@@ -59,9 +59,13 @@ public:
         std::lock_guard<std::mutex> lk(mu_);
         if (i < at_.load()) at_.store(i), why_ = nullptr, error_ = e;
     }
-    // Rethrows the read error, or fails naming the point.
-    void raise(const char *section, uint64_t data_offset, size_t elem) const {
+    // Rethrows the read error, if one came first.
+    void raise_read_error() const {
         if (error_) std::rethrow_exception(error_);
+    }
+    // Fails naming the point, if one failed.
+    void raise(const char *section, uint64_t data_offset, size_t elem) const {
+        raise_read_error();
         if (!why_) return;
         const uint64_t i = at_.load();
         fail(CP_ERR_PARAMS_FORMAT, "params: section " + std::string(section) + " point " +
@@ -77,11 +81,13 @@ private:
 };
 
 template <class Affine>
-const char *decode(Affine *out, const uint8_t *in) {
+const char *decode(Affine *out, const uint8_t *in, bool defer_curve) {
     if constexpr (sizeof(Affine) == sizeof(blst_p1_affine))
-        return decode_g1(reinterpret_cast<blst_p1_affine *>(out), in);
+        return defer_curve ? decode_g1_deferred(reinterpret_cast<blst_p1_affine *>(out), in)
+                           : decode_g1(reinterpret_cast<blst_p1_affine *>(out), in);
     else
-        return decode_g2(reinterpret_cast<blst_p2_affine *>(out), in);
+        return defer_curve ? decode_g2_deferred(reinterpret_cast<blst_p2_affine *>(out), in)
+                           : decode_g2(reinterpret_cast<blst_p2_affine *>(out), in);
 }
 
 // Decodes points [first, end) of a section (first a multiple of
@@ -89,7 +95,8 @@ const char *decode(Affine *out, const uint8_t *in) {
 // the section's leaf number) when it is not null.
 template <class Affine>
 void decode_points(const params_source &src, uint64_t data_offset, uint64_t first, uint64_t end,
-                   Affine *out, leaf_hash *leaves, first_failure &failure, int threads) {
+                   Affine *out, leaf_hash *leaves, bool defer_curve, first_failure &failure,
+                   int threads) {
     constexpr size_t elem = sizeof(Affine) == sizeof(blst_p1_affine) ? G1_BYTES : G2_BYTES;
     const uint64_t runs = (end - first + RUN_POINTS - 1) / RUN_POINTS;
     std::atomic<uint64_t> next{0};
@@ -115,7 +122,7 @@ void decode_points(const params_source &src, uint64_t data_offset, uint64_t firs
                     leaves[lb / LEAF_POINTS] =
                         hash_leaf(bytes + (lb - b) * elem, (std::min(e, lb + LEAF_POINTS) - lb) * elem);
             for (uint64_t i = b; i < e; i++) {
-                if (const char *why = decode(out + i, bytes + (i - b) * elem)) {
+                if (const char *why = decode(out + i, bytes + (i - b) * elem, defer_curve)) {
                     failure.point(i, why);
                     break;
                 }
@@ -124,13 +131,15 @@ void decode_points(const params_source &src, uint64_t data_offset, uint64_t firs
     });
 }
 
+// Reads section s into `out`; false when a point failed (`failure` says
+// which; a read error is thrown).
 template <class Affine>
-void read_section(const params_source &src, const params_layout &L, int s,
-                  point_vector<Affine> &out, leaf_hash *leaves, int threads) {
+bool read_section(const params_source &src, const params_layout &L, int s,
+                  point_vector<Affine> &out, leaf_hash *leaves, bool defer_curve,
+                  first_failure &failure, int threads) {
     constexpr size_t elem = sizeof(Affine) == sizeof(blst_p1_affine) ? G1_BYTES : G2_BYTES;
     const uint64_t count = L.count[s], base = L.data_offset(s);
     out.clear();
-    first_failure failure;
     for (uint64_t done = 0; done < count;) {
         // Up to the next hole (whole leaves), and one run past it: the
         // run that reads the hole's zeros fails there.
@@ -145,16 +154,18 @@ void read_section(const params_source &src, const params_layout &L, int s,
                                            std::to_string(upto) + " of its " +
                                            std::to_string(count) + " points)");
         }
-        decode_points(src, base, done, upto, out.data(), leaves, failure, threads);
-        failure.raise(section_name(s), base, elem);
+        decode_points(src, base, done, upto, out.data(), leaves, defer_curve, failure, threads);
+        failure.raise_read_error();
+        if (failure.at() != std::numeric_limits<uint64_t>::max()) return false;
         done = upto;
     }
+    return true;
 }
 
 }  // namespace
 
 parse_result parse_params(const params_source &src, const params_layout &L, srs &key, bool hash,
-                          int threads) {
+                          bool defer_curve, int threads) {
     parse_result r;
     // The leaves in file order: the verifying key, then each section's
     // length field and its runs of LEAF_POINTS points.
@@ -195,10 +206,20 @@ parse_result parse_params(const params_source &src, const params_layout &L, srs 
                                        std::string(section_name(s)) +
                                        " changed while the file was loading");
         leaf_hash *leaves = hash ? r.leaves.data() + first_leaf[s] : nullptr;
-        if (s == SEC_B_G2)
-            read_section(src, L, s, key.b_g2, leaves, threads);
-        else
-            read_section(src, L, s, *g1[s], leaves, threads);
+        first_failure failure;
+        const bool read = s == SEC_B_G2
+                              ? read_section(src, L, s, key.b_g2, leaves, defer_curve, failure, threads)
+                              : read_section(src, L, s, *g1[s], leaves, defer_curve, failure, threads);
+        if (read) continue;
+        if (defer_curve) {
+            // A point before this one that is off its curve comes first,
+            // as a decoding with the curve check would have found it.
+            std::vector<point_span> before = key_spans(key, r.offsets);
+            before[6 + s].count = static_cast<size_t>(failure.at());
+            for (int later = s + 1; later < NUM_SECTIONS; later++) before[6 + later].count = 0;
+            check_points(before, point_check::on_curve, threads);
+        }
+        failure.raise(section_name(s), L.data_offset(s), section_elem_bytes(s));
     }
     return r;
 }

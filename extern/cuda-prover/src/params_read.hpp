@@ -36,8 +36,12 @@ struct parse_result {
 // with the encoding and on-curve checks of every point: the failing point
 // that comes first in the file is the error (CP_ERR_PARAMS_FORMAT, naming
 // its section, index and offset), as a reading from the start would find
-// it. Hashes the leaves when `hash`.
+// it. Hashes the leaves when `hash`. With `defer_curve` the on-curve check
+// is left out (decode_g1_deferred): the caller runs point_check::on_curve
+// unless the file's digest matches its verified record; a point that fails
+// its decoding is still reported only after the points before it passed
+// the curve check.
 parse_result parse_params(const params_source &src, const params_layout &L, srs &key, bool hash,
-                          int threads);
+                          bool defer_curve, int threads);
 
 }  // namespace cp

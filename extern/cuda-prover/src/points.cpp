@@ -55,21 +55,45 @@ const char *check_one(const point_span &s, size_t i, point_check c) {
     if (s.g2) {
         const blst_p2_affine &p = static_cast<const blst_p2_affine *>(s.points)[i];
         if (c == point_check::encoding) return encoding_g2(p);
+        if (c == point_check::on_curve)
+            return blst_p2_affine_on_curve(&p) ? nullptr : blst_error_text(BLST_POINT_NOT_ON_CURVE);
         return blst_p2_affine_in_g2(&p) ? nullptr : OUTSIDE_SUBGROUP;
     }
     const blst_p1_affine &p = static_cast<const blst_p1_affine *>(s.points)[i];
     if (c == point_check::encoding) return encoding_g1(p);
+    if (c == point_check::on_curve)
+        return blst_p1_affine_on_curve(&p) ? nullptr : blst_error_text(BLST_POINT_NOT_ON_CURVE);
     return blst_p1_affine_in_g1(&p) ? nullptr : OUTSIDE_SUBGROUP;
 }
 
-}  // namespace
+// p, big-endian: a coordinate is canonical when its 48 bytes are below it.
+constexpr uint8_t P_BE[48] = {
+    0x1a, 0x01, 0x11, 0xea, 0x39, 0x7f, 0xe6, 0x9a, 0x4b, 0x1b, 0xa7, 0xb6, 0x43, 0x4b, 0xac, 0xd7,
+    0x64, 0x77, 0x4b, 0x84, 0xf3, 0x85, 0x12, 0xbf, 0x67, 0x30, 0xd2, 0xa0, 0xf6, 0xb0, 0xf6, 0x24,
+    0x1e, 0xab, 0xff, 0xfe, 0xb1, 0x53, 0xff, 0xff, 0xb9, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xaa, 0xab};
 
-const char *decode_g1(blst_p1_affine *out, const uint8_t *in) {
+bool canonical(const uint8_t *be) { return std::memcmp(be, P_BE, 48) < 0; }
+
+bool all_zero(const uint8_t *b, size_t n) {
+    uint8_t acc = 0;
+    for (size_t i = 0; i < n; i++) acc |= b[i];
+    return acc == 0;
+}
+
+// The flags decode_g1 / decode_g2 check first.
+const char *flags_error(const uint8_t *in) {
     if (in[0] & 0x80) return "compressed encoding where an uncompressed point is expected";
     if (in[0] & 0x40) return "point at infinity";
     // blst ignores this flag on uncompressed points; a canonical encoding
     // has it clear (as zkcrypto's bls12_381 requires).
     if (in[0] & 0x20) return "non-canonical encoding: the sort flag is set on an uncompressed point";
+    return nullptr;
+}
+
+}  // namespace
+
+const char *decode_g1(blst_p1_affine *out, const uint8_t *in) {
+    if (const char *why = flags_error(in)) return why;
     const BLST_ERROR e = blst_p1_deserialize(out, in);
     if (e != BLST_SUCCESS) return blst_error_text(e);
     if (blst_p1_affine_is_inf(out)) return "point at infinity";
@@ -77,14 +101,33 @@ const char *decode_g1(blst_p1_affine *out, const uint8_t *in) {
 }
 
 const char *decode_g2(blst_p2_affine *out, const uint8_t *in) {
-    if (in[0] & 0x80) return "compressed encoding where an uncompressed point is expected";
-    if (in[0] & 0x40) return "point at infinity";
-    // blst ignores this flag on uncompressed points; a canonical encoding
-    // has it clear (as zkcrypto's bls12_381 requires).
-    if (in[0] & 0x20) return "non-canonical encoding: the sort flag is set on an uncompressed point";
+    if (const char *why = flags_error(in)) return why;
     const BLST_ERROR e = blst_p2_deserialize(out, in);
     if (e != BLST_SUCCESS) return blst_error_text(e);
     if (blst_p2_affine_is_inf(out)) return "point at infinity";
+    return nullptr;
+}
+
+const char *decode_g1_deferred(blst_p1_affine *out, const uint8_t *in) {
+    if (const char *why = flags_error(in)) return why;
+    // All zeros (rare, never a key's point): whatever blst says of it.
+    if (all_zero(in, G1_BYTES)) return decode_g1(out, in);
+    if (!canonical(in) || !canonical(in + 48)) return blst_error_text(BLST_BAD_ENCODING);
+    blst_fp_from_bendian(&out->x, in);
+    blst_fp_from_bendian(&out->y, in + 48);
+    return nullptr;
+}
+
+const char *decode_g2_deferred(blst_p2_affine *out, const uint8_t *in) {
+    if (const char *why = flags_error(in)) return why;
+    if (all_zero(in, G2_BYTES)) return decode_g2(out, in);
+    for (int k = 0; k < 4; k++)
+        if (!canonical(in + 48 * k)) return blst_error_text(BLST_BAD_ENCODING);
+    // x = (c1, c0), y = (c1, c0), as zkcrypto writes them.
+    blst_fp_from_bendian(&out->x.fp[1], in);
+    blst_fp_from_bendian(&out->x.fp[0], in + 48);
+    blst_fp_from_bendian(&out->y.fp[1], in + 96);
+    blst_fp_from_bendian(&out->y.fp[0], in + 144);
     return nullptr;
 }
 

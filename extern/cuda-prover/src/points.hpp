@@ -19,6 +19,13 @@ constexpr size_t G2_BYTES = 192;
 const char *decode_g1(blst_p1_affine *out, const uint8_t *in);
 const char *decode_g2(blst_p2_affine *out, const uint8_t *in);
 
+// The same decoding without the on-curve check (point_check::on_curve
+// makes it later, with the same message): the flags, canonical
+// coordinates and the point at infinity only. For a file whose digest may
+// match its verified record, which vouches for the curve too.
+const char *decode_g1_deferred(blst_p1_affine *out, const uint8_t *in);
+const char *decode_g2_deferred(blst_p2_affine *out, const uint8_t *in);
+
 // A run of points of one key section, named for error messages.
 struct point_span {
     const char *name;
@@ -37,6 +44,9 @@ enum class point_check {
     // Canonical coordinates, on the curve, not infinity: for points that
     // did not come through decode_g1/decode_g2.
     encoding,
+    // On the curve, for points decoded with decode_g1_deferred /
+    // decode_g2_deferred (the message decode_g1 / decode_g2 give).
+    on_curve,
     // Membership of the prime-order subgroup (blst's in_g1 / in_g2).
     subgroup,
 };

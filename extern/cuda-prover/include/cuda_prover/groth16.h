@@ -95,7 +95,8 @@ typedef struct cp_srs_shape {
  *
  * Files: after a full check the file's digest (SHA-256 over its size and
  * its content) is written to "<path>.verified"; a later load that computes
- * the same digest skips the subgroup checks (the cheap checks still run).
+ * the same digest skips the subgroup and on-curve checks (the encoding
+ * checks and the verifying key's and ic's points' checks still run).
  * The record is a cache: whoever can write beside the params file can write
  * it too. A record that cannot be written does not fail the load: the
  * successful status then carries a message saying why. */
