@@ -91,7 +91,10 @@ impl<'k, C: Circuit<Scalar> + Send> Groth16Work<'k, C> {
     ) -> Result<Self, EngineError> {
         if let Some(shape) = &shape {
             key.check_shape(shape).map_err(|e| {
-                EngineError::Setup(format!("the job's shape does not fit its key: {e}"))
+                EngineError::PrepareFor {
+                    what: "the job's shape does not fit its key".into(),
+                    source: e,
+                }
             })?;
         } else if synthesis == SynthesisMode::Witness {
             return Err(EngineError::Setup(
@@ -100,7 +103,7 @@ impl<'k, C: Circuit<Scalar> + Send> Groth16Work<'k, C> {
         }
         let hint = key
             .size_hint()
-            .map_err(|e| EngineError::Setup(e.to_string()))?;
+            .map_err(|e| EngineError::Prepare(e.into()))?;
         let known = OnceLock::new();
         if synthesis != SynthesisMode::Full {
             if let Some(shape) = shape {

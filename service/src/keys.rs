@@ -175,7 +175,7 @@ impl Keys {
 
 /// Device bytes of a key and its shape, by the first device's backend.
 pub fn key_bytes(engine: &Engine, k: &LoadedKey) -> Result<u64, EngineError> {
-    let setup = |e: cuda_prover_pipeline::Error| EngineError::Setup(e.to_string());
+    let setup = EngineError::Prepare;
     let n = k.key.domain_size().map_err(setup)?;
     let ordinal = engine.devices().first().map(|d| d.ordinal).unwrap_or(0);
     let est = k
