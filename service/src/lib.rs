@@ -12,6 +12,7 @@
 
 pub mod client;
 pub mod config;
+pub mod errors;
 pub mod cuzk;
 #[cfg(feature = "filecoin")]
 pub mod filecoin;
