@@ -763,10 +763,11 @@ impl Prover for Arc<Service> {
         let r = req.into_inner();
         let (kind, dir, name) = self.key_ref(&r)?;
         if r.log_constraints > self.config.max_log_constraints {
-            return Err(Status::invalid_argument(format!(
+            return Err(ServiceError::InvalidRequest(format!(
                 "log_constraints {} is above this daemon's limit of {}",
                 r.log_constraints, self.config.max_log_constraints
-            )));
+            ))
+            .into());
         }
         let jobs = self.jobs.clone();
         let log = r.log_constraints;
@@ -808,7 +809,7 @@ impl Prover for Arc<Service> {
         let jobs = self.jobs.clone();
         tokio::task::spawn_blocking(move || jobs.drain())
             .await
-            .map_err(|e| Status::internal(e.to_string()))?;
+            .map_err(|e| ServiceError::Internal(e.to_string()))?;
         Ok(Response::new(proto::DrainReply {}))
     }
 
@@ -821,7 +822,7 @@ impl Prover for Arc<Service> {
         let jobs = self.jobs.clone();
         tokio::task::spawn_blocking(move || if now { jobs.stop_now() } else { jobs.drain() })
             .await
-            .map_err(|e| Status::internal(e.to_string()))?;
+            .map_err(|e| ServiceError::Internal(e.to_string()))?;
         self.shutdown.notify_one();
         Ok(Response::new(proto::ShutdownReply {}))
     }
