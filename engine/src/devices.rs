@@ -91,12 +91,10 @@ pub fn open_context(
             devices: context_devices(backend, sel)?,
         })
         .map_err(|e| match backend {
-            Backend::Cuda if choice == BackendChoice::Cuda => {
-                EngineError::PrepareFor {
-                    what: "cannot use the CUDA backend".into(),
-                    source: e.into(),
-                }
-            }
+            Backend::Cuda if choice == BackendChoice::Cuda => EngineError::PrepareFor {
+                what: "cannot use the CUDA backend".into(),
+                source: e.into(),
+            },
             _ => EngineError::Prepare(e.into()),
         })
     };

@@ -180,7 +180,17 @@ impl EngineError {
                 ErrorKind::of_prove(source, ErrorKind::Internal)
             }
             EngineError::DeviceMemory(_) => ErrorKind::OutOfDeviceMemory,
-            EngineError::Io { .. } => ErrorKind::Internal,
+            // A path the caller named that cannot be used; other I/O
+            // failures are the machine's.
+            EngineError::Io { source, .. } => match source.kind() {
+                std::io::ErrorKind::NotFound
+                | std::io::ErrorKind::PermissionDenied
+                | std::io::ErrorKind::AlreadyExists
+                | std::io::ErrorKind::IsADirectory
+                | std::io::ErrorKind::NotADirectory
+                | std::io::ErrorKind::ReadOnlyFilesystem => ErrorKind::InvalidInput,
+                _ => ErrorKind::Internal,
+            },
             EngineError::Partition { source, .. } => {
                 ErrorKind::of_prove(source, ErrorKind::Internal)
             }
@@ -195,9 +205,11 @@ impl EngineError {
             EngineError::Cancelled => ErrorKind::Cancelled,
             EngineError::Params(_) => ErrorKind::KeyUnavailable,
             EngineError::Key { code, .. } => match code.map(ErrorKind::of_core) {
-                Some(k @ (ErrorKind::KeyUnavailable
-                | ErrorKind::OutOfDeviceMemory
-                | ErrorKind::DeviceFault)) => k,
+                Some(
+                    k @ (ErrorKind::KeyUnavailable
+                    | ErrorKind::OutOfDeviceMemory
+                    | ErrorKind::DeviceFault),
+                ) => k,
                 _ => ErrorKind::KeyInvalid,
             },
         }

@@ -88,11 +88,9 @@ pub fn load_or_record(
             )),
         }
     }
-    let data = ShapeData::record(*c).map_err(|e| {
-        EngineError::PrepareFor {
-            what: format!("recording the shape of {}", c.kind.name()),
-            source: e,
-        }
+    let data = ShapeData::record(*c).map_err(|e| EngineError::PrepareFor {
+        what: format!("recording the shape of {}", c.kind.name()),
+        source: e,
     })?;
     let shape = Shape::new(&data).map_err(|e| EngineError::Prepare(e.into()))?;
     key.check_shape(&shape).map_err(|e| {

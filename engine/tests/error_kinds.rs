@@ -50,7 +50,9 @@ fn the_core_codes_map_to_kinds() {
 #[test]
 fn a_corrupt_key_is_key_invalid_with_its_core_code() {
     // Bytes that are not a params file: the core's ParamsFormat, kept.
-    let e = ProvingKey::from_bytes(&[0x5a; 4096]).err().expect("garbage accepted");
+    let e = ProvingKey::from_bytes(&[0x5a; 4096])
+        .err()
+        .expect("garbage accepted");
     let e = EngineError::Prepare(e);
     assert_eq!(e.core_code(), Some(ErrorCode::ParamsFormat), "{e}");
     assert_eq!(e.code(), ErrorKind::KeyInvalid, "{e}");
@@ -59,7 +61,9 @@ fn a_corrupt_key_is_key_invalid_with_its_core_code() {
     let dir = temp_dir("corrupt");
     let c = BuiltIn::new(Kind::Chain, 7, 0).unwrap();
     std::fs::write(cache_path(&dir, &c), [0x5a; 4096]).unwrap();
-    let e = load_key_and_shape(&dir, &c, &|_| {}).err().expect("corrupt key accepted");
+    let e = load_key_and_shape(&dir, &c, &|_| {})
+        .err()
+        .expect("corrupt key accepted");
     assert_eq!(e.core_code(), Some(ErrorCode::ParamsFormat), "{e}");
     assert_eq!(e.code(), ErrorKind::KeyInvalid, "{e}");
     assert!(e.to_string().contains("delete the file"), "{e}");

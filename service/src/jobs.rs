@@ -20,9 +20,9 @@ use tokio::sync::watch;
 
 use crate::errors::{error_code, ServiceError};
 use crate::job_id::JobId;
-use crate::proto::ErrorCode;
 use crate::keys::Keys;
 use crate::metrics::Metrics;
+use crate::proto::ErrorCode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobState {
@@ -71,12 +71,10 @@ impl CancelReason {
         match self {
             CancelReason::Request => ServiceError::Cancelled("cancelled by request".into()),
             CancelReason::Deadline => ServiceError::DeadlineExceeded("deadline exceeded".into()),
-            CancelReason::DeadlineBeforeStart => ServiceError::DeadlineExceeded(
-                "deadline exceeded before the job started".into(),
-            ),
-            CancelReason::Shutdown => {
-                ServiceError::Cancelled("the daemon is shutting down".into())
+            CancelReason::DeadlineBeforeStart => {
+                ServiceError::DeadlineExceeded("deadline exceeded before the job started".into())
             }
+            CancelReason::Shutdown => ServiceError::Cancelled("the daemon is shutting down".into()),
         }
     }
 }

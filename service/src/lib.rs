@@ -12,8 +12,8 @@
 
 pub mod client;
 pub mod config;
-pub mod errors;
 pub mod cuzk;
+pub mod errors;
 #[cfg(feature = "filecoin")]
 pub mod filecoin;
 pub mod health;

@@ -17,8 +17,8 @@ use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use crate::config::ServiceConfig;
-use crate::errors::{job_state, ServiceError};
 use crate::cuzk_proto::proving_engine_server::ProvingEngineServer;
+use crate::errors::{job_state, ServiceError};
 use crate::health::{Preload, Readiness, Stage};
 use crate::job_id::JobId;
 use crate::jobs::{CancelReason, JobEntry, JobSpec, JobState, Jobs, Origin, Work};
@@ -532,10 +532,7 @@ impl Service {
 
     fn job(&self, id: &str) -> Result<Arc<JobEntry>, Status> {
         let wire: JobId = id.parse().map_err(|e| {
-            ServiceError::InvalidRequest(format!(
-                "job id '{}' is not a number ({e})",
-                shown_id(id)
-            ))
+            ServiceError::InvalidRequest(format!("job id '{}' is not a number ({e})", shown_id(id)))
         })?;
         Ok(self.jobs.get_wire(&wire).ok_or_else(|| {
             ServiceError::NotFound(format!("no job {} (unknown, or forgotten)", shown_id(id)))

@@ -29,7 +29,11 @@ async fn an_unsatisfied_witness_and_a_corrupt_key_fail_with_their_codes() {
     {
         // A first job writes the key and its shape; done jobs carry no code.
         let d = start_with_params(1, params.clone(), |_| {}).await;
-        let out = client(&d).await.prove(witness_job(1), |_, _, _| {}).await.unwrap();
+        let out = client(&d)
+            .await
+            .prove(witness_job(1), |_, _, _| {})
+            .await
+            .unwrap();
         assert!(out.ok(), "{out:?}");
         assert_eq!(out.job_state, JobState::Done, "{out:?}");
         assert_eq!(out.error_code, ErrorCode::Unspecified, "{out:?}");
@@ -50,7 +54,11 @@ async fn an_unsatisfied_witness_and_a_corrupt_key_fail_with_their_codes() {
     e.coeff ^= 1;
     shape_file::save(&forged, &key, &path).unwrap();
     let d = start_with_params(1, params.clone(), |_| {}).await;
-    let unsat = client(&d).await.prove(witness_job(2), |_, _, _| {}).await.unwrap();
+    let unsat = client(&d)
+        .await
+        .prove(witness_job(2), |_, _, _| {})
+        .await
+        .unwrap();
     assert_eq!(unsat.state, "failed", "{unsat:?}");
     assert_eq!(unsat.job_state, JobState::Failed, "{unsat:?}");
     assert_eq!(unsat.error_code, ErrorCode::UnsatisfiedWitness, "{unsat:?}");
@@ -61,7 +69,11 @@ async fn an_unsatisfied_witness_and_a_corrupt_key_fail_with_their_codes() {
     let bad = temp_dir("codes-key");
     std::fs::write(cache_path(&bad, &c), [0x5a; 4096]).unwrap();
     let d = start_with_params(1, bad.clone(), |_| {}).await;
-    let out = client(&d).await.prove(job("chain", 7, 1, 3, 0), |_, _, _| {}).await.unwrap();
+    let out = client(&d)
+        .await
+        .prove(job("chain", 7, 1, 3, 0), |_, _, _| {})
+        .await
+        .unwrap();
     assert_eq!(out.state, "failed", "{out:?}");
     assert_eq!(out.job_state, JobState::Failed, "{out:?}");
     assert_eq!(out.error_code, ErrorCode::KeyInvalid, "{out:?}");

@@ -678,7 +678,10 @@ impl ProvingEngine for Arc<Cuzk> {
     ) -> Result<Response<pb::CancelProofResponse>, Status> {
         let e = self.job(&req.into_inner().job_id)?;
         let before = e.snapshot().state;
-        let after = self.service.jobs().cancel(e.id, crate::jobs::CancelReason::Request);
+        let after = self
+            .service
+            .jobs()
+            .cancel(e.id, crate::jobs::CancelReason::Request);
         let was_running = !before.finished() && after == Some(JobState::Running);
         Ok(Response::new(pb::CancelProofResponse { was_running }))
     }
