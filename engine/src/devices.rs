@@ -58,7 +58,7 @@ fn context_devices(backend: Backend, sel: &DeviceSelection) -> Result<Vec<u32>, 
             Backend::Host => (0..*n as u32).collect(),
             Backend::Cuda => {
                 let usable = cuda_prover_pipeline::cuda_usable_devices()
-                    .map_err(|e| EngineError::Setup(e.to_string()))?;
+                    .map_err(|e| EngineError::Prepare(e.into()))?;
                 if usable.len() < *n {
                     return Err(EngineError::Setup(format!(
                         "{n} devices requested but the cuda backend has {}",
@@ -91,10 +91,11 @@ pub fn open_context(
             devices: context_devices(backend, sel)?,
         })
         .map_err(|e| match backend {
-            Backend::Cuda if choice == BackendChoice::Cuda => {
-                EngineError::Setup(format!("cannot use the CUDA backend: {e}"))
-            }
-            _ => EngineError::Setup(e.to_string()),
+            Backend::Cuda if choice == BackendChoice::Cuda => EngineError::PrepareFor {
+                what: "cannot use the CUDA backend".into(),
+                source: e.into(),
+            },
+            _ => EngineError::Prepare(e.into()),
         })
     };
     match choice {
@@ -102,7 +103,7 @@ pub fn open_context(
         BackendChoice::Cuda => open(Backend::Cuda),
         BackendChoice::Auto => {
             let (n, why) = cuda_prover_pipeline::cuda_device_count()
-                .map_err(|e| EngineError::Setup(e.to_string()))?;
+                .map_err(|e| EngineError::Prepare(e.into()))?;
             if n > 0 {
                 open(Backend::Cuda)
             } else {
@@ -125,7 +126,7 @@ pub fn list_devices(
     let gpus = match choice {
         BackendChoice::Host => Vec::new(),
         _ => cuda_prover_pipeline::cuda_usable_devices()
-            .map_err(|e| EngineError::Setup(e.to_string()))?,
+            .map_err(|e| EngineError::Prepare(e.into()))?,
     };
     if gpus.is_empty() && choice == BackendChoice::Cuda {
         return Err(EngineError::Setup(
@@ -140,7 +141,7 @@ pub fn list_devices(
     let infos = gpus
         .into_iter()
         .map(|d| {
-            cuda_prover_pipeline::cuda_device_info(d).map_err(|e| EngineError::Setup(e.to_string()))
+            cuda_prover_pipeline::cuda_device_info(d).map_err(|e| EngineError::Prepare(e.into()))
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(("cuda", infos))
@@ -151,7 +152,7 @@ pub fn list_devices(
 pub fn resolve(ctx: &Context, sel: &DeviceSelection) -> Result<Vec<DeviceInfo>, EngineError> {
     let open = ctx
         .open_devices()
-        .map_err(|e| EngineError::Setup(e.to_string()))?;
+        .map_err(|e| EngineError::Prepare(e.into()))?;
     let ordinals: Vec<u32> = match sel {
         DeviceSelection::All => open.clone(),
         DeviceSelection::Count(n) => {
@@ -173,7 +174,7 @@ pub fn resolve(ctx: &Context, sel: &DeviceSelection) -> Result<Vec<DeviceInfo>, 
                 if !open.contains(&d) {
                     let available = ctx
                         .device_count()
-                        .map_err(|e| EngineError::Setup(e.to_string()))?;
+                        .map_err(|e| EngineError::Prepare(e.into()))?;
                     return Err(EngineError::Setup(if (d as usize) < available {
                         format!(
                             "device {d} is not in the context's device set {open:?}: open the context with it"
@@ -200,7 +201,7 @@ pub fn resolve(ctx: &Context, sel: &DeviceSelection) -> Result<Vec<DeviceInfo>, 
         .into_iter()
         .map(|d| {
             ctx.device_info(d)
-                .map_err(|e| EngineError::Setup(e.to_string()))
+                .map_err(|e| EngineError::Prepare(e.into()))
         })
         .collect()
 }

@@ -47,13 +47,13 @@ impl Engine {
             }
             for d in &devices {
                 ctx.set_memory_limit(d.ordinal, Some(bytes))
-                    .map_err(|e| EngineError::Setup(e.to_string()))?;
+                    .map_err(|e| EngineError::Prepare(e.into()))?;
             }
         }
         if let Some(mode) = config.stream_sharing {
             for d in &devices {
                 ctx.set_stream_sharing(d.ordinal, mode)
-                    .map_err(|e| EngineError::Setup(e.to_string()))?;
+                    .map_err(|e| EngineError::Prepare(e.into()))?;
             }
         }
         let mutexes = devices
@@ -61,7 +61,7 @@ impl Engine {
             .map(|_| {
                 DeviceMutex::new()
                     .map(Arc::new)
-                    .map_err(|e| EngineError::Setup(e.to_string()))
+                    .map_err(|e| EngineError::Prepare(e.into()))
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
@@ -157,13 +157,13 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let n = key
             .domain_size()
-            .map_err(|e| EngineError::Setup(e.to_string()))?;
+            .map_err(|e| EngineError::Prepare(e.into()))?;
         let shape_bytes = shape.map(|s| s.info().device_bytes).unwrap_or(0);
         for d in &self.devices {
             // The device's own backend's estimate (the CUDA layout on a GPU).
             let est = key
                 .device_memory_estimate(&self.ctx, d.ordinal, n)
-                .map_err(|e| EngineError::Setup(e.to_string()))?;
+                .map_err(|e| EngineError::Prepare(e.into()))?;
             let need = est
                 .working_bytes
                 .saturating_add(est.srs_bytes)
@@ -171,11 +171,11 @@ impl Engine {
             let info = self
                 .ctx
                 .device_info(d.ordinal)
-                .map_err(|e| EngineError::Setup(e.to_string()))?;
+                .map_err(|e| EngineError::Prepare(e.into()))?;
             let streamed = est.streamed_bytes.saturating_add(shape_bytes);
             let compact = est.compact_bytes.min(streamed);
             if info.free_bytes < need && info.free_bytes < compact {
-                return Err(EngineError::Setup(format!(
+                return Err(EngineError::DeviceMemory(format!(
                     "device {} ({}) has {} MiB free but the job needs {} MiB (key {} MiB + working set {} MiB + shape {} MiB), {} MiB with the key streamed in chunks, or {} MiB with the key streamed and a, b, c sent up from the host",
                     d.ordinal,
                     info.name,
@@ -196,7 +196,7 @@ impl Engine {
     /// a thread to, allocated on, made a context on), by the core's record:
     /// a job should touch its own devices only.
     pub fn devices_touched(&self) -> Result<Vec<u32>, EngineError> {
-        let setup = |e: cuda_prover_pipeline::Error| EngineError::Setup(e.to_string());
+        let setup = EngineError::Prepare;
         let n = self.ctx.device_count().map_err(|e| setup(e.into()))?;
         let mut out = Vec::new();
         for d in 0..n as u32 {
@@ -216,7 +216,7 @@ impl Engine {
                 let freed = self
                     .ctx
                     .trim(d.ordinal)
-                    .map_err(|e| EngineError::Setup(e.to_string()))?;
+                    .map_err(|e| EngineError::Prepare(e.into()))?;
                 Ok(TrimReport {
                     device: d.ordinal,
                     freed_bytes: freed,

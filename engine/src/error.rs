@@ -1,12 +1,130 @@
-//! Engine errors name the partition and the device.
+//! Engine errors name the partition and the device, and keep the error of
+//! the layer below (and so the core's [`ErrorCode`]) as their source.
+//! [`EngineError::kind`] classifies any of them into an [`ErrorKind`], the
+//! small family-neutral set the service puts on the wire.
 
 use cuda_prover_pipeline::{Error as ProveError, ErrorCode};
 
+/// What kind of failure an error is, in terms a caller can act on. Stable
+/// and family-neutral: a new proof family maps its errors onto these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The request or an option is wrong (sizes, devices named, a witness
+    /// that does not fit its shape); retrying it unchanged fails again.
+    InvalidInput,
+    /// The witness does not satisfy the circuit (a * b != c on a row).
+    UnsatisfiedWitness,
+    /// A proving key (or its shape file) is corrupt or made for another
+    /// circuit.
+    KeyInvalid,
+    /// A proving key could not be read or written (missing, permissions,
+    /// I/O).
+    KeyUnavailable,
+    /// A device had too little memory for the job.
+    OutOfDeviceMemory,
+    /// A device failed (CUDA error, injected fault).
+    DeviceFault,
+    /// What the job needs is not there: no usable device, a backend this
+    /// build lacks, an unsupported operation.
+    Unavailable,
+    /// The job was cancelled (by a client, a deadline or shutdown).
+    Cancelled,
+    /// A proof was made but did not verify.
+    VerificationFailed,
+    /// A bug or an invariant broken inside the prover.
+    Internal,
+}
+
+impl ErrorKind {
+    pub const ALL: [ErrorKind; 10] = [
+        ErrorKind::InvalidInput,
+        ErrorKind::UnsatisfiedWitness,
+        ErrorKind::KeyInvalid,
+        ErrorKind::KeyUnavailable,
+        ErrorKind::OutOfDeviceMemory,
+        ErrorKind::DeviceFault,
+        ErrorKind::Unavailable,
+        ErrorKind::Cancelled,
+        ErrorKind::VerificationFailed,
+        ErrorKind::Internal,
+    ];
+
+    /// A short snake_case name (logs, metrics labels).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidInput => "invalid_input",
+            ErrorKind::UnsatisfiedWitness => "unsatisfied_witness",
+            ErrorKind::KeyInvalid => "key_invalid",
+            ErrorKind::KeyUnavailable => "key_unavailable",
+            ErrorKind::OutOfDeviceMemory => "out_of_device_memory",
+            ErrorKind::DeviceFault => "device_fault",
+            ErrorKind::Unavailable => "unavailable",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::VerificationFailed => "verification_failed",
+            ErrorKind::Internal => "internal",
+        }
+    }
+
+    /// The one mapping of the core's codes onto kinds.
+    pub fn of_core(code: ErrorCode) -> Self {
+        match code {
+            ErrorCode::InvalidArgument | ErrorCode::DeviceIndex | ErrorCode::ShapeMismatch => {
+                ErrorKind::InvalidInput
+            }
+            ErrorCode::Unsatisfied => ErrorKind::UnsatisfiedWitness,
+            ErrorCode::ParamsFormat => ErrorKind::KeyInvalid,
+            ErrorCode::ParamsIo => ErrorKind::KeyUnavailable,
+            ErrorCode::OutOfMemory => ErrorKind::OutOfDeviceMemory,
+            ErrorCode::Device | ErrorCode::InjectedFault => ErrorKind::DeviceFault,
+            ErrorCode::Unsupported => ErrorKind::Unavailable,
+            ErrorCode::NoDeviceBound | ErrorCode::Internal | ErrorCode::Unknown(_) => {
+                ErrorKind::Internal
+            }
+        }
+    }
+
+    /// The kind of an error of the layer below; `otherwise` where the core
+    /// did not report it (synthesis, I/O, checks of the glue).
+    pub fn of_prove(e: &ProveError, otherwise: ErrorKind) -> Self {
+        match e {
+            ProveError::Core(c) => Self::of_core(c.code),
+            ProveError::Synthesis(_) => ErrorKind::InvalidInput,
+            _ => otherwise,
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    /// Before any work: devices, memory, options.
+    /// Before any work: a device selection or option that cannot be used.
     #[error("setup: {0}")]
     Setup(String),
+    /// Before any work, the layer below failed (its code is kept).
+    #[error("setup: {0}")]
+    Prepare(#[from] ProveError),
+    /// As [`EngineError::Prepare`], with what the engine was doing.
+    #[error("setup: {what}: {source}")]
+    PrepareFor {
+        what: String,
+        #[source]
+        source: ProveError,
+    },
+    /// The devices have too little free memory for the job.
+    #[error("setup: {0}")]
+    DeviceMemory(String),
+    /// A file the engine writes (proofs, reports) could not be written.
+    #[error("setup: {what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
     /// A partition failed; the job was cancelled.
     #[error("partition {partition} on device {device}: {source}")]
     Partition {
@@ -41,17 +159,76 @@ pub enum EngineError {
     /// The job was cancelled from outside; its queued items were dropped.
     #[error("cancelled")]
     Cancelled,
+    /// A params file or directory could not be read, written or made.
     #[error("params: {0}")]
     Params(String),
+    /// A params file (or its shape) was read but refused: corrupt, or made
+    /// for another circuit. `code` is the core's, where it refused it.
+    #[error("params: {message}")]
+    Key {
+        message: String,
+        code: Option<ErrorCode>,
+    },
 }
 
 impl EngineError {
-    /// The core's error code behind a partition failure.
-    pub fn code(&self) -> Option<ErrorCode> {
+    /// What kind of failure this is (the service's wire code comes from it).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            EngineError::Setup(_) => ErrorKind::InvalidInput,
+            EngineError::Prepare(source) | EngineError::PrepareFor { source, .. } => {
+                ErrorKind::of_prove(source, ErrorKind::Internal)
+            }
+            EngineError::DeviceMemory(_) => ErrorKind::OutOfDeviceMemory,
+            // A path the caller named that cannot be used; other I/O
+            // failures are the machine's.
+            EngineError::Io { source, .. } => match source.kind() {
+                std::io::ErrorKind::NotFound
+                | std::io::ErrorKind::PermissionDenied
+                | std::io::ErrorKind::AlreadyExists
+                | std::io::ErrorKind::IsADirectory
+                | std::io::ErrorKind::NotADirectory
+                | std::io::ErrorKind::ReadOnlyFilesystem => ErrorKind::InvalidInput,
+                _ => ErrorKind::Internal,
+            },
+            EngineError::Partition { source, .. } => {
+                ErrorKind::of_prove(source, ErrorKind::Internal)
+            }
+            EngineError::Synthesis { source, .. } => {
+                ErrorKind::of_prove(source, ErrorKind::InvalidInput)
+            }
+            EngineError::Device { source, .. } => {
+                ErrorKind::of_prove(source, ErrorKind::DeviceFault)
+            }
+            EngineError::WorkerDied { .. } | EngineError::Collector(_) => ErrorKind::Internal,
+            EngineError::Verification { .. } => ErrorKind::VerificationFailed,
+            EngineError::Cancelled => ErrorKind::Cancelled,
+            EngineError::Params(_) => ErrorKind::KeyUnavailable,
+            EngineError::Key { code, .. } => match code.map(ErrorKind::of_core) {
+                Some(
+                    k @ (ErrorKind::KeyUnavailable
+                    | ErrorKind::OutOfDeviceMemory
+                    | ErrorKind::DeviceFault),
+                ) => k,
+                _ => ErrorKind::KeyInvalid,
+            },
+        }
+    }
+
+    /// [`EngineError::kind`]: the family-neutral code of this error.
+    pub fn code(&self) -> ErrorKind {
+        self.kind()
+    }
+
+    /// The core's error code behind this error, where the core reported it.
+    pub fn core_code(&self) -> Option<ErrorCode> {
         match self {
             EngineError::Partition { source, .. }
             | EngineError::Synthesis { source, .. }
-            | EngineError::Device { source, .. } => source.code(),
+            | EngineError::Device { source, .. }
+            | EngineError::Prepare(source)
+            | EngineError::PrepareFor { source, .. } => source.code(),
+            EngineError::Key { code, .. } => *code,
             _ => None,
         }
     }

@@ -90,9 +90,11 @@ impl<'k, C: Circuit<Scalar> + Send> Groth16Work<'k, C> {
         shape: Option<Arc<Shape>>,
     ) -> Result<Self, EngineError> {
         if let Some(shape) = &shape {
-            key.check_shape(shape).map_err(|e| {
-                EngineError::Setup(format!("the job's shape does not fit its key: {e}"))
-            })?;
+            key.check_shape(shape)
+                .map_err(|e| EngineError::PrepareFor {
+                    what: "the job's shape does not fit its key".into(),
+                    source: e,
+                })?;
         } else if synthesis == SynthesisMode::Witness {
             return Err(EngineError::Setup(
                 "witness synthesis needs the circuit's shape: give one, or use auto (which records it from the first partition)".into(),
@@ -100,7 +102,7 @@ impl<'k, C: Circuit<Scalar> + Send> Groth16Work<'k, C> {
         }
         let hint = key
             .size_hint()
-            .map_err(|e| EngineError::Setup(e.to_string()))?;
+            .map_err(|e| EngineError::Prepare(e.into()))?;
         let known = OnceLock::new();
         if synthesis != SynthesisMode::Full {
             if let Some(shape) = shape {

@@ -37,7 +37,7 @@ pub use config::{
 pub use cuda_prover_pipeline::StreamSharing;
 pub use devices::{list_devices, open_context, resolve, BackendChoice, DeviceSelection};
 pub use engine::Engine;
-pub use error::EngineError;
+pub use error::{EngineError, ErrorKind};
 pub use gate::{PriorityGate, Ticket};
 pub use groth16::{Groth16Work, Job, JobOutput, PreparedPartition};
 pub use key_store::{KeyStore, KeyUsage, Loaded, StoredKey};

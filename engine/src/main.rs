@@ -328,8 +328,9 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                 );
             }
             if let Some(dir) = &proofs_out {
-                std::fs::create_dir_all(dir).map_err(|e| {
-                    EngineError::Setup(format!("cannot write proofs to {}: {e}", dir.display()))
+                std::fs::create_dir_all(dir).map_err(|source| EngineError::Io {
+                    what: format!("cannot write proofs to {}", dir.display()),
+                    source,
                 })?;
             }
             let mut bars = bars::Bars::new();
@@ -415,8 +416,9 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                     "{e}; the shape file {} is the likely cause: recording it again and proving once more",
                     path.display()
                 );
-                std::fs::remove_file(&path).map_err(|e| {
-                    EngineError::Setup(format!("cannot remove {}: {e}", path.display()))
+                std::fs::remove_file(&path).map_err(|source| EngineError::Io {
+                    what: format!("cannot remove {}", path.display()),
+                    source,
                 })?;
                 let say = |s: &str| bars.say(s);
                 let dir = ParamsDir::open(&params_dir)?;
@@ -455,8 +457,9 @@ fn run(cli: Cli) -> Result<(), EngineError> {
 
 /// DIR/partition-K.proof for every proof, in bellperson's encoding.
 fn write_proofs(dir: &std::path::Path, proofs: &[PartitionProof]) -> Result<(), EngineError> {
-    let fail = |e: std::io::Error| {
-        EngineError::Setup(format!("cannot write proofs to {}: {e}", dir.display()))
+    let fail = |source: std::io::Error| EngineError::Io {
+        what: format!("cannot write proofs to {}", dir.display()),
+        source,
     };
     std::fs::create_dir_all(dir).map_err(fail)?;
     for p in proofs {

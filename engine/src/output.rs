@@ -19,6 +19,13 @@ fn setup(what: &str, path: &Path, e: impl std::fmt::Display) -> EngineError {
     EngineError::Setup(format!("cannot write {what} {}: {e}", path.display()))
 }
 
+fn io(what: &str, path: &Path, source: std::io::Error) -> EngineError {
+    EngineError::Io {
+        what: format!("cannot write {what} {}", path.display()),
+        source,
+    }
+}
+
 impl OutputFile {
     /// Creates the temporary file now; `what` names the file in errors.
     pub fn prepare(what: &str, path: &Path) -> Result<Self, EngineError> {
@@ -36,7 +43,7 @@ impl OutputFile {
             .write(true)
             .create_new(true)
             .open(&tmp)
-            .map_err(|e| setup(what, path, e))?;
+            .map_err(|e| io(what, path, e))?;
         Ok(Self {
             path: path.to_path_buf(),
             tmp,
@@ -50,7 +57,7 @@ impl OutputFile {
         f.write_all(content.as_bytes())
             .and_then(|_| f.sync_all())
             .and_then(|_| std::fs::rename(&self.tmp, &self.path))
-            .map_err(|e| setup(what, &self.path, e))
+            .map_err(|e| io(what, &self.path, e))
     }
 }
 

@@ -143,15 +143,18 @@ pub(crate) fn key_error(path: &Path, e: &str, code: Option<ErrorCode>) -> Engine
         code,
         Some(ErrorCode::ParamsFormat) | Some(ErrorCode::ShapeMismatch)
     );
-    EngineError::Params(format!(
-        "{}: {e}{}",
-        path.display(),
-        if advice {
-            " (delete the file to make it again)"
-        } else {
-            ""
-        }
-    ))
+    EngineError::Key {
+        message: format!(
+            "{}: {e}{}",
+            path.display(),
+            if advice {
+                " (delete the file to make it again)"
+            } else {
+                ""
+            }
+        ),
+        code,
+    }
 }
 
 /// An exclusive `flock` on `<key>.lock`, released on drop (and by the kernel

@@ -44,7 +44,7 @@ pub(crate) fn save(
     data: &ShapeData,
     fp: &[u8; 32],
 ) -> Result<(), EngineError> {
-    let bytes = shape_file::encode_for(data, fp).map_err(|e| EngineError::Setup(e.to_string()))?;
+    let bytes = shape_file::encode_for(data, fp).map_err(|e| EngineError::Prepare(e.into()))?;
     let name = shape_name(c);
     let mut tmp = name.clone();
     tmp.push(format!("-tmp{}", std::process::id()));
@@ -83,10 +83,11 @@ pub fn load_or_record(
             )),
         }
     }
-    let data = ShapeData::record(*c).map_err(|e| {
-        EngineError::Setup(format!("recording the shape of {}: {e}", c.kind.name()))
+    let data = ShapeData::record(*c).map_err(|e| EngineError::PrepareFor {
+        what: format!("recording the shape of {}", c.kind.name()),
+        source: e,
     })?;
-    let shape = Shape::new(&data).map_err(|e| EngineError::Setup(e.to_string()))?;
+    let shape = Shape::new(&data).map_err(|e| EngineError::Prepare(e.into()))?;
     key.check_shape(&shape).map_err(|e| {
         key_error(
             &key_path(dir.path(), c),

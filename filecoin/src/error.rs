@@ -56,6 +56,24 @@ pub enum FilecoinError {
 }
 
 impl FilecoinError {
+    /// What kind of failure this is, in the engine's family-neutral terms
+    /// (the service's wire code comes from it).
+    pub fn code(&self) -> cuda_prover_engine::ErrorKind {
+        use cuda_prover_engine::ErrorKind;
+        match self {
+            FilecoinError::Input(_)
+            | FilecoinError::SectorSize(_)
+            | FilecoinError::Identity(_)
+            | FilecoinError::VanillaProofs(_) => ErrorKind::InvalidInput,
+            FilecoinError::Parameters { .. } | FilecoinError::TestParameters(_) => {
+                ErrorKind::KeyUnavailable
+            }
+            FilecoinError::Engine(e) => e.code(),
+            FilecoinError::Proofs(_) | FilecoinError::Io { .. } => ErrorKind::Internal,
+            FilecoinError::Rejected(_) => ErrorKind::VerificationFailed,
+        }
+    }
+
     pub(crate) fn proofs(context: &str, e: impl std::fmt::Display) -> Self {
         FilecoinError::Proofs(format!("{context}: {e:#}"))
     }

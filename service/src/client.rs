@@ -106,10 +106,16 @@ impl tonic::service::Interceptor for Token {
 #[derive(Debug, Clone)]
 pub struct JobOutcome {
     pub job_id: String,
+    /// The state as a string (a daemon older than `job_state` sends only
+    /// this).
     pub state: String,
+    /// `Unspecified` from a daemon older than the field.
+    pub job_state: proto::JobState,
     pub verified: bool,
     pub proofs: Vec<Vec<u8>>,
     pub error: String,
+    /// Why the job failed or was cancelled (`Unspecified` for done jobs).
+    pub error_code: proto::ErrorCode,
     pub report_json: String,
 }
 
@@ -314,6 +320,8 @@ async fn follow(
             Some(proto::job_event::Event::Result(r)) => {
                 return Ok(JobOutcome {
                     job_id: ev.job_id,
+                    job_state: r.job_state(),
+                    error_code: r.error_code(),
                     state: r.state,
                     verified: r.verified,
                     proofs: r.proofs,

@@ -18,9 +18,11 @@ use cuda_prover_pipeline::SynthesisMode;
 use parking_lot::{Condvar, Mutex};
 use tokio::sync::watch;
 
+use crate::errors::{error_code, ServiceError};
 use crate::job_id::JobId;
 use crate::keys::Keys;
 use crate::metrics::Metrics;
+use crate::proto::ErrorCode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobState {
@@ -47,6 +49,33 @@ impl JobState {
             self,
             JobState::Done | JobState::Failed | JobState::Cancelled
         )
+    }
+}
+
+/// Why a job was cancelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelReason {
+    /// A client's Cancel.
+    Request,
+    /// Its deadline passed while it ran or waited.
+    Deadline,
+    /// Its deadline had passed when a runner took it.
+    DeadlineBeforeStart,
+    /// The daemon stopped without draining.
+    Shutdown,
+}
+
+impl CancelReason {
+    /// The error a job cancelled so ends with.
+    pub fn error(self) -> ServiceError {
+        match self {
+            CancelReason::Request => ServiceError::Cancelled("cancelled by request".into()),
+            CancelReason::Deadline => ServiceError::DeadlineExceeded("deadline exceeded".into()),
+            CancelReason::DeadlineBeforeStart => {
+                ServiceError::DeadlineExceeded("deadline exceeded before the job started".into())
+            }
+            CancelReason::Shutdown => ServiceError::Cancelled("the daemon is shutting down".into()),
+        }
     }
 }
 
@@ -104,7 +133,10 @@ pub struct JobResult {
     pub verified: bool,
     /// bellperson's encoding, in partition order.
     pub proofs: Vec<Vec<u8>>,
+    /// Failed and cancelled jobs: the error's message, and its code
+    /// ([`crate::errors::error_code`]); `Unspecified` for done jobs.
     pub error: String,
+    pub code: ErrorCode,
     pub report_json: String,
     pub timings: Timings,
 }
@@ -167,7 +199,7 @@ pub struct JobEntry {
     /// When a runner took the job.
     started: Mutex<Option<Instant>>,
     cancel: Arc<AtomicBool>,
-    cancel_reason: Mutex<Option<String>>,
+    cancel_reason: Mutex<Option<CancelReason>>,
     tx: watch::Sender<Snapshot>,
     /// When the job ended, in ms since the Unix epoch (0 while it runs).
     finished_ms: AtomicU64,
@@ -182,19 +214,16 @@ impl JobEntry {
         self.tx.subscribe()
     }
 
-    fn cancel(&self, reason: &str) {
+    fn cancel(&self, reason: CancelReason) {
         let mut r = self.cancel_reason.lock();
         if r.is_none() {
-            *r = Some(reason.to_string());
+            *r = Some(reason);
         }
         self.cancel.store(true, Ordering::SeqCst);
     }
 
-    fn cancel_reason(&self) -> String {
-        self.cancel_reason
-            .lock()
-            .clone()
-            .unwrap_or_else(|| "cancelled".into())
+    fn cancel_reason(&self) -> Option<CancelReason> {
+        *self.cancel_reason.lock()
     }
 
     fn deadline_passed(&self) -> bool {
@@ -414,7 +443,7 @@ impl Jobs {
         records: Vec<crate::journal::Record>,
         journal_instance: u64,
         next_seq: u64,
-        rebuild: impl Fn(crate::proto::SubmitRequest) -> Result<JobSpec, String>,
+        rebuild: impl Fn(crate::proto::SubmitRequest) -> Result<JobSpec, ServiceError>,
     ) {
         let mut records = records;
         records.sort_by_key(|r| r.seq);
@@ -487,9 +516,10 @@ impl Jobs {
                 continue;
             }
             let result = match rebuilt {
-                Some(Err(e)) => failed(format!(
-                    "the job could not run again after the daemon restarted: {e}"
-                )),
+                Some(Err(e)) => JobResult {
+                    error: format!("the job could not run again after the daemon restarted: {e}"),
+                    ..failed(e)
+                },
                 _ => JobResult {
                     state: match r.state.as_str() {
                         "done" => JobState::Done,
@@ -502,6 +532,11 @@ impl Jobs {
                         "the journal holds no request for this job".into()
                     } else {
                         r.error.clone()
+                    },
+                    code: if r.state.is_empty() {
+                        ErrorCode::Internal
+                    } else {
+                        ErrorCode::try_from(r.error_code).unwrap_or(ErrorCode::Internal)
                     },
                     report_json: String::new(),
                     timings: Timings {
@@ -605,13 +640,13 @@ impl Jobs {
     /// Cancels a job: a queued one leaves the queue, a running one stops
     /// (its queued items are dropped); other jobs are not touched. The
     /// state after the request, or None for an unknown job.
-    pub fn cancel(&self, id: u64, reason: &str) -> Option<JobState> {
+    pub fn cancel(&self, id: u64, reason: CancelReason) -> Option<JobState> {
         let mut g = self.inner.lock();
         let entry = g.all.get(&id).cloned()?;
         let key = (Reverse(entry.spec.priority), id);
         if g.queue.remove(&key).is_some() {
             entry.cancel(reason);
-            self.finish_locked(&mut g, &entry, cancelled_result(reason));
+            self.finish_locked(&mut g, &entry, cancelled_result(Some(reason)));
             return Some(JobState::Cancelled);
         }
         let state = entry.snapshot().state;
@@ -654,7 +689,7 @@ impl Jobs {
                 .collect()
         };
         for id in ids {
-            self.cancel(id, "the daemon is shutting down");
+            self.cancel(id, CancelReason::Shutdown);
         }
         self.drain();
         self.inner.lock().stopping = true;
@@ -700,6 +735,7 @@ impl Jobs {
                 verified: result.verified,
                 proofs: result.proofs.clone(),
                 error: result.error.clone(),
+                error_code: result.code as i32,
                 timings: vec![
                     t.queue_wait_ms,
                     t.srs_load_ms,
@@ -752,7 +788,7 @@ impl Jobs {
                 }
             };
             let result = if entry.deadline_passed() {
-                cancelled_result("deadline exceeded before the job started")
+                cancelled_result(Some(CancelReason::DeadlineBeforeStart))
             } else {
                 entry.tx.send_modify(|s| s.state = JobState::Running);
                 self.run(&entry)
@@ -844,7 +880,7 @@ impl Jobs {
                 for p in &out.proofs {
                     let mut bytes = Vec::with_capacity(192);
                     if let Err(e) = p.output.proof.write(&mut bytes) {
-                        return failed(format!("encoding a proof: {e}"));
+                        return failed(ServiceError::Internal(format!("encoding a proof: {e}")));
                     }
                     proofs.push(bytes);
                 }
@@ -853,6 +889,7 @@ impl Jobs {
                     verified: out.report.verified && proofs.len() == spec.partitions as usize,
                     proofs,
                     error: String::new(),
+                    code: ErrorCode::Unspecified,
                     report_json: out.report.to_json(),
                     timings: Timings {
                         srs_load_ms: ms(key_load),
@@ -860,8 +897,8 @@ impl Jobs {
                     },
                 }
             }
-            Err(EngineError::Cancelled) => cancelled_result(&entry.cancel_reason()),
-            Err(e) => failed(e.to_string()),
+            Err(EngineError::Cancelled) => cancelled_result(entry.cancel_reason()),
+            Err(e) => failed(e.into()),
         }
     }
 
@@ -886,7 +923,9 @@ impl Jobs {
         use std::panic::{catch_unwind, AssertUnwindSafe};
         let spec = &entry.spec;
         let Some(filecoin) = &self.filecoin else {
-            return failed("this daemon takes no Filecoin jobs".into());
+            return failed(ServiceError::NotEnabled(
+                "this daemon takes no Filecoin jobs".into(),
+            ));
         };
         let ordinals: Vec<u32> = if spec.devices.is_empty() {
             self.engine.devices().iter().map(|d| d.ordinal).collect()
@@ -895,7 +934,7 @@ impl Jobs {
         };
         let engine = match self.engine.subset(&ordinals) {
             Ok(e) => e,
-            Err(e) => return failed(e.to_string()),
+            Err(e) => return failed(e.into()),
         };
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             prove(filecoin, engine, spec.priority, entry.cancel.clone())
@@ -921,6 +960,7 @@ impl Jobs {
                     verified: true,
                     proofs: vec![proof],
                     error: String::new(),
+                    code: ErrorCode::Unspecified,
                     report_json: report.to_json(),
                     timings: Timings {
                         srs_load_ms: ms(times.key_load),
@@ -929,9 +969,9 @@ impl Jobs {
                 }
             }
             Err(FilecoinError::Engine(EngineError::Cancelled)) => {
-                cancelled_result(&entry.cancel_reason())
+                cancelled_result(entry.cancel_reason())
             }
-            Err(e) => failed(e.to_string()),
+            Err(e) => failed(e.into()),
         }
     }
 
@@ -958,29 +998,36 @@ impl Jobs {
                 .collect();
             drop(g);
             for id in late {
-                self.cancel(id, "deadline exceeded");
+                self.cancel(id, CancelReason::Deadline);
             }
         }
     }
 }
 
-fn cancelled_result(reason: &str) -> JobResult {
+/// How a cancelled job ends (`None`: cancelled without a reason given).
+fn cancelled_result(reason: Option<CancelReason>) -> JobResult {
+    let e = reason
+        .map(CancelReason::error)
+        .unwrap_or_else(|| ServiceError::Cancelled("cancelled".into()));
     JobResult {
         state: JobState::Cancelled,
         verified: false,
         proofs: Vec::new(),
-        error: reason.to_string(),
+        error: e.to_string(),
+        code: error_code(&e),
         report_json: String::new(),
         timings: Timings::default(),
     }
 }
 
-fn failed(error: String) -> JobResult {
+/// How a failed job ends: the error's message and code.
+fn failed(e: ServiceError) -> JobResult {
     JobResult {
         state: JobState::Failed,
         verified: false,
         proofs: Vec::new(),
-        error,
+        error: e.to_string(),
+        code: error_code(&e),
         report_json: String::new(),
         timings: Timings::default(),
     }

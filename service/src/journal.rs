@@ -109,6 +109,10 @@ pub struct Record {
     /// The id instance the job's id has (0: the journal's).
     #[prost(uint64, tag = "13")]
     pub instance: u64,
+    /// Why a finished job failed or was cancelled: a cuda_prover.v1
+    /// `ErrorCode` (0 for done jobs and in records of earlier builds).
+    #[prost(int32, tag = "14")]
+    pub error_code: i32,
 }
 
 /// The journal's instance and sequence floor, written first.

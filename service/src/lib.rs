@@ -13,6 +13,7 @@
 pub mod client;
 pub mod config;
 pub mod cuzk;
+pub mod errors;
 #[cfg(feature = "filecoin")]
 pub mod filecoin;
 pub mod health;

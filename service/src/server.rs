@@ -18,9 +18,10 @@ use tonic::{Request, Response, Status};
 
 use crate::config::ServiceConfig;
 use crate::cuzk_proto::proving_engine_server::ProvingEngineServer;
+use crate::errors::{job_state, ServiceError};
 use crate::health::{Preload, Readiness, Stage};
 use crate::job_id::JobId;
-use crate::jobs::{JobEntry, JobSpec, JobState, Jobs, Origin, SubmitError, Work};
+use crate::jobs::{CancelReason, JobEntry, JobSpec, JobState, Jobs, Origin, Work};
 use crate::keys::Keys;
 use crate::listener::{Acceptor, ConnectionLimits, Listener};
 use crate::metrics::{Gauges, Metrics};
@@ -97,7 +98,7 @@ impl Service {
             service
                 .jobs
                 .restore(r.records, r.journal_instance, r.next_seq, |req| {
-                    service.spec(req, None).map_err(|s| s.message().to_string())
+                    service.spec(req, None)
                 });
             service.requests.read_back(&service.jobs);
             if n > 0 {
@@ -134,7 +135,7 @@ impl Service {
             crate::requests::Api::Prover,
             &request_id,
             digest,
-            || self.journaled_spec(r, wire),
+            || Ok(self.journaled_spec(r, wire)?),
             |spec| self.submit_spec(spec),
         )
     }
@@ -255,8 +256,8 @@ impl Service {
         &self,
         mut r: proto::SubmitRequest,
         wire: Option<usize>,
-    ) -> Result<JobSpec, Status> {
-        let bad = |m: String| Status::invalid_argument(m);
+    ) -> Result<JobSpec, ServiceError> {
+        let bad = ServiceError::InvalidRequest;
         let size = prost::Message::encoded_len(&r).max(wire.unwrap_or(0));
         let b = match r.job.take() {
             Some(proto::submit_request::Job::BuiltIn(b)) => b,
@@ -284,8 +285,8 @@ impl Service {
                 | proto::submit_request::Job::FilecoinPost(_)
                 | proto::submit_request::Job::FilecoinSnap(_),
             ) => {
-                return Err(Status::unimplemented(
-                    "this daemon was built without Filecoin jobs (feature filecoin)",
+                return Err(ServiceError::NotBuilt(
+                    "this daemon was built without Filecoin jobs (feature filecoin)".into(),
                 ))
             }
             None => {
@@ -329,7 +330,7 @@ impl Service {
             .jobs
             .keys()
             .resolve_dir(&r.params_dir)
-            .map_err(Status::permission_denied)?;
+            .map_err(ServiceError::PermissionDenied)?;
         let name = if r.name.is_empty() {
             format!("{}-2^{}x{}", kind.name(), b.log_constraints, b.partitions)
         } else {
@@ -360,14 +361,14 @@ impl Service {
         &self,
         r: proto::SubmitRequest,
         wire: Option<usize>,
-    ) -> Result<JobSpec, Status> {
+    ) -> Result<JobSpec, ServiceError> {
         let copy = self.jobs.journaling().then(|| r.clone());
         let mut spec = self.spec(r, wire)?;
         spec.origin.request = copy;
         Ok(spec)
     }
 
-    fn check_devices(&self, devices: &[u32]) -> Result<(), Status> {
+    fn check_devices(&self, devices: &[u32]) -> Result<(), ServiceError> {
         let ordinals: Vec<u32> = self
             .jobs
             .engine()
@@ -377,12 +378,12 @@ impl Service {
             .collect();
         for (i, d) in devices.iter().enumerate() {
             if !ordinals.contains(d) {
-                return Err(Status::invalid_argument(format!(
+                return Err(ServiceError::InvalidRequest(format!(
                     "device {d} is not one of this daemon's devices {ordinals:?}"
                 )));
             }
             if devices[..i].contains(d) {
-                return Err(Status::invalid_argument(format!(
+                return Err(ServiceError::InvalidRequest(format!(
                     "device {d} is named twice in the request's devices {devices:?}"
                 )));
             }
@@ -394,19 +395,22 @@ impl Service {
     /// Filecoin jobs, the request names no params_dir (the parameters are
     /// the daemon's), its name and devices are valid.
     #[cfg(feature = "filecoin")]
-    fn filecoin_request(&self, r: &proto::SubmitRequest) -> Result<(), Status> {
+    fn filecoin_request(&self, r: &proto::SubmitRequest) -> Result<(), ServiceError> {
         if self.jobs.filecoin().is_none() {
-            return Err(Status::failed_precondition(
-                "this daemon takes no Filecoin jobs (started without them)",
+            return Err(ServiceError::NotEnabled(
+                "this daemon takes no Filecoin jobs (started without them)".into(),
             ));
         }
         if !r.params_dir.is_empty() {
-            return Err(Status::invalid_argument(
-                "params_dir: Filecoin jobs use the daemon's Filecoin parameters; leave it empty",
+            return Err(ServiceError::InvalidRequest(
+                "params_dir: Filecoin jobs use the daemon's Filecoin parameters; leave it empty"
+                    .into(),
             ));
         }
         if r.name.len() > 256 {
-            return Err(Status::invalid_argument("name: at most 256 bytes"));
+            return Err(ServiceError::InvalidRequest(
+                "name: at most 256 bytes".into(),
+            ));
         }
         self.check_devices(&r.devices)
     }
@@ -445,10 +449,10 @@ impl Service {
         &self,
         r: proto::SubmitRequest,
         c2: proto::FilecoinC2Job,
-    ) -> Result<JobSpec, Status> {
+    ) -> Result<JobSpec, ServiceError> {
         use cuda_prover_engine::gate::PRIORITY_C2;
         self.filecoin_request(&r)?;
-        let c2 = crate::filecoin::C2Spec::check(c2).map_err(Status::invalid_argument)?;
+        let c2 = crate::filecoin::C2Spec::check(c2).map_err(ServiceError::InvalidRequest)?;
         Ok(Self::filecoin_spec(
             r,
             c2.name(),
@@ -465,11 +469,11 @@ impl Service {
         &self,
         r: proto::SubmitRequest,
         post: proto::FilecoinPostJob,
-    ) -> Result<JobSpec, Status> {
+    ) -> Result<JobSpec, ServiceError> {
         use cuda_prover_engine::gate::{PRIORITY_WINDOW_POST, PRIORITY_WINNING_POST};
         use cuda_prover_filecoin::vanilla::PostJob;
         self.filecoin_request(&r)?;
-        let post = crate::filecoin::PostSpec::check(post).map_err(Status::invalid_argument)?;
+        let post = crate::filecoin::PostSpec::check(post).map_err(ServiceError::InvalidRequest)?;
         let level = match post.job {
             PostJob::Winning => PRIORITY_WINNING_POST,
             PostJob::Window | PostJob::WindowPartition(_) => PRIORITY_WINDOW_POST,
@@ -490,10 +494,10 @@ impl Service {
         &self,
         r: proto::SubmitRequest,
         snap: proto::FilecoinSnapJob,
-    ) -> Result<JobSpec, Status> {
+    ) -> Result<JobSpec, ServiceError> {
         use cuda_prover_engine::gate::PRIORITY_C2;
         self.filecoin_request(&r)?;
-        let snap = crate::filecoin::SnapSpec::check(snap).map_err(Status::invalid_argument)?;
+        let snap = crate::filecoin::SnapSpec::check(snap).map_err(ServiceError::InvalidRequest)?;
         Ok(Self::filecoin_spec(
             r,
             snap.name(),
@@ -504,11 +508,7 @@ impl Service {
     }
 
     pub(crate) fn submit_spec(&self, spec: JobSpec) -> Result<Arc<JobEntry>, Status> {
-        self.jobs.submit(spec).map_err(|e| match e {
-            SubmitError::Busy(_) => Status::resource_exhausted(e.to_string()),
-            SubmitError::Draining => Status::unavailable(e.to_string()),
-            SubmitError::Journal(_) => Status::unavailable(e.to_string()),
-        })
+        Ok(self.jobs.submit(spec).map_err(ServiceError::Submit)?)
     }
 
     /// The key a preload or evict request names: its circuit, its params
@@ -517,23 +517,23 @@ impl Service {
         let kind: Kind = r
             .circuit
             .parse()
-            .map_err(|e: String| Status::invalid_argument(format!("circuit: {e}")))?;
+            .map_err(|e: String| ServiceError::InvalidRequest(format!("circuit: {e}")))?;
         let dir = self
             .jobs
             .keys()
             .resolve_dir(&r.params_dir)
-            .map_err(Status::permission_denied)?;
+            .map_err(ServiceError::PermissionDenied)?;
         let name = Keys::name(kind, r.log_constraints, &dir);
         Ok((kind, dir, name))
     }
 
     fn job(&self, id: &str) -> Result<Arc<JobEntry>, Status> {
         let wire: JobId = id.parse().map_err(|e| {
-            Status::invalid_argument(format!("job id '{}' is not a number ({e})", shown_id(id)))
+            ServiceError::InvalidRequest(format!("job id '{}' is not a number ({e})", shown_id(id)))
         })?;
-        self.jobs.get_wire(&wire).ok_or_else(|| {
-            Status::not_found(format!("no job {} (unknown, or forgotten)", shown_id(id)))
-        })
+        Ok(self.jobs.get_wire(&wire).ok_or_else(|| {
+            ServiceError::NotFound(format!("no job {} (unknown, or forgotten)", shown_id(id)))
+        })?)
     }
 }
 
@@ -576,6 +576,8 @@ fn events(entry: Arc<JobEntry>) -> EventStream {
                     proofs: result.proofs.clone(),
                     error: result.error.clone(),
                     report_json: result.report_json.clone(),
+                    job_state: job_state(result.state) as i32,
+                    error_code: result.code as i32,
                 };
                 let _ = tx
                     .send(Ok(proto::JobEvent {
@@ -592,6 +594,7 @@ fn events(entry: Arc<JobEntry>) -> EventStream {
                     state: snap.state.name().into(),
                     done: snap.done,
                     total: snap.total,
+                    job_state: job_state(snap.state) as i32,
                 };
                 let ev = proto::JobEvent {
                     job_id: id.clone(),
@@ -619,6 +622,7 @@ fn job_status(e: &JobEntry) -> proto::JobStatus {
         done: s.done,
         total: s.total,
         age_s: e.submitted.elapsed().as_secs_f64(),
+        job_state: job_state(s.state) as i32,
     }
 }
 
@@ -664,10 +668,11 @@ impl Prover for Arc<Service> {
         let e = self.job(&id)?;
         let state = self
             .jobs
-            .cancel(e.id, "cancelled by request")
+            .cancel(e.id, CancelReason::Request)
             .unwrap_or(JobState::Cancelled);
         Ok(Response::new(proto::CancelReply {
             state: state.name().into(),
+            job_state: job_state(state) as i32,
         }))
     }
 
@@ -752,18 +757,19 @@ impl Prover for Arc<Service> {
         let r = req.into_inner();
         let (kind, dir, name) = self.key_ref(&r)?;
         if r.log_constraints > self.config.max_log_constraints {
-            return Err(Status::invalid_argument(format!(
+            return Err(ServiceError::InvalidRequest(format!(
                 "log_constraints {} is above this daemon's limit of {}",
                 r.log_constraints, self.config.max_log_constraints
-            )));
+            ))
+            .into());
         }
         let jobs = self.jobs.clone();
         let log = r.log_constraints;
         let (key, evicted) =
             tokio::task::spawn_blocking(move || jobs.keys().get(kind, log, &dir, true))
                 .await
-                .map_err(|e| Status::internal(e.to_string()))?
-                .map_err(|e| Status::failed_precondition(e.to_string()))?;
+                .map_err(|e| ServiceError::Internal(e.to_string()))?
+                .map_err(ServiceError::Engine)?;
         let bytes = key.bytes();
         Ok(Response::new(proto::KeyReply {
             key: name,
@@ -778,7 +784,7 @@ impl Prover for Arc<Service> {
     ) -> Result<Response<proto::KeyReply>, Status> {
         let (_, _, name) = self.key_ref(&req.into_inner())?;
         if !self.jobs.keys().evict(&name) {
-            return Err(Status::not_found(format!("key {name} is not resident")));
+            return Err(ServiceError::NotFound(format!("key {name} is not resident")).into());
         }
         Ok(Response::new(proto::KeyReply {
             key: name.clone(),
@@ -795,7 +801,7 @@ impl Prover for Arc<Service> {
         let jobs = self.jobs.clone();
         tokio::task::spawn_blocking(move || jobs.drain())
             .await
-            .map_err(|e| Status::internal(e.to_string()))?;
+            .map_err(|e| ServiceError::Internal(e.to_string()))?;
         Ok(Response::new(proto::DrainReply {}))
     }
 
@@ -808,7 +814,7 @@ impl Prover for Arc<Service> {
         let jobs = self.jobs.clone();
         tokio::task::spawn_blocking(move || if now { jobs.stop_now() } else { jobs.drain() })
             .await
-            .map_err(|e| Status::internal(e.to_string()))?;
+            .map_err(|e| ServiceError::Internal(e.to_string()))?;
         self.shutdown.notify_one();
         Ok(Response::new(proto::ShutdownReply {}))
     }

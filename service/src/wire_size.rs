@@ -35,11 +35,15 @@ pub fn of<T>(req: &tonic::Request<T>) -> Option<usize> {
 
 /// Refuses a request of `kind` (as a client reads it: "a built-in job",
 /// "a Filecoin C2 job") whose message is above `limit` bytes, naming both.
-pub fn check_limit(kind: &str, size: usize, limit: usize) -> Result<(), tonic::Status> {
+pub fn check_limit(
+    kind: &str,
+    size: usize,
+    limit: usize,
+) -> Result<(), crate::errors::ServiceError> {
     if size <= limit {
         return Ok(());
     }
-    Err(tonic::Status::out_of_range(format!(
+    Err(crate::errors::ServiceError::TooLarge(format!(
         "the request is too large: {size} bytes, above this daemon's limit of {limit} bytes ({}) \
          for {kind}",
         shown_size(limit)

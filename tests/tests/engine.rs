@@ -100,7 +100,7 @@ fn injected_fault_fails_fast_and_names_partition_and_device() {
         }
         other => panic!("unexpected error {other}"),
     }
-    assert_eq!(err.code(), Some(ErrorCode::InjectedFault));
+    assert_eq!(err.core_code(), Some(ErrorCode::InjectedFault));
     let msg = err.to_string();
     assert!(
         msg.contains("partition 5") && msg.contains("device 1"),

@@ -174,7 +174,7 @@ impl Cuzk {
                 name: r.request_id.clone(),
                 ..Default::default()
             };
-            self.service.journaled_spec(req, wire)
+            Ok(self.service.journaled_spec(req, wire)?)
         }
         #[cfg(not(feature = "filecoin"))]
         {
@@ -306,7 +306,12 @@ fn response(entry: &JobEntry, r: &JobResult) -> pb::AwaitProofResponse {
             Vec::new(),
             "the job ended without one verified proof".to_string(),
         ),
-        JobState::Cancelled if r.error.contains("deadline") => {
+        // Records of builds before error codes: the message says it.
+        JobState::Cancelled
+            if r.code == crate::proto::ErrorCode::DeadlineExceeded
+                || (r.code == crate::proto::ErrorCode::Unspecified
+                    && r.error.contains("deadline")) =>
+        {
             (AwaitStatus::Timeout, Vec::new(), r.error.clone())
         }
         JobState::Cancelled => (AwaitStatus::Cancelled, Vec::new(), r.error.clone()),
@@ -673,7 +678,10 @@ impl ProvingEngine for Arc<Cuzk> {
     ) -> Result<Response<pb::CancelProofResponse>, Status> {
         let e = self.job(&req.into_inner().job_id)?;
         let before = e.snapshot().state;
-        let after = self.service.jobs().cancel(e.id, "cancelled by request");
+        let after = self
+            .service
+            .jobs()
+            .cancel(e.id, crate::jobs::CancelReason::Request);
         let was_running = !before.finished() && after == Some(JobState::Running);
         Ok(Response::new(pb::CancelProofResponse { was_running }))
     }
@@ -787,7 +795,7 @@ impl ProvingEngine for Arc<Cuzk> {
             let took = tokio::task::spawn_blocking(move || filecoin.preload(&params))
                 .await
                 .map_err(|e| Status::internal(e.to_string()))?
-                .map_err(|e| Status::failed_precondition(e.to_string()))?;
+                .map_err(crate::errors::ServiceError::Filecoin)?;
             // A load that happened shows at least 1 ms: 0 is "loaded
             // already" only.
             Ok(Response::new(pb::PreloadSrsResponse {
