@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use cuda_prover_engine::params::{cache_path, load_key_and_shape};
+use cuda_prover_engine::params::{key_path, load_key_and_shape};
 use cuda_prover_engine::{EngineError, ErrorKind};
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
 use cuda_prover_pipeline::{Context, ErrorCode, ProvingKey};
@@ -60,7 +60,7 @@ fn a_corrupt_key_is_key_invalid_with_its_core_code() {
     // The same through the params cache: the file named, the code kept.
     let dir = temp_dir("corrupt");
     let c = BuiltIn::new(Kind::Chain, 7, 0).unwrap();
-    std::fs::write(cache_path(&dir, &c), [0x5a; 4096]).unwrap();
+    std::fs::write(key_path(&dir, &c), [0x5a; 4096]).unwrap();
     let e = load_key_and_shape(&dir, &c, &|_| {})
         .err()
         .expect("corrupt key accepted");

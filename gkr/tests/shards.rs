@@ -122,7 +122,7 @@ fn fault_in_shard_k_names_shard_and_device() {
         assert!(matches!(err, EngineError::Partition { .. }), "{err}");
         assert_eq!(err.partition(), Some(k), "{err}");
         assert_eq!(err.device(), Some(dev), "{err}");
-        assert_eq!(err.code(), Some(ErrorCode::InjectedFault), "{err}");
+        assert_eq!(err.core_code(), Some(ErrorCode::InjectedFault), "{err}");
         let msg = err.to_string();
         assert!(
             msg.contains(&format!("device {dev}")) && msg.contains(&format!("tag {k}")),
