@@ -166,13 +166,22 @@ fn the_first_bad_point_is_named_with_the_curve_check_deferred() {
         let (_, r) = ProvingKey::load_file(&path, KeyCheck::Full).unwrap();
         assert!(r.subgroup == SubgroupCheck::Checked || r.subgroup == SubgroupCheck::DigestMatched);
         std::fs::write(&path, &bytes).unwrap();
-        let from_file = ProvingKey::load_file(&path, KeyCheck::Full).err().expect("accepted");
+        let from_file = ProvingKey::load_file(&path, KeyCheck::Full)
+            .err()
+            .expect("accepted");
         let from_buffer = ProvingKey::from_bytes(&bytes).err().expect("accepted");
-        assert_eq!(from_file.code(), Some(ErrorCode::ParamsFormat), "{from_file}");
+        assert_eq!(
+            from_file.code(),
+            Some(ErrorCode::ParamsFormat),
+            "{from_file}"
+        );
         let msg = from_file.to_string();
         assert!(msg.contains(name) && msg.contains(why), "{name}: {msg}");
         let buffer_msg = from_buffer.to_string();
-        assert!(buffer_msg.contains(name) && buffer_msg.contains(why), "{name}: {buffer_msg}");
+        assert!(
+            buffer_msg.contains(name) && buffer_msg.contains(why),
+            "{name}: {buffer_msg}"
+        );
         // The same words from the section's name to the reason (the
         // offset included), the file's path aside.
         let words = |m: &str| {

@@ -27,6 +27,11 @@ struct params_layout {
     uint64_t data_offset(int s) const { return count_offset[s] + 4; }
 };
 
+// A length field's value: the big-endian u32 at p.
+inline uint32_t be32(const uint8_t *p) {
+    return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+}
+
 // Reads the big-endian u32 at `offset` (offset + 4 <= len is guaranteed).
 using u32_reader = std::function<uint32_t(uint64_t offset)>;
 

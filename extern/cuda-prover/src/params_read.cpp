@@ -22,10 +22,6 @@ namespace {
 constexpr uint64_t RUN_LEAVES = 8;
 constexpr uint64_t RUN_POINTS = RUN_LEAVES * LEAF_POINTS;
 
-uint32_t be32(const uint8_t *p) {
-    return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
-}
-
 // The n bytes at `offset`: in the buffer, or read into `scratch`.
 const uint8_t *bytes_at(const params_source &src, uint64_t offset, size_t n,
                         std::vector<uint8_t> &scratch) {

@@ -58,10 +58,6 @@ void check_flags(uint32_t flags, const char *where) {
              }());
 }
 
-uint32_t be32(const uint8_t *p) {
-    return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
-}
-
 void fill_report(cp_srs_load_report *rep, int32_t subgroup, bool written, uint64_t bytes,
                  uint64_t points, uint64_t read_ns, uint64_t subgroup_ns, uint64_t total_ns) {
     if (!rep) return;
