@@ -437,13 +437,7 @@ async fn cancel_of_a_running_job() {
         .unwrap();
     let mut cl = cuzk_client(&d.addr).await;
     // The urgent job's key first, so that its partitions flow at once.
-    own.preload(cuda_prover_service::proto::KeyRequest {
-        circuit: "chain".into(),
-        log_constraints: 7,
-        params_dir: String::new(),
-    })
-    .await
-    .unwrap();
+    own.preload(common::built_in_key("chain", 7)).await.unwrap();
     const URGENT: u32 = 600;
     slow_partitions(&d.ctx, URGENT as i64, Duration::from_millis(100));
     let urgent = own.submit(job("chain", 7, URGENT, 1, 1000)).await.unwrap();
@@ -757,14 +751,7 @@ fn journaled_jobs_survive_kill_9() {
         assert_eq!(open_jobs(&mut cl).await, (0, 0));
     });
     d.kill9();
-    let said = std::fs::read_to_string(dir.join("daemon.log")).unwrap();
-    assert!(
-        said.contains(&format!(
-            "the job journal {} is not a job journal",
-            journal.display()
-        )) && said.contains("jobs.journal.damaged-"),
-        "{said}"
-    );
+    common::process::assert_not_a_journal(&dir.join("daemon.log"), &journal);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

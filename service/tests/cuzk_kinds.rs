@@ -599,14 +599,7 @@ async fn a_filecoin_key_counts_in_the_daemons_key_budget() {
         let k = st.keys.iter().find(|k| k.key == name).expect("listed");
         assert!(k.pinned && k.bytes > 0, "{k:?}");
         assert_eq!(st.filecoin_keys.len(), 1, "{:?}", st.filecoin_keys);
-        let chain = cl
-            .preload(proto::KeyRequest {
-                circuit: "chain".into(),
-                log_constraints: 7,
-                params_dir: String::new(),
-            })
-            .await
-            .unwrap();
+        let chain = cl.preload(common::built_in_key("chain", 7)).await.unwrap();
         (k.bytes, chain.bytes)
     };
     // Room for either key, not both.

@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use common::filecoin::{seal_for_miner, test_params, MINER, WINDOW_2KIB_V1_1};
 use common::process::{serve_cmd, spawn, ChildDaemon};
-use common::{job, temp_dir};
+use common::{job, metric, temp_dir};
 use cuda_prover_filecoin::sealing::SealedSector;
 use cuda_prover_filecoin::test_params::TestCircuit;
 use cuda_prover_filecoin::vanilla::post_vanilla_bytes_for;
@@ -267,16 +267,6 @@ fn seed(j: usize) -> u64 {
 
 fn is_cuzk(j: usize) -> bool {
     j.is_multiple_of(CUZK_EVERY)
-}
-
-fn metric(text: &str, name: &str) -> u64 {
-    let prefix = format!("cuda_prover_service_{name} ");
-    text.lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no {name} in {text}"))
-        .trim()
-        .parse::<f64>()
-        .unwrap() as u64
 }
 
 fn quantiles(lat: &mut [f64]) -> String {

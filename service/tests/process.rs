@@ -13,6 +13,7 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::metric;
 use common::process::{cli, serve_cmd, spawn, ChildDaemon as Daemon, BIN};
 use cuda_prover_service::{Client, ClientError};
 
@@ -388,17 +389,6 @@ fn not_found(e: &ClientError) -> bool {
     matches!(e, ClientError::Rpc(s) if s.code() == tonic::Code::NotFound)
 }
 
-/// A daemon's counter, from its Prometheus text.
-fn metric(text: &str, name: &str) -> u64 {
-    let prefix = format!("cuda_prover_service_{name} ");
-    text.lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no {name} in {text}"))
-        .trim()
-        .parse::<f64>()
-        .unwrap() as u64
-}
-
 fn code(e: &ClientError) -> Option<tonic::Code> {
     match e {
         ClientError::Rpc(s) => Some(s.code()),
@@ -545,14 +535,7 @@ fn a_damaged_journal_keeps_the_jobs_it_can_read() {
     let journal = state.join("jobs.journal");
     std::fs::write(&journal, vec![0x5a; 8192]).unwrap();
     let d = serve_journaled(&params, &state, &log, &[]);
-    let said = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        said.contains(&format!(
-            "the job journal {} is not a job journal",
-            journal.display()
-        )) && said.contains("jobs.journal.damaged-"),
-        "{said}"
-    );
+    common::process::assert_not_a_journal(&log, &journal);
     rt.block_on(async {
         let cl = Client::connect(&d.addr, None).await.unwrap();
         let id = cl.submit(common::job("chain", 7, 1, 2, 0)).await.unwrap();

@@ -232,14 +232,7 @@ async fn keys_are_evicted_least_recently_used_under_the_memory_limit() {
         let cl = client(&d).await;
         let mut s = Vec::new();
         for (c, log) in [("chain", 7), ("bits", 7), ("chain", 8)] {
-            let r = cl
-                .preload(proto::KeyRequest {
-                    circuit: c.into(),
-                    log_constraints: log,
-                    params_dir: String::new(),
-                })
-                .await
-                .unwrap();
+            let r = cl.preload(common::built_in_key(c, log)).await.unwrap();
             s.push(r.bytes);
         }
         s
@@ -278,14 +271,7 @@ async fn keys_are_evicted_least_recently_used_under_the_memory_limit() {
         "{m}"
     );
     // Preload pins: a pinned key survives later loads.
-    let pinned = cl
-        .preload(proto::KeyRequest {
-            circuit: "chain".into(),
-            log_constraints: 7,
-            params_dir: String::new(),
-        })
-        .await
-        .unwrap();
+    let pinned = cl.preload(common::built_in_key("chain", 7)).await.unwrap();
     for (c, log) in [("bits", 7), ("chain", 8)] {
         let id = cl.submit(job(c, log, 1, 9, 0)).await.unwrap();
         let out = cl.await_job(&id, |_, _, _| {}).await.unwrap();
@@ -304,11 +290,7 @@ async fn keys_are_evicted_least_recently_used_under_the_memory_limit() {
         .expect("the pinned key stays");
     assert!(k.pinned);
     // Evict drops it; evicting again is a clear error.
-    let req = proto::KeyRequest {
-        circuit: "chain".into(),
-        log_constraints: 7,
-        params_dir: String::new(),
-    };
+    let req = common::built_in_key("chain", 7);
     cl.evict(req.clone()).await.unwrap();
     let e = cl.evict(req).await.unwrap_err();
     assert_eq!(code(&e), tonic::Code::NotFound, "{e}");

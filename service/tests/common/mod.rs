@@ -135,6 +135,27 @@ impl Daemon {
     }
 }
 
+/// The request that names a built-in circuit's key (Preload, Evict), in
+/// the first params dir.
+pub fn built_in_key(circuit: &str, log: u32) -> proto::KeyRequest {
+    proto::KeyRequest {
+        circuit: circuit.into(),
+        log_constraints: log,
+        params_dir: String::new(),
+    }
+}
+
+/// A daemon's counter, from its Prometheus text.
+pub fn metric(text: &str, name: &str) -> u64 {
+    let prefix = format!("cuda_prover_service_{name} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+        .trim()
+        .parse::<f64>()
+        .unwrap() as u64
+}
+
 pub async fn client(d: &Daemon) -> Client {
     Client::connect(&d.addr, None).await.unwrap()
 }

@@ -80,3 +80,16 @@ pub fn cli(args: &[&str]) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// The daemon's log (the file at `log`) says the file at `journal` is not
+/// a job journal and was kept aside as a damaged one.
+pub fn assert_not_a_journal(log: &Path, journal: &Path) {
+    let said = std::fs::read_to_string(log).unwrap();
+    assert!(
+        said.contains(&format!(
+            "the job journal {} is not a job journal",
+            journal.display()
+        )) && said.contains("jobs.journal.damaged-"),
+        "{said}"
+    );
+}
