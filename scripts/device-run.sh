@@ -4,7 +4,8 @@
 # Modes: tests, bench, stream, scaling, all (those four), c2 (bench-c2),
 # large (built-in circuits past 2^22; LARGE="chain:24 bits:24"),
 # keyload-a / keyload-b (the 32 GiB key written, then loaded through its
-# digest and with every point checked; the C2 resident and under 14 GiB).
+# digest and with every point checked; the C2 resident and under 14 GiB),
+# serve-post (the daemon proves a 32 GiB C2 and a WinningPoSt beside it).
 set -uo pipefail
 what=${1:-all}
 out=${2:-device-out}
@@ -87,40 +88,101 @@ if [ "$what" = large ]; then
         rm -f params-cache/"$c-2^$l".*
     done
 fi
-if [ "$what" = keyload-a ] || [ "$what" = keyload-b ]; then
-    # The 32 GiB PoRep TEST key on disk (63 GiB free needed), loaded by
-    # `cuda-prover-filecoin c2` twice: through the digest record the
-    # generator wrote (resident key), then with the record removed (every
-    # point checked, on the GPU) under a 14 GiB device limit. Two calls of
-    # at most 10 minutes: keyload-a makes the key and the C1, keyload-b
-    # proves; params-cache/ stays between calls on a warm machine.
+# The daemon with the 32 GiB PoRep and WinningPoSt keys preloaded (as
+# Curio runs cuzk): a 32 GiB C2 submitted, then, once it runs, a 32 GiB
+# WinningPoSt (a test-post fixture) with a deadline; both awaited, their
+# reports and the daemon's metrics kept. Args: work dir, key dir, prover
+# id and sector id of the test C1.
+serve_post() {
+    local W=$1 P=$2 pid=$3 sid=$4 svc=$bin/cuda-prover-service fc=$bin/cuda-prover-filecoin
+    /usr/bin/time -v "$fc" test-params --sector-size 32GiB --circuits winning-post --dir "$P" \
+        --keygen-device 0 > "$out/test-params-winning.log" 2>&1
+    echo "winning-post test-params exit $?"
+    "$fc" test-post --kind winning --sector-size 32GiB --seed 2 --out "$W/winning.json" \
+        > "$out/test-post.log" 2>&1
+    echo "test-post exit $?"
+    tail -n 3 "$out/test-post.log"
+    local t0=$SECONDS
+    setsid /usr/bin/time -v "$svc" serve --params-dir "$W" --filecoin-test-params "$P" \
+        --preload c2:32GiB --preload winning-post:32GiB --max-filecoin-request-mib 256 \
+        --metrics-listen 127.0.0.1:9411 > "$out/serve.log" 2>&1 &
+    "$svc" health --wait-s 240
+    echo "daemon serving after $((SECONDS - t0)) s"
+    "$svc" status > "$out/status-ready.txt" 2>&1
+    local c2 post
+    c2=$("$svc" submit --filecoin-c2 "$W/c1.json" --prover-id "$pid" --sector-id "$sid" \
+        --sector-size 32GiB --request-id c2-32g | tail -n 1)
+    echo "c2 job $c2"
+    # The WinningPoSt once the C2 has a partition on the device.
+    for _ in $(seq 1 120); do
+        "$svc" status 2>&1 | grep -q "^running: [1-9]" && break
+        sleep 1
+    done
+    sleep "${POST_AFTER_S:-15}"
+    post=$("$svc" submit --filecoin-post "$W/winning.json" --deadline-ms "${POST_DEADLINE_MS:-20000}" \
+        --request-id winning-32g | tail -n 1)
+    echo "winning-post job $post submitted $((SECONDS - t0)) s after the start"
+    timeout 120 "$svc" await "$post" --report "$out/winning-report.json" 2>&1 | tail -n 8
+    timeout 300 "$svc" await "$c2" --report "$out/c2-report.json" --proof-out "$W/proof-serve" 2>&1 | tail -n 8
+    curl -s http://127.0.0.1:9411/metrics > "$out/metrics.prom" 2>/dev/null || true
+    "$svc" shutdown > /dev/null 2>&1
+    sleep 3
+    grep -E "Maximum resident|Elapsed" "$out/serve.log"
+}
+
+if [ "$what" = keyload-a ] || [ "$what" = keyload-b ] || [ "$what" = serve-post ]; then
+    # The 32 GiB PoRep TEST key on disk (63 GiB free needed), made here
+    # unless a warm machine kept it (params-cache/ stays between calls).
+    # keyload-a: `cuda-prover-filecoin c2` with the key loaded through the
+    # digest record the generator wrote (resident key), again with the MSM
+    # as it was (CP_MSM_NO_DENSE_HEAD, CP_MSM_WIDTH_OF_ALL), then the GPU
+    # tests of the key checks. keyload-b: the record removed (every point checked
+    # on the GPU) and the C2 under a 14 GiB device limit. serve-post: the
+    # daemon with the key preloaded proves the C2 while a 32 GiB
+    # WinningPoSt (a test-post fixture) is submitted with a deadline.
     W=$PWD/params-cache P=$PWD/params-cache/fcp32
     nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 1 \
         > "$out/$what-smi.csv" &
     smi=$!
+    if [ ! -f "$P/.complete" ]; then
+        rm -rf "$P"
+        /usr/bin/time -v "$bin/cuda-prover-filecoin" test-params --sector-size 32GiB \
+            --circuits porep --dir "$P" --keygen-device 0 > "$out/test-params.log" 2>&1
+        rc=$?
+        echo "test-params exit $rc"
+        grep -E "shape|QAP|alloc|points|write|Maximum resident|Elapsed" "$out/test-params.log" | tail -n 12
+        [ $rc = 0 ] && touch "$P/.complete"
+        ls -la "$P"
+    fi
+    if [ ! -s "$W/c1.json" ]; then
+        "$bin/cuda-prover-filecoin" test-c1 --sector-size 32GiB --seed 1 --out "$W/c1.json" \
+            > "$W/c1.log" 2>&1
+        tail -n 1 "$W/c1.log"
+    fi
+    read -r _ pid _ sid < <(tail -n 1 "$W/c1.log")
     c2_load() { # name, time limit, extra args
         local name=$1 limit=$2; shift 2
-        read -r _ pid _ sid < <(tail -n 1 "$W/c1.log")
         CUDA_PROVER_FILECOIN_TEST_PARAMS=$P /usr/bin/time -v timeout "$limit" \
             "$bin/cuda-prover-filecoin" c2 --c1 "$W/c1.json" --prover-id "$pid" --sector-id "$sid" \
             --out "$W/proof-$name" --test-params --synthesis witness \
             --report "$out/c2-$name.json" "$@" > "$out/c2-$name.log" 2>&1
         echo "c2 $name exit $?"
-        grep -E "key load|verified|rror|Maximum resident|Elapsed" "$out/c2-$name.log"
+        grep -E "key|verified|rror|Maximum resident|Elapsed|plan" "$out/c2-$name.log" | tail -n 30
     }
     if [ "$what" = keyload-a ]; then
-        /usr/bin/time -v "$bin/cuda-prover-filecoin" test-params --sector-size 32GiB \
-            --circuits porep --dir "$P" --keygen-device 0 > "$out/test-params.log" 2>&1
-        echo "test-params exit $?"
-        grep -E "Maximum resident|Elapsed" "$out/test-params.log"
-        "$bin/cuda-prover-filecoin" test-c1 --sector-size 32GiB --seed 1 --out "$W/c1.json" \
-            > "$W/c1.log" 2>&1
-        tail -n 1 "$W/c1.log"
-        ls -la "$P"
-    else
-        c2_load digest 230 --prepare-ahead 1
+        for t in "$bin"/test-key_checks "$bin"/test-cuda; do
+            timeout 60 "$t" subgroup --test-threads 1 --nocapture 2>&1 | tee "$out/$(basename "$t")-subgroup.log" \
+                | grep -E "^test |result|panicked" || true
+        done
+        CP_TRACE_PASS=1 c2_load digest "${C2_LIMIT:-230}" --prepare-ahead 1
+        # The same C2 with the MSM as it was before the dense-head split
+        # and the per-batch width (same machine, for the comparison).
+        CP_MSM_NO_DENSE_HEAD=1 CP_MSM_WIDTH_OF_ALL=1 c2_load msm-before "${C2_LIMIT:-230}" --prepare-ahead 1
+    elif [ "$what" = keyload-b ]; then
         rm -f "$P"/*.params.verified
-        CP_TRACE_PASS=1 c2_load full-14g 330 --prepare-ahead 1 --device-memory-limit 14GiB
+        CP_TRACE_PASS=1 c2_load full-14g "${C2_LIMIT:-330}" --prepare-ahead 1 --device-memory-limit 14GiB
+    else
+        serve_post "$W" "$P" "$pid" "$sid"
     fi
     kill $smi
 fi

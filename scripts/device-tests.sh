@@ -25,7 +25,7 @@ features="--features cuda-prover-tests/cuda,cuda-prover-gkr/cuda"
     cargo build --release --workspace --bins $features --message-format=json
 } | pick | while read -r name exe; do
     case "$name" in
-        cuda | engine | routing | proofs | bad_input | seed_scenario | pipeline | witness | isolation) cp "$exe" "$out/test-$name" ;;
+        cuda | engine | routing | proofs | bad_input | seed_scenario | pipeline | witness | isolation | key_checks) cp "$exe" "$out/test-$name" ;;
         prover) cp "$exe" "$out/bench-prover" ;;
         scaling) cp "$exe" "$out/bench-scaling" ;;
         cuda-prover) cp "$exe" "$out/cuda-prover" ;;

@@ -16,6 +16,7 @@ use parking_lot::Mutex;
 
 use crate::config::BlindingSource;
 use crate::error::EngineError;
+use crate::readying::ready_key_on;
 use crate::report::JobReport;
 use crate::work::{DeviceSlot, Work};
 
@@ -166,14 +167,7 @@ impl<C: Circuit<Scalar> + Send> Work for Groth16Work<'_, C> {
     }
 
     fn ready_device(&self, slot: &DeviceSlot<'_>) -> Result<(), EngineError> {
-        match self.shape.get() {
-            Some(shape) => self.key.prepare_shape(slot.ctx, slot.ordinal, shape),
-            None => self.key.prepare(slot.ctx, slot.ordinal),
-        }
-        .map_err(|source| EngineError::Device {
-            device: slot.ordinal,
-            source,
-        })
+        ready_key_on(self.key, self.shape.get().map(|s| &**s), slot)
     }
 
     fn prepare(&self, k: usize) -> Result<PreparedPartition, EngineError> {

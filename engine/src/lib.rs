@@ -21,6 +21,7 @@ pub mod output;
 pub mod params;
 pub mod params_dir;
 mod permits;
+mod readying;
 pub mod report;
 pub mod residency;
 mod scheduler;

@@ -178,9 +178,24 @@ impl FilecoinProver {
     }
 
     /// [`FilecoinProver::key`], pinned in the store: never evicted to make
-    /// room (until [`FilecoinProver::evict_key`]).
+    /// room (until [`FilecoinProver::evict_key`]), and every device of the
+    /// engine readied for it (the key and, for the witness path, its shape
+    /// placed on the device), so that its first job starts proving at once
+    /// instead of waiting for the upload (about 28 s for a 32 GiB PoRep key
+    /// and shape on an H200). The time the load took.
     pub fn preload_key(&self, path: &Path) -> Result<Duration> {
-        Ok(self.stored_key(path, true)?.took)
+        let loaded = self.stored_key(path, true)?;
+        let shape = match self.synthesis {
+            SynthesisMode::Full => None,
+            _ => loaded.key.shape(),
+        };
+        let ready = self.engine.ready_key(loaded.key.key(), shape)?;
+        log::info!(
+            "{}: devices ready in {:.2} s",
+            path.display(),
+            ready.as_secs_f64()
+        );
+        Ok(loaded.took)
     }
 
     fn stored_key(&self, path: &Path, pin: bool) -> Result<Loaded> {

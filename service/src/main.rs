@@ -257,9 +257,11 @@ enum Command {
         /// Filecoin C2 key, e.g. c2:32GiB), winning-post:SECTOR-SIZE,
         /// window-post:SECTOR-SIZE, snapdeals:SECTOR-SIZE (the key those
         /// jobs prove with), or a cuzk circuit id (porep-32g, winning-32g,
-        /// wpost-32g, snap-32g). grpc.health.v1 answers NOT_SERVING until
-        /// every one is in place; one that cannot be loaded stops the
-        /// daemon with an error naming it.
+        /// wpost-32g, snap-32g). Every device is readied for a Filecoin
+        /// key (its key and shape placed there), so the first job proves at
+        /// once. grpc.health.v1 answers NOT_SERVING until every one is in
+        /// place; one that cannot be loaded stops the daemon with an error
+        /// naming it.
         #[arg(long, value_name = "KEY")]
         preload: Vec<cuda_prover_service::health::Preload>,
         /// Seconds a connection may send nothing before it is closed.

@@ -775,6 +775,45 @@ static void test_msm_context(const gpu_t &gpu) {
     cudaFree(d2);
 }
 
+// An MSM with a dense head (msm_job::dense, H's scalars before L's) larger
+// than the 0/1 split can gather (3/4 of the slot's points): only the
+// scalars past it are split into 0s, 1s and the rest, which Pippenger runs
+// over at the head's width (msm_engine::run_split_after). Tails of 0/1
+// mixes, of short scalars and of long ones; the sum equals the CPU's, with
+// the head given and without it (Pippenger over every point).
+static void test_msm_dense_head(const gpu_t &gpu) {
+    const size_t n = 12000, head = 9500, distinct = 1 << 12;
+    auto pts = g1_points(distinct, n, 31);
+    void *d1 = upload(pts);
+    msm_context ctx(gpu, {{msm_group::g1, n}});
+    for (int pat = 0; pat < 4; pat++) {
+        auto sc = scalars_mix(n, 0, 0, 200 + pat);
+        const auto tail = pat == 0   ? scalars_mix(n - head, 45, 45, 210)
+                          : pat == 1 ? scalars_mix(n - head, 0, 100, 211)
+                          : pat == 2 ? scalars_short(n - head, 20, 10, 212)
+                                     : scalars_mix(n - head, 30, 30, 213);
+        std::copy(tail.begin(), tail.end(), sc.begin() + head);
+        if (pat == 3)  // a few 0s and 1s inside the head too
+            for (size_t i = 0; i < head; i += 97)
+                sc[i] = i % 2 ? fr_u64(1) : FR_ZERO;
+        void *ds = upload(sc);
+        const blst_p1 want = cpu_msm_g1(pts.data(), fold(sc, distinct).data(), distinct);
+        for (size_t dense : {head, size_t(0)}) {
+            msm_job job{0, d1, ds, n};
+            job.dense = dense;
+            ctx.run(&job, 1, nullptr, nullptr);
+            g1_proj_raw r;
+            ctx.read(0, r);
+            blst_p1 got;
+            std::memcpy(&got, &r, sizeof(got));
+            report(eq1(got, want), "msm dense head " + std::to_string(dense) + " tail pattern " +
+                                       std::to_string(pat));
+        }
+        cudaFree(ds);
+    }
+    cudaFree(d1);
+}
+
 static void test_h(const gpu_t &gpu, uint32_t lg, bool naive_too) {
     const size_t n = size_t(1) << lg;
     rng_t g(lg);
@@ -1716,6 +1755,7 @@ int main(int argc, char **argv) {
         test_msm_g2(gpu, 16385, 0, 100, 5);
         test_msm_g2(gpu, 16385, 100, 0, 6);
         test_msm_context(gpu);
+        test_msm_dense_head(gpu);
         test_msm_tables(gpu);
         test_shared_sort(gpu);
         std::printf("INFO small tests took %.1f s\n", now_s() - t0);

@@ -134,6 +134,12 @@ struct msm_job {
     // runs would otherwise hold every SM and starve the NTTs, leaving H + L
     // to run alone at the end). Its breakdown and sort do not wait.
     cudaEvent_t gate = nullptr;
+    // Leading scalars known to be dense (H's in H + L). Without a table,
+    // when there are more of them than the 0/1 split can gather, only the
+    // scalars past them are split into 0s, 1s and the rest, and Pippenger
+    // runs over these in place (msm_engine::run_split_after); otherwise it
+    // changes nothing.
+    size_t dense = 0;
 };
 
 class msm_context {

@@ -20,6 +20,7 @@
 #include "msm_engine.cuh"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -70,10 +71,10 @@ size_t slot_bytes(const msm_slot_spec &s, int sm_count) {
 // accumulation (msm_accumulate.cuh) spreads any bucket over many threads
 // (with sppark's one thread per bucket, 16K 63-bit scalars next to 2^20
 // dense ones took the H + L of the `bits` circuit from 15 to 33 ms).
-bool table_pays(bool split01, size_t n, const uint32_t *counts) {
+bool table_pays(bool split01, size_t n, const uint32_t *counts, size_t dense = 0) {
     if (!split01)
         return true;
-    const size_t rest = counts[1], shorts = counts[2];
+    const size_t rest = counts[1] + dense, shorts = counts[2];
     return rest - shorts >= n / 8;
 }
 
@@ -149,6 +150,7 @@ struct msm_context::impl {
         bool wants_table = false;  // the last launch's table_pays
         bool table_run = false;    // the last launch sorted its own digits for a table run
         bool gathered = false;     // the last classify gathered the split's rest
+        size_t dense = 0;          // the last classify's dense head (msm_job::dense), or 0
         bool in_crowd = false;     // started as a table run, not finished yet
     };
     int device = 0;
@@ -203,8 +205,10 @@ struct msm_context::impl {
                 cudaEvent_t gate);
     // msm_context::classify; without `gather` the scalars are only counted
     // (a job with a table: launch gathers them if the table does not pay).
+    // A dense head (msm_job::dense) is left out of the classification when
+    // it is larger than the split could gather anyway.
     void classify(size_t slot, cudaStream_t s, const void *d_points, const void *d_scalars,
-                  size_t n, bool gather);
+                  size_t n, bool gather, size_t dense = 0);
 
     slot_t &at(size_t i) {
         if (i >= slots.size())
@@ -335,15 +339,21 @@ void msm_context::classify(size_t slot, cudaStream_t s, const void *d_points,
 }
 
 void msm_context::impl::classify(size_t slot, cudaStream_t s, const void *d_points,
-                                 const void *d_scalars, size_t n, bool gather) {
+                                 const void *d_scalars, size_t n, bool gather, size_t dense) {
     auto &sl = at(slot);
     uint32_t *counts = pinned[slot].counts;
     sl.gathered = gather;
+    // Diagnostics: CP_MSM_NO_DENSE_HEAD set classifies every scalar, as
+    // before msm_job::dense (read once).
+    static const bool no_head = std::getenv("CP_MSM_NO_DENSE_HEAD") != nullptr;
+    const size_t cap = sl.e2 ? sl.e2->tail_cap() : sl.e1->tail_cap();
+    sl.dense = !no_head && gather && dense < n && dense > cap ? dense : 0;
+    const fr_t *sc = (const fr_t *)d_scalars + sl.dense;
     if (sl.e2)
-        sl.e2->classify(s, (const g2_engine::affine_h *)d_points, (const fr_t *)d_scalars, n,
+        sl.e2->classify(s, (const g2_engine::affine_h *)d_points + sl.dense, sc, n - sl.dense,
                         counts, gather);
     else
-        sl.e1->classify(s, (const g1_engine::affine_h *)d_points, (const fr_t *)d_scalars, n,
+        sl.e1->classify(s, (const g1_engine::affine_h *)d_points + sl.dense, sc, n - sl.dense,
                         counts, gather);
 }
 
@@ -356,15 +366,17 @@ template <class engine_t>
 uint32_t launch_on(engine_t &e, cudaStream_t s, const void *d_points, const fr_t *sc, size_t n,
                    bool split01, uint32_t table_wbits, pinned_t &pin, bool gathered,
                    const msm_detail::sorted_digits *from, cudaEvent_t sorted, cudaEvent_t gate,
-                   bool *table_run) {
+                   bool *table_run, size_t dense) {
     auto *pts = (const typename engine_t::affine_h *)d_points;
     *table_run = false;
-    if (table_wbits && e.fits_table(n, table_wbits) && table_pays(split01, n, pin.counts)) {
+    if (table_wbits && e.fits_table(n, table_wbits) && table_pays(split01, n, pin.counts, dense)) {
         *table_run = !from;
         return e.run_table(s, pts, sc, n, table_wbits, from, sorted, gate);
     }
     if (!split01)
         return e.run(s, pts, sc, n);
+    if (dense)  // classified past the dense head, and gathered
+        return e.run_split_after(s, pts, sc, n, dense, pin.counts[0], pin.counts[1]);
     if (!gathered)
         e.classify(s, pts, sc, n, pin.recounts, true);
     return e.run_split(s, pts, sc, n, pin.counts[0], pin.counts[1]);
@@ -388,7 +400,7 @@ void msm_context::impl::launch(size_t slot, cudaStream_t s, const void *d_points
     const fr_t *sc = (const fr_t *)d_scalars;
     const void *wsum;
     size_t bytes;
-    sl.wants_table = split01 && table_pays(true, n, pin.counts);
+    sl.wants_table = split01 && table_pays(true, n, pin.counts, sl.dense);
     // The donor's sorted digits, once its sort is done; its stream then
     // waits for this MSM before it runs again (its digits stay until then).
     msm_detail::sorted_digits from;
@@ -400,12 +412,14 @@ void msm_context::impl::launch(size_t slot, cudaStream_t s, const void *d_points
     bool table_run = false;
     if (sl.e2) {
         pin.windows_and_wbits = launch_on(*sl.e2, s, d_points, sc, n, split01, table_wbits, pin,
-                                          sl.gathered, fp, sl.sorted, gate, &table_run);
+                                          sl.gathered, fp, sl.sorted, gate, &table_run,
+                                          sl.dense);
         wsum = sl.e2->window_sums();
         bytes = sizeof(g2_engine::bucket_h);
     } else {
         pin.windows_and_wbits = launch_on(*sl.e1, s, d_points, sc, n, split01, table_wbits, pin,
-                                          sl.gathered, fp, sl.sorted, gate, &table_run);
+                                          sl.gathered, fp, sl.sorted, gate, &table_run,
+                                          sl.dense);
         wsum = sl.e1->window_sums();
         bytes = sizeof(g1_engine::bucket_h);
     }
@@ -455,7 +469,7 @@ void msm_context::start(const msm_job *jobs, size_t njobs, cudaEvent_t ready) {
             cuda_ok(cudaStreamWaitEvent(sl.stream, ready, 0), "cudaStreamWaitEvent");
         cuda_ok(cudaEventRecord(sl.start, sl.stream), "cudaEventRecord");
         p_->classify(jobs[i].slot, sl.stream, jobs[i].d_points, jobs[i].d_scalars, jobs[i].n,
-                     jobs[i].table_wbits == 0);
+                     jobs[i].table_wbits == 0, jobs[i].table_wbits ? 0 : jobs[i].dense);
     }
     // The table runs among the jobs join those still in flight (a proof's
     // pass starts A and B, then H + L beside them): an engine chooses its

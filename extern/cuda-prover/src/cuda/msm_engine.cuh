@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <tuple>
 
@@ -73,6 +74,35 @@ inline uint32_t window_bits(size_t n) {
     return std::max<uint32_t>(std::min<uint32_t>(lg > 6 ? lg - 6 : 0, 18), 10);
 }
 inline uint32_t window_count(uint32_t wbits) { return (FR_BITS - 1) / wbits + 1; }
+
+// How Pippenger cuts n scalars into batches of at most stride_cap: the
+// number of batches and the scalars of each (the last may have fewer).
+struct batch_cut {
+    size_t batches, stride;
+};
+inline batch_cut cut_batches(size_t n, size_t stride_cap) {
+    const size_t batches = std::max<size_t>((n + stride_cap - 1) / stride_cap, 1);
+    return {batches, round_up((n + batches - 1) / batches, 32)};
+}
+
+// The automatic width of a Pippenger run whose batches hold `stride`
+// scalars: that of one batch, since each batch sorts, accumulates and
+// integrates its own buckets (only the pairs the integration leaves are
+// added up across batches). Taking the width of all n scalars instead gave
+// 18 bits to the 2^22-scalar batches of the 32 GiB C2's H + L (2^28 scalars
+// in 63 batches), whose integration of 15 x 2^17 buckets then cost about as
+// much as their accumulation; a batch of 2^22 scalars takes 16.
+inline uint32_t batch_window_bits(size_t stride, uint32_t wbits_max) {
+    return std::min(window_bits(stride), wbits_max);
+}
+
+// Diagnostics: CP_MSM_WIDTH_OF_ALL set gives a run of several batches the
+// width of all its scalars, as before batch_window_bits (to measure one
+// against the other on the same machine). Read once.
+inline bool width_of_all() {
+    static const bool on = std::getenv("CP_MSM_WIDTH_OF_ALL") != nullptr;
+    return on;
+}
 
 // The window width of a key's table of multiples for n bases: 20 from
 // lg(1.5 n) = 20 on (13 windows, 2^19 buckets), else 17, 16 or 15. These are
@@ -215,9 +245,8 @@ inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affin
     // any n up to n_max (a forced narrower width that does not fit falls
     // back to sppark's accumulate).
     for (size_t n = 32;; n = std::min(2 * n, n_max)) {
-        const uint32_t w = std::min(window_bits(n), L.wbits_max);
-        const size_t batch = (n + L.stride_cap - 1) / L.stride_cap;
-        const size_t stride = round_up((n + batch - 1) / batch, 32);
+        const size_t stride = cut_batches(n, L.stride_cap).stride;
+        const uint32_t w = batch_window_bits(stride, L.wbits_max);
         L.temp_cap = std::max(L.temp_cap, (carry_bytes(window_count(w), stride, bucket_bytes,
                                                        ACC_CHUNK_WINDOWS * degree) +
                                            7) / sizeof(uint2));
@@ -362,15 +391,7 @@ public:
             return run(s, points, scalars, n);
         clear(s);
         begin(s);
-        if (ones) {
-            bucket_h *d_ones = (bucket_h *)(base_ + L_.ones);
-            void (*add)(bucket_h *, const affine_h *, uint32_t, const uint32_t *, bool,
-                        uint32_t) = batch_addition<bucket_t, affine_h>;
-            launch_coop(s, add, dim3(sm_count_), dim3(BATCH_ADD_BLOCK_SIZE), 0, d_ones, points,
-                        (uint32_t)n, (const uint32_t *)(base_ + L_.bitmap), false, sid_);
-            add_ones(s);
-        }
-        mark(s, msm_phase_ones);
+        add_ones_of(s, points, n, ones);
         uint32_t nw = 0;
         if (rest)
             nw = pippenger(s, (const affine_h *)(base_ + L_.tail_p),
@@ -379,6 +400,36 @@ public:
         mark(s, msm_phase_finish);
         return nw;
     }
+
+    // The 0/1 split of all but a dense head: scalars [0, dense) go through
+    // Pippenger where they lie, [dense, n) were classified (classify over
+    // points + dense, scalars + dense, n - dense) into `ones` 1s, summed by
+    // batch addition, and `rest` others, gathered and run through Pippenger
+    // at the head's width into the same accumulators. H + L of a large
+    // proof: H's 2^k - 1 scalars are dense, L's mostly 0 or 1 (the bits of
+    // hash gadgets), and more of H alone than the split could gather made
+    // the whole MSM run Pippenger over every L point. When the rest does
+    // not fit either, Pippenger over all n points.
+    uint32_t run_split_after(cudaStream_t s, const affine_h *points, const scalar_t *scalars,
+                             size_t n, size_t dense, uint32_t ones, uint32_t rest) {
+        if (dense == 0)
+            return run_split(s, points, scalars, n, ones, rest);
+        if (dense >= n || rest > L_.tail_cap)
+            return run(s, points, scalars, n);
+        clear(s);
+        begin(s);
+        add_ones_of(s, points + dense, n - dense, ones);
+        const uint32_t nw = pippenger(s, points, scalars, dense);
+        if (rest)
+            pippenger(s, (const affine_h *)(base_ + L_.tail_p),
+                      (const scalar_t *)(base_ + L_.tail_s), rest, nw >> 16);
+        finish(s, nw);
+        mark(s, msm_phase_finish);
+        return nw;
+    }
+
+    // Scalars the 0/1 split may gather (classify's rest).
+    size_t tail_cap() const { return L_.tail_cap; }
 
     // Whether run_table takes n bases with a table of this width.
     bool fits_table(size_t n, uint32_t wbits) const {
@@ -879,6 +930,20 @@ private:
                 "cudaMemsetAsync");
     }
 
+    // ones_acc += the sum of the n points whose bit is set in the bitmap
+    // (classify's 1s), by batch addition; marks the ones phase.
+    void add_ones_of(cudaStream_t s, const affine_h *points, size_t n, uint32_t ones) {
+        if (ones) {
+            bucket_h *d_ones = (bucket_h *)(base_ + L_.ones);
+            void (*add)(bucket_h *, const affine_h *, uint32_t, const uint32_t *, bool,
+                        uint32_t) = batch_addition<bucket_t, affine_h>;
+            launch_coop(s, add, dim3(sm_count_), dim3(BATCH_ADD_BLOCK_SIZE), 0, d_ones, points,
+                        (uint32_t)n, (const uint32_t *)(base_ + L_.bitmap), false, sid_);
+            add_ones(s);
+        }
+        mark(s, msm_phase_ones);
+    }
+
     // ones_acc += the batch addition's partial sums in the ones area.
     void add_ones(cudaStream_t s) {
         const uint32_t n = nones();
@@ -906,18 +971,21 @@ private:
     }
 
     // Pippenger over n points, adding to the pairs and ones accumulators;
-    // returns nwins | wbits << 16 for finish.
+    // returns nwins | wbits << 16 for finish. wbits: the width (0: the
+    // automatic or forced one); runs that add to the same accumulators
+    // before one finish must share it.
     uint32_t pippenger(cudaStream_t s, const affine_h *points, const scalar_t *scalars,
-                       size_t n) {
+                       size_t n, uint32_t wbits = 0) {
         if (n == 0)
             return 0;
-        const uint32_t wbits =
-            force_wbits_ ? std::max<uint32_t>(10, std::min(force_wbits_, L_.wbits_max))
-                         : std::min(window_bits(n), L_.wbits_max);
+        const batch_cut cut = cut_batches(n, L_.stride_cap);
+        const size_t batch = cut.batches, stride = cut.stride;
+        if (wbits == 0)
+            wbits = force_wbits_    ? std::max<uint32_t>(10, std::min(force_wbits_, L_.wbits_max))
+                    : width_of_all() ? std::min(window_bits(n), L_.wbits_max)
+                                     : batch_window_bits(stride, L_.wbits_max);
         const uint32_t nwins = window_count(wbits);
         const uint32_t row = 1u << (wbits - 1);
-        const size_t batch = (n + L_.stride_cap - 1) / L_.stride_cap;
-        const size_t stride = round_up((n + batch - 1) / batch, 32);
         if (prof_) {
             prof_->wbits = wbits;
             prof_->windows = nwins;

@@ -372,6 +372,9 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
                                       tab.wbits ? tab.buf.bytes_ptr() : dk->bases(key_array(k)),
                                       scalars[k], dk->n[k], tab.wbits};
                 }
+                // H's scalars (before L's) are dense: at C2's size L's 0s
+                // and 1s are split off past them (msm_job::dense).
+                jobs[0].dense = (size_t)(d_aux - d_hl);
                 const cudaStream_t s1 = ln.msm->stream(1);
                 cuda_check(cudaStreamWaitEvent(s1, ln.ev_rest.get(), 0), "cudaStreamWaitEvent");
                 gather_ab(s1);

@@ -1,0 +1,88 @@
+//! Readying an engine's devices for a key without proving: every worker
+//! places the key (and the shape, when the jobs will prove from witnesses)
+//! on its device as a job's first partition would, so that the next job of
+//! that key starts proving at once. A daemon's preloaded key is readied
+//! this way before the daemon reports ready.
+
+use std::sync::Arc;
+
+use cuda_prover_pipeline::{ProvingKey, Shape};
+
+use crate::error::EngineError;
+use crate::scheduler::RunControl;
+use crate::work::{DeviceSlot, Work};
+
+/// Places `key` (with `shape`) on the worker's device: the readying of a
+/// Groth16 job, and of [`ReadyWork`].
+pub(crate) fn ready_key_on(
+    key: &ProvingKey,
+    shape: Option<&Shape>,
+    slot: &DeviceSlot<'_>,
+) -> Result<(), EngineError> {
+    match shape {
+        Some(shape) => key.prepare_shape(slot.ctx, slot.ordinal, shape),
+        None => key.prepare(slot.ctx, slot.ordinal),
+    }
+    .map_err(|source| EngineError::Device {
+        device: slot.ordinal,
+        source,
+    })
+}
+
+/// A run of one empty item whose workers (one or more per device) each
+/// ready their device for the key.
+struct ReadyWork<'k> {
+    key: &'k ProvingKey,
+    shape: Option<Arc<Shape>>,
+}
+
+impl Work for ReadyWork<'_> {
+    type Prepared = ();
+    /// The device the empty item went to.
+    type Output = u32;
+
+    fn items(&self) -> usize {
+        1
+    }
+
+    fn ready_device(&self, slot: &DeviceSlot<'_>) -> Result<(), EngineError> {
+        ready_key_on(self.key, self.shape.as_deref(), slot)
+    }
+
+    fn prepare(&self, _item: usize) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    fn prove(&self, _item: usize, _: (), slot: &DeviceSlot<'_>) -> Result<u32, EngineError> {
+        Ok(slot.ordinal)
+    }
+
+    fn proved_on(&self, output: &u32) -> u32 {
+        *output
+    }
+
+    fn verify(&self, _item: usize, _output: &u32) -> Result<(), EngineError> {
+        Ok(())
+    }
+}
+
+impl crate::Engine {
+    /// Readies every device of this engine for `key` (and `shape`, for
+    /// jobs that prove from witnesses): the key goes up (resident, or
+    /// planned for streaming when it does not fit), the working cache and
+    /// the MSM buffers are allocated, as the first partition of a job
+    /// would do. Checks the devices' memory first, as a job does. Returns
+    /// when every device is ready; a job of the same key and shape then
+    /// finds them so.
+    pub fn ready_key(
+        &self,
+        key: &ProvingKey,
+        shape: Option<Arc<Shape>>,
+    ) -> Result<std::time::Duration, EngineError> {
+        self.check_memory_with(key, shape.as_deref())?;
+        let t = std::time::Instant::now();
+        let work = ReadyWork { key, shape };
+        self.run_work(&work, RunControl::default(), |_| {})?;
+        Ok(t.elapsed())
+    }
+}

@@ -1,0 +1,74 @@
+//! Readying an engine's devices for a key without proving
+//! (`Engine::ready_key`, what a daemon's preload does): every device holds
+//! its working cache before any job, and the next job of that key on them
+//! allocates nothing more and proves, verified.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cuda_prover_engine::{Engine, EngineConfig, Job};
+use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
+use cuda_prover_pipeline::Context;
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cp-ready-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn readied_devices_serve_the_next_job_without_allocating() {
+    let dir = temp_dir("next-job");
+    let c = BuiltIn::new(Kind::Chain, 8, 0).unwrap();
+    let key = cuda_prover_engine::params::load_or_create(&dir, &c, &|_| {}).unwrap();
+    let ctx = Arc::new(Context::host(2).unwrap());
+    let engine = Engine::new(ctx.clone(), EngineConfig::default()).unwrap();
+    for d in 0..2 {
+        let s = ctx.device_stats(d).unwrap();
+        assert_eq!(
+            (s.cache_allocations, s.proofs),
+            (0, 0),
+            "device {d} before"
+        );
+    }
+
+    engine.ready_key(&key, None).unwrap();
+    for d in 0..2 {
+        let s = ctx.device_stats(d).unwrap();
+        assert_eq!(s.cache_allocations, 1, "device {d} readied");
+        assert_eq!(s.proofs, 0, "device {d} proved nothing while readied");
+    }
+    assert_eq!(engine.devices_touched().unwrap(), vec![0, 1]);
+
+    let partitions = (0..4)
+        .map(|i| BuiltIn::new(Kind::Chain, 8, i + 1).unwrap())
+        .collect();
+    let out = engine
+        .run(Job::new("after ready", partitions), &key, |_| {})
+        .unwrap();
+    assert_eq!(out.proofs.len(), 4);
+    let mut proofs = 0;
+    for d in 0..2 {
+        let s = ctx.device_stats(d).unwrap();
+        assert_eq!(s.cache_allocations, 1, "device {d}: the job reused the cache");
+        proofs += s.proofs;
+    }
+    assert_eq!(proofs, 4);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_key_too_large_for_the_devices_is_refused_before_any_work() {
+    let dir = temp_dir("too-large");
+    let c = BuiltIn::new(Kind::Chain, 10, 0).unwrap();
+    let key = cuda_prover_engine::params::load_or_create(&dir, &c, &|_| {}).unwrap();
+    let ctx = Arc::new(Context::host(1).unwrap());
+    // 64 KiB: room for neither the key nor the working set.
+    ctx.set_memory_limit(0, Some(64 << 10)).unwrap();
+    let engine = Engine::new(ctx.clone(), EngineConfig::default()).unwrap();
+    let err = engine.ready_key(&key, None).unwrap_err();
+    assert!(err.to_string().contains("MiB free but the job needs"), "{err}");
+    assert_eq!(ctx.device_stats(0).unwrap().cache_allocations, 0);
+    std::fs::remove_dir_all(&dir).ok();
+}

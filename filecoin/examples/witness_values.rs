@@ -1,0 +1,87 @@
+//! What the scalars of a PoRep partition's L MSM look like: the aux values
+//! of one partition's witness (from a test C1 of any sector size), counted
+//! as 0, 1, short (below 2^64) and long. The device splits the 0s and 1s off
+//! an MSM (a batch addition of the 1s, nothing for the 0s) and runs
+//! Pippenger over the rest only; these counts say how much of L that rest
+//! is at each size.
+//!
+//!     cargo run --release -p cuda-prover-filecoin --example witness_values -- 32GiB [partition]
+
+use std::time::Instant;
+
+use cuda_prover_filecoin::c1::C1File;
+use cuda_prover_filecoin::test_c1::generate_test_c1;
+use cuda_prover_filecoin::{prepare_c2, with_sector_shape, RegisteredSeal, SealVersion, SectorSize};
+use cuda_prover_pipeline::SizeHint;
+use filecoin_proofs::MerkleTreeTrait;
+use storage_proofs_core::sector::SectorId;
+
+fn count<Tree: 'static + MerkleTreeTrait>(size: SectorSize, partition: usize) {
+    let registered = RegisteredSeal::new(size, SealVersion::V1_1);
+    let t = Instant::now();
+    let c1 = generate_test_c1(registered, 1).expect("test C1");
+    println!("test C1 of {registered}: {:.2} s", t.elapsed().as_secs_f64());
+    let config = registered.porep_config().expect("porep config");
+    let out = C1File::parse(&c1.c1_json)
+        .expect("C1 file")
+        .output::<Tree>()
+        .expect("C1 output");
+    let prepared = prepare_c2::<Tree>(
+        &config,
+        out,
+        c1.identity.prover_id,
+        SectorId::from(c1.identity.sector_id),
+    )
+    .expect("prepare C2");
+    let circuit = prepared
+        .circuits
+        .into_iter()
+        .nth(partition)
+        .expect("no such partition");
+    let t = Instant::now();
+    let w = circuit
+        .parallel_witness_of(SizeHint::default())
+        .expect("witness");
+    println!(
+        "partition {partition}: witness of {} inputs, {} aux in {:.2} s",
+        w.inputs.len(),
+        w.aux.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let (mut zeros, mut ones, mut short) = (0usize, 0usize, 0usize);
+    for v in &w.aux {
+        let bytes = v.to_bytes_le();
+        if bytes[8..].iter().any(|&b| b != 0) {
+            continue;
+        }
+        match u64::from_le_bytes(bytes[..8].try_into().unwrap()) {
+            0 => zeros += 1,
+            1 => ones += 1,
+            _ => short += 1,
+        }
+    }
+    let n = w.aux.len();
+    let long = n - zeros - ones - short;
+    let pct = |x: usize| 100.0 * x as f64 / n as f64;
+    println!(
+        "aux: 0 {zeros} ({:.1} %), 1 {ones} ({:.1} %), short {short} ({:.1} %), long {long} ({:.1} %); \
+         Pippenger's share of L after the 0/1 split: {} ({:.2} M)",
+        pct(zeros),
+        pct(ones),
+        pct(short),
+        pct(long),
+        short + long,
+        (short + long) as f64 / 1e6
+    );
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let size: SectorSize = args
+        .next()
+        .unwrap_or_else(|| "2KiB".into())
+        .parse()
+        .expect("sector size");
+    let partition: usize = args.next().map_or(0, |p| p.parse().expect("partition"));
+    with_sector_shape!(size, count, size, partition);
+}
