@@ -45,35 +45,13 @@ pub const MAX_C1_BYTES: u64 = 256 << 20;
 /// refused before it is read, and a stream without a length (`/dev/zero`,
 /// a pipe) is read only up to the limit, then refused.
 pub fn read_c1_file(path: &std::path::Path) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let what = || format!("reading the C1 file {}", path.display());
-    let too_big = |n: String| {
-        FilecoinError::Input(format!(
-            "the C1 file {} holds {n} bytes, more than the {} MiB a C1 may have \
-             (a 32 GiB sector's is about 50 MB)",
-            path.display(),
-            MAX_C1_BYTES >> 20
-        ))
-    };
-    let f = std::fs::File::open(path).map_err(|e| FilecoinError::io(what(), e))?;
-    let meta = f.metadata().map_err(|e| FilecoinError::io(what(), e))?;
-    if meta.is_dir() {
-        return Err(FilecoinError::Input(format!(
-            "the C1 file {} is a directory",
-            path.display()
-        )));
+    crate::input_file::InputFile {
+        what: "C1 file",
+        content: "C1",
+        max_bytes: MAX_C1_BYTES,
+        typical: "(a 32 GiB sector's is about 50 MB)",
     }
-    if meta.is_file() && meta.len() > MAX_C1_BYTES {
-        return Err(too_big(meta.len().to_string()));
-    }
-    let mut bytes = Vec::new();
-    f.take(MAX_C1_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| FilecoinError::io(what(), e))?;
-    if bytes.len() as u64 > MAX_C1_BYTES {
-        return Err(too_big(format!("more than {MAX_C1_BYTES}")));
-    }
-    Ok(bytes)
+    .read(path)
 }
 
 /// A C1 file, parsed and checked; the typed output is read from its bytes

@@ -31,6 +31,11 @@ pub fn parse_prover_id(s: &str) -> Result<[u8; 32]> {
     Ok(id)
 }
 
+/// A prover id as hex, all 32 bytes: what [`parse_prover_id`] reads back.
+pub fn prover_id_hex(id: &[u8; 32]) -> String {
+    crate::seal::hex(id)
+}
+
 /// The params file a seal proof's C2 proves with (in filecoin-proofs'
 /// parameter cache, `FIL_PROOFS_PARAMETER_CACHE`).
 pub fn porep_params_path(registered: RegisteredSeal) -> Result<PathBuf> {

@@ -135,6 +135,35 @@ pub enum PostKind {
     Window,
 }
 
+impl PostKind {
+    /// `winning` or `window`, as the command line and the daemon's
+    /// `FilecoinPostJob.kind` name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            PostKind::Winning => "winning",
+            PostKind::Window => "window",
+        }
+    }
+}
+
+impl fmt::Display for PostKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for PostKind {
+    type Err = FilecoinError;
+    fn from_str(s: &str) -> Result<Self, FilecoinError> {
+        [PostKind::Winning, PostKind::Window]
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                FilecoinError::Input(format!("'{s}' is not a PoSt kind (winning or window)"))
+            })
+    }
+}
+
 /// filecoin-proofs' `PoStConfig` as the network registers it: winning PoSt
 /// at API 1.0.0 (`StackedDrgWinning*V1`), window PoSt at API 1.2.0
 /// (`StackedDrgWindow*V1_2`).

@@ -6,7 +6,9 @@
 //! (PoRep commit partitions, Winning and Window PoSt), proving them as engine
 //! partitions, laying the proofs out exactly as filecoin-proofs does, and
 //! checking them with filecoin-proofs' own verifiers before returning them.
-//! It also makes TEST parameters for small sectors. It sits above
+//! It also makes TEST parameters for small sectors, and test fixtures of
+//! any sector size made without sealing (`test_c1`: C1 outputs,
+//! `test_post`: PoSt inputs, over the shared `fixture` code). It sits above
 //! `cuda-prover-pipeline`, beside the engine, and calls the engine
 //! (`Engine::run`) and the pipeline's `ProvingKey`. Nothing else in the
 //! workspace depends on it.
@@ -16,13 +18,17 @@ pub mod c2;
 pub mod cli;
 pub mod config;
 mod error;
+mod fixture;
+mod input_file;
 pub mod post;
+pub mod post_input;
 mod prover;
 pub mod seal;
 pub mod sealing;
 pub mod sector;
 pub mod test_c1;
 pub mod test_params;
+pub mod test_post;
 mod times;
 pub mod update;
 pub mod vanilla;

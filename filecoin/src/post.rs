@@ -33,19 +33,36 @@ pub struct PostProof {
     pub times: JobTimes,
 }
 
-/// PoSt from vanilla proofs, Winning or Window after `post_config.typ`.
-pub fn generate_post_with_vanilla<Tree: 'static + MerkleTreeTrait>(
-    prover: &FilecoinProver,
+/// A PoSt's public parameters and inputs over a set of vanilla proofs, and
+/// the proofs laid out in partitions as filecoin-proofs proves them, after
+/// storage-proofs' vanilla verifier accepted every partition.
+pub(crate) struct CheckedVanilla<'a, Tree: 'static + MerkleTreeTrait> {
+    pub public_params: compound_proof::PublicParams<'a, FallbackPoSt<'a, Tree>>,
+    pub public_inputs: fallback::PublicInputs<<Tree::Hasher as Hasher>::Domain>,
+    pub partitioned: Vec<fallback::Proof<Tree::Proof>>,
+}
+
+fn post_name(post_config: &PoStConfig) -> &'static str {
+    match post_config.typ {
+        PoStType::Winning => "winning PoSt",
+        PoStType::Window => "window PoSt",
+    }
+}
+
+/// Checks Winning or Window PoSt vanilla proofs (after `post_config.typ`)
+/// as filecoin-proofs' `generate_*_post_with_vanilla` does before it
+/// proves: the sector count, the randomness and prover id as field
+/// elements, the partitioning and storage-proofs' vanilla verifier of
+/// every partition (of a Winning PoSt, every challenge's opening, as
+/// `verify_winning_post`'s public inputs name them). Rejected or malformed
+/// proofs are `FilecoinError::VanillaProofs`.
+pub(crate) fn check_vanilla<'a, Tree: 'static + MerkleTreeTrait>(
     post_config: &PoStConfig,
     randomness: &ChallengeSeed,
     prover_id: ProverId,
-    vanilla_proofs: Vec<FallbackPoStSectorProof<Tree>>,
-) -> Result<PostProof> {
-    let t_checks = Instant::now();
-    let kind = match post_config.typ {
-        PoStType::Winning => "winning PoSt",
-        PoStType::Window => "window PoSt",
-    };
+    vanilla_proofs: &[FallbackPoStSectorProof<Tree>],
+) -> Result<CheckedVanilla<'a, Tree>> {
+    let kind = post_name(post_config);
     if vanilla_proofs.is_empty() {
         return Err(FilecoinError::Input(format!("{kind}: no vanilla proofs")));
     }
@@ -89,34 +106,76 @@ pub fn generate_post_with_vanilla<Tree: 'static + MerkleTreeTrait>(
         sectors,
         k: None,
     };
-    let partitioned = partition_vanilla_proofs(
-        post_config,
-        &public_params.vanilla_params,
-        &public_inputs,
-        partitions,
-        &vanilla_proofs,
-    )
-    .map_err(|e| FilecoinError::VanillaProofs(format!("{e:#}")))?;
-
-    let vanilla_ok = catch_unwind(AssertUnwindSafe(|| {
-        FallbackPoSt::<Tree>::verify_all_partitions(
+    let partitioned = vanilla_verdict(|| {
+        partition_vanilla_proofs(
+            post_config,
             &public_params.vanilla_params,
             &public_inputs,
+            partitions,
+            vanilla_proofs,
+        )
+    })?;
+    // filecoin-proofs lays a Winning PoSt out as one proof per challenge
+    // and checks them against its one public sector, which the verifier
+    // pairs with the first opening only; `verify_winning_post` names the
+    // sector once per challenge (the public params' sector count), so
+    // that every opening is checked. So does this check.
+    let every_opening = match post_config.typ {
+        PoStType::Winning => fallback::PublicInputs {
+            sectors: (0..public_params.vanilla_params.sector_count)
+                .flat_map(|_| public_inputs.sectors.iter().cloned())
+                .collect(),
+            ..public_inputs.clone()
+        },
+        PoStType::Window => public_inputs.clone(),
+    };
+    let vanilla_ok = vanilla_verdict(|| {
+        FallbackPoSt::<Tree>::verify_all_partitions(
+            &public_params.vanilla_params,
+            &every_opening,
             &partitioned,
         )
-    }))
-    .map_err(|p| {
-        FilecoinError::VanillaProofs(format!(
-            "the verifier stopped on malformed proofs: {}",
-            cuda_prover_pipeline::panic_message(&*p)
-        ))
-    })?
-    .map_err(|e| FilecoinError::VanillaProofs(format!("{e:#}")))?;
+    })?;
     if !vanilla_ok {
         return Err(FilecoinError::VanillaProofs(format!(
             "filecoin-proofs' verifier rejects the {kind} vanilla proofs"
         )));
     }
+    Ok(CheckedVanilla {
+        public_params,
+        public_inputs,
+        partitioned,
+    })
+}
+
+/// A call into filecoin-proofs over vanilla proofs from outside: its error,
+/// or a panic on malformed proofs, is the proofs' fault.
+fn vanilla_verdict<T>(f: impl FnOnce() -> anyhow::Result<T>) -> Result<T> {
+    catch_unwind(AssertUnwindSafe(f))
+        .map_err(|p| {
+            FilecoinError::VanillaProofs(format!(
+                "filecoin-proofs stopped on malformed proofs: {}",
+                cuda_prover_pipeline::panic_message(&*p)
+            ))
+        })?
+        .map_err(|e| FilecoinError::VanillaProofs(format!("{e:#}")))
+}
+
+/// PoSt from vanilla proofs, Winning or Window after `post_config.typ`.
+pub fn generate_post_with_vanilla<Tree: 'static + MerkleTreeTrait>(
+    prover: &FilecoinProver,
+    post_config: &PoStConfig,
+    randomness: &ChallengeSeed,
+    prover_id: ProverId,
+    vanilla_proofs: Vec<FallbackPoStSectorProof<Tree>>,
+) -> Result<PostProof> {
+    let t_checks = Instant::now();
+    let kind = post_name(post_config);
+    let CheckedVanilla {
+        public_params,
+        public_inputs,
+        partitioned,
+    } = check_vanilla(post_config, randomness, prover_id, &vanilla_proofs)?;
     let checks = t_checks.elapsed();
 
     let t_circuits = Instant::now();
@@ -244,36 +303,22 @@ pub fn generate_window_post_partition_with_vanilla<Tree: 'static + MerkleTreeTra
             .collect(),
         k: Some(partition_index),
     };
-    let partition = catch_unwind(AssertUnwindSafe(|| {
+    let partition = vanilla_verdict(|| {
         single_partition_vanilla_proofs(
             post_config,
             &public_params.vanilla_params,
             &public_inputs,
             &vanilla_proofs,
         )
-    }))
-    .map_err(|p| {
-        FilecoinError::VanillaProofs(format!(
-            "filecoin-proofs stopped on malformed proofs: {}",
-            cuda_prover_pipeline::panic_message(&*p)
-        ))
-    })?
-    .map_err(|e| FilecoinError::VanillaProofs(format!("{e:#}")))?;
+    })?;
     let partitioned = vec![partition];
-    let vanilla_ok = catch_unwind(AssertUnwindSafe(|| {
+    let vanilla_ok = vanilla_verdict(|| {
         FallbackPoSt::<Tree>::verify_all_partitions(
             &public_params.vanilla_params,
             &public_inputs,
             &partitioned,
         )
-    }))
-    .map_err(|p| {
-        FilecoinError::VanillaProofs(format!(
-            "the verifier stopped on malformed proofs: {}",
-            cuda_prover_pipeline::panic_message(&*p)
-        ))
-    })?
-    .map_err(|e| FilecoinError::VanillaProofs(format!("{e:#}")))?;
+    })?;
     if !vanilla_ok {
         return Err(FilecoinError::VanillaProofs(
             "filecoin-proofs' verifier rejects the window PoSt partition's vanilla proofs".into(),

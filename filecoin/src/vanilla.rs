@@ -6,7 +6,8 @@
 //! sector size's tree shape and proved through the engine with
 //! [`generate_post_with_vanilla`], [`generate_window_post_partition_with_vanilla`]
 //! and [`generate_empty_sector_update_proof_with_vanilla`], whose proofs
-//! pass filecoin-proofs' verifiers before they are returned.
+//! pass filecoin-proofs' verifiers before they are returned; PoSt vanilla
+//! proofs are also checked alone ([`verify_post_vanilla`]).
 
 use std::path::Path;
 
@@ -19,8 +20,10 @@ use storage_proofs_update::PartitionProof;
 use crate::config::{post_config, PostKind, RegisteredSeal, SealVersion};
 use crate::error::{FilecoinError, Result};
 use crate::post::{
-    generate_post_with_vanilla, generate_window_post_partition_with_vanilla, PostProof,
+    check_vanilla, generate_post_with_vanilla, generate_window_post_partition_with_vanilla,
+    PostProof,
 };
+use crate::post_input::PostInput;
 use crate::prover::FilecoinProver;
 use crate::sealing::{post_vanilla, snap_encode, SealedSector, UpdatedSector};
 use crate::update::{generate_empty_sector_update_proof_with_vanilla, UpdateProof};
@@ -57,7 +60,7 @@ fn decode<T: DeserializeOwned>(bytes: &[u8], what: &str, i: usize) -> Result<T> 
         .map_err(|e| FilecoinError::Input(format!("{what} {i} ({} bytes): {e}", bytes.len())))
 }
 
-fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>> {
+pub(crate) fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>> {
     bincode::serialize(v).map_err(|e| FilecoinError::Input(format!("encoding: {e}")))
 }
 
@@ -122,6 +125,40 @@ fn check_post_inner<Tree: 'static + MerkleTreeTrait>(
 /// client's.
 pub fn check_post_vanilla(size: SectorSize, job: PostJob, vanilla: &[Vec<u8>]) -> Result<()> {
     with_sector_shape!(size, check_post_inner, size, job, vanilla)
+}
+
+fn verify_post_inner<Tree: 'static + MerkleTreeTrait>(input: &PostInput) -> Result<()> {
+    let config = post_config(input.size, input.kind)?;
+    let proofs = post_proofs::<Tree>(&input.vanilla_proofs)?;
+    check_vanilla::<Tree>(&config, &input.randomness, input.prover_id, &proofs).map(|_| ())
+}
+
+/// Decodes a PoSt input's vanilla proofs for its sector size and checks
+/// them as filecoin-proofs does before proving a Winning or Window PoSt
+/// over them (every sector given, in order): storage-proofs' vanilla
+/// verifier for the randomness, every challenge's opening. Rejected proofs
+/// are `FilecoinError::VanillaProofs`.
+pub fn verify_post_vanilla(input: &PostInput) -> Result<()> {
+    with_sector_shape!(input.size, verify_post_inner, input)
+}
+
+fn post_sectors_inner<Tree: 'static + MerkleTreeTrait>(
+    vanilla: &[Vec<u8>],
+) -> Result<Vec<(u64, [u8; 32])>> {
+    Ok(post_proofs::<Tree>(vanilla)?
+        .iter()
+        .map(|p| {
+            let mut comm_r = [0u8; 32];
+            comm_r.copy_from_slice(AsRef::<[u8]>::as_ref(&p.comm_r));
+            (u64::from(p.sector_id), comm_r)
+        })
+        .collect())
+}
+
+/// The sector id and comm_r each PoSt vanilla proof (bytes, for a sector
+/// size) names, in order.
+pub fn post_vanilla_sectors(size: SectorSize, vanilla: &[Vec<u8>]) -> Result<Vec<(u64, [u8; 32])>> {
+    with_sector_shape!(size, post_sectors_inner, vanilla)
 }
 
 fn prove_post_inner<Tree: 'static + MerkleTreeTrait>(

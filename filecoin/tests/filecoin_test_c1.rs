@@ -12,7 +12,6 @@
 mod common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::process::Command;
 
 use cuda_prover_engine::BlindingSource;
 use cuda_prover_filecoin::c1::{C1File, Expected};
@@ -29,7 +28,7 @@ use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_core::sector::SectorId;
 use storage_proofs_porep::stacked::StackedDrg;
 
-use common::{host_prover, sealed_2kib, stacked_public, test_params};
+use common::{filecoin_cli, host_prover, sealed_2kib, stacked_public, test_params};
 
 const SEED: u64 = 7;
 
@@ -349,14 +348,6 @@ fn test_c1_wrapper_is_read_by_c1_file() {
     prepare::<SectorShape2KiB>(&c1, &bytes).expect("prepare_c2 accepts the wrapper");
 }
 
-fn cli(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_cuda-prover-filecoin"))
-        .arg("test-c1")
-        .args(args)
-        .output()
-        .expect("running cuda-prover-filecoin")
-}
-
 #[test]
 fn test_c1_cli_same_seed_same_bytes_ids_last_and_wrapper_names_test() {
     let dir = std::env::temp_dir().join(format!("cuda-prover-test-c1-cli-{}", std::process::id()));
@@ -366,15 +357,18 @@ fn test_c1_cli_same_seed_same_bytes_ids_last_and_wrapper_names_test() {
 
     // --wrapper to a name without "test" is refused before anything is written.
     let refused = path("c1-for-worker.json");
-    let out = cli(&[
-        "--sector-size",
-        "2KiB",
-        "--seed",
-        &seed,
-        "--out",
-        &refused,
-        "--wrapper",
-    ]);
+    let out = filecoin_cli(
+        "test-c1",
+        &[
+            "--sector-size",
+            "2KiB",
+            "--seed",
+            &seed,
+            "--out",
+            &refused,
+            "--wrapper",
+        ],
+    );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("must contain \"test\""), "{err}");
@@ -387,7 +381,7 @@ fn test_c1_cli_same_seed_same_bytes_ids_last_and_wrapper_names_test() {
         if wrapper {
             args.push("--wrapper");
         }
-        let out = cli(&args);
+        let out = filecoin_cli("test-c1", &args);
         assert!(
             out.status.success(),
             "{}",

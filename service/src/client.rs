@@ -295,6 +295,30 @@ impl Client {
     }
 }
 
+/// The daemon job of a PoSt input file (what `cuda-prover-filecoin
+/// test-post` writes; `cuda_prover_filecoin::post_input` says its layout): what `submit --filecoin-post` sends. The file is read and its
+/// vanilla proofs decoded here, so a malformed one never reaches the
+/// daemon; the job's priority is the kind's (300 winning, 200 window)
+/// unless the request names one.
+#[cfg(feature = "filecoin")]
+pub fn filecoin_post_job(
+    path: &std::path::Path,
+) -> Result<proto::submit_request::Job, ClientError> {
+    use cuda_prover_filecoin::c2::prover_id_hex;
+    use cuda_prover_filecoin::post_input::PostInput;
+    let input = PostInput::read(path).map_err(|e| ClientError::Invalid(e.to_string()))?;
+    Ok(proto::submit_request::Job::FilecoinPost(
+        proto::FilecoinPostJob {
+            kind: input.kind.name().into(),
+            sector_size: input.size.bytes(),
+            randomness: input.randomness.to_vec(),
+            prover_id: prover_id_hex(&input.prover_id),
+            vanilla_proofs: input.vanilla_proofs,
+            partition_index: 0,
+        },
+    ))
+}
+
 async fn follow(
     job_id: &str,
     mut stream: tonic::Streaming<proto::JobEvent>,

@@ -124,8 +124,8 @@ struct JobArgs {
     /// A directory inside the daemon's params dirs (default: its first).
     #[arg(long, default_value = "")]
     params_dir: String,
-    /// Larger first: 300 WinningPoSt, 200 WindowPoSt, 100 C2 and
-    /// built-in jobs (the default).
+    /// Larger first: 300 WinningPoSt, 200 WindowPoSt, 100 C2, SnapDeals
+    /// and built-in jobs; 0 (the default) takes the job kind's.
     #[arg(long, default_value_t = 0)]
     priority: u32,
     #[arg(long, default_value = "")]
@@ -145,8 +145,17 @@ struct JobArgs {
     /// Curio's {"SectorNum","Phase1Out","SectorSize"} wrapper). Needs
     /// --prover-id and --sector-id; proves at priority 100 (C2) unless
     /// --priority says otherwise.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "filecoin_post")]
     filecoin_c2: Option<PathBuf>,
+    /// A Filecoin Winning or Window PoSt instead of a built-in circuit:
+    /// the PoSt input file `cuda-prover-filecoin test-post` writes (JSON:
+    /// kind, sector_size, randomness and prover_id in hex, and per sector
+    /// its number, comm_r and vanilla proof, base64 of filecoin-proofs'
+    /// bincode FallbackPoStSectorProof). Proves at priority 300 (winning)
+    /// or 200 (window) unless --priority says otherwise; --deadline-ms
+    /// applies as to any job.
+    #[arg(long)]
+    filecoin_post: Option<PathBuf>,
     /// With --filecoin-c2: the miner's prover id, hex (1-32 bytes).
     #[arg(long, requires = "filecoin_c2")]
     prover_id: Option<String>,
@@ -451,6 +460,15 @@ fn parse_sector_size(s: &str) -> Result<u64, String> {
 }
 
 fn job_kind(job: &JobArgs) -> Result<proto::submit_request::Job, String> {
+    if let Some(path) = &job.filecoin_post {
+        #[cfg(feature = "filecoin")]
+        return cuda_prover_service::client::filecoin_post_job(path).map_err(|e| e.to_string());
+        #[cfg(not(feature = "filecoin"))]
+        return Err(format!(
+            "--filecoin-post {}: this build has no Filecoin jobs (feature filecoin)",
+            path.display()
+        ));
+    }
     let Some(path) = &job.filecoin_c2 else {
         return Ok(proto::submit_request::Job::BuiltIn(proto::BuiltInJob {
             circuit: job.circuit.clone(),

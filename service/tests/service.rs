@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{client, job, slow_partitions, start, verify_here};
+use common::{client, job, slow_partitions, start, submit_running, verify_here};
 use cuda_prover_pipeline::circuits::Kind;
 use cuda_prover_service::{proto, Client, ClientError};
 use parking_lot::Mutex;
@@ -70,22 +70,7 @@ async fn higher_priority_jobs_finish_before_lower_ones_queued_earlier() {
     // A job occupies the daemon while the others queue: it is running
     // before they are submitted (on a loaded machine the daemon may take a
     // moment to start it).
-    let blocker = cl.submit(job("bits", 7, 4, 1, 0)).await.unwrap();
-    let t = Instant::now();
-    while !cl
-        .status()
-        .await
-        .unwrap()
-        .running
-        .iter()
-        .any(|j| j.job_id == blocker)
-    {
-        assert!(
-            t.elapsed() < Duration::from_secs(60),
-            "the blocking job never ran"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let blocker = submit_running(&cl, job("bits", 7, 4, 1, 0)).await;
     let mut ids = Vec::new();
     for (i, prio) in [100u32, 100, 100, 300, 300, 300].iter().enumerate() {
         ids.push((

@@ -6,6 +6,7 @@ mod engine_args;
 mod report;
 mod test_c1_cmd;
 mod test_params_cmd;
+mod test_post_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -34,6 +35,10 @@ pub enum Command {
     /// Write a valid C1 output of a committed-capacity sector of any size
     /// without sealing (a TEST fixture: it picks its own challenge seed).
     TestC1(test_c1_cmd::Args),
+    /// Write a valid Winning or Window PoSt input (vanilla proofs) for
+    /// sectors of any size without sealing (a TEST fixture: it picks its
+    /// own randomness).
+    TestPost(test_post_cmd::Args),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -42,5 +47,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Demo(a) => demo_cmd::run(a),
         Command::TestParams(a) => test_params_cmd::run(a),
         Command::TestC1(a) => test_c1_cmd::run(a),
+        Command::TestPost(a) => test_post_cmd::run(a),
     }
 }

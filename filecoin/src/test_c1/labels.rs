@@ -21,8 +21,8 @@ use storage_proofs_core::drgraph::Graph;
 use storage_proofs_porep::stacked::{LabelingProof, StackedBucketGraph, TOTAL_PARENTS};
 
 use super::fixture_error;
-use super::seeded::{Kind, StandIns};
 use crate::error::Result;
+use crate::fixture::seeded::{Kind, StandIns};
 
 /// The labels of one test sector.
 pub struct Labels<'g, H: 'static + Hasher> {

@@ -20,15 +20,15 @@
 //! Interactive PoRep only (`V1`, `V1_1`): synthetic PoRep derives its
 //! challenges from comm_r, and non-interactive PoRep is not proved here.
 //!
-//! One concept per file: `seeded` (identity and stand-ins from the seed),
+//! One concept per file: `identity` (the sector's ids, ticket and seed),
 //! `zero_tree` (comm_d of zeros), `labels` (the challenged labels),
-//! `sparse_tree` (the column and replica trees), `proofs` (assembling
-//! storage-proofs' `Proof`s), `wrapper` (lotus-bench / Curio's C2 input).
+//! `proofs` (the column and replica trees, assembling storage-proofs'
+//! `Proof`s), `wrapper` (lotus-bench / Curio's C2 input). The stand-ins
+//! and sparse trees are `crate::fixture`'s, shared with `test_post`.
 
+mod identity;
 mod labels;
 mod proofs;
-mod seeded;
-mod sparse_tree;
 pub mod wrapper;
 mod zero_tree;
 
@@ -45,13 +45,16 @@ use storage_proofs_porep::stacked::{
     generate_replica_id, Challenges, Proof, PublicInputs, PublicParams, StackedDrg, Tau,
 };
 
-pub use seeded::Identity;
-use seeded::StandIns;
+pub use identity::Identity;
 use zero_tree::ZeroTree;
 
 use crate::config::RegisteredSeal;
 use crate::error::{FilecoinError, Result};
+use crate::fixture::seeded::StandIns;
 use crate::with_sector_shape;
+
+/// Where a test C1's stand-ins are drawn (its own stream of the seed).
+const STAND_INS: &str = "cuda-prover test-c1 stand-in";
 
 /// A test C1 and what a caller needs to run C2 on it.
 #[derive(Debug, Clone)]
@@ -134,7 +137,7 @@ fn generate_typed<Tree: 'static + MerkleTreeTrait>(
         replica_id,
         &data,
         &challenges,
-        StandIns::new(seed),
+        StandIns::new(STAND_INS, seed),
     )?;
     let build = t_build.elapsed();
 
@@ -205,5 +208,5 @@ fn commitment<D: Domain>(d: &D) -> [u8; 32] {
 
 /// An inconsistency inside the generator (never the caller's input).
 fn fixture_error(message: impl Into<String>) -> FilecoinError {
-    FilecoinError::Proofs(format!("test C1: {}", message.into()))
+    crate::fixture::fixture_error("test C1", message)
 }

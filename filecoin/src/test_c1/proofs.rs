@@ -23,10 +23,10 @@ use storage_proofs_porep::stacked::{
 
 use super::fixture_error;
 use super::labels::Labels;
-use super::seeded::{Kind, StandIns};
-use super::sparse_tree::{SparseTree, TreeShape};
 use super::zero_tree::ZeroTree;
 use crate::error::Result;
+use crate::fixture::seeded::{Kind, StandIns};
+use crate::fixture::sparse_tree::{SparseTree, TreeShape};
 
 type TreeProof<Tree> = MerkleProof<
     <Tree as MerkleTreeTrait>::Hasher,

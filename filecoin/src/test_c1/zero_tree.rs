@@ -7,8 +7,8 @@ use filecoin_hashers::{Hasher, PoseidonArity};
 use storage_proofs_core::merkle::{MerkleProof, MerkleProofTrait};
 
 use super::fixture_error;
-use super::sparse_tree::hash_children;
 use crate::error::Result;
+use crate::fixture::sparse_tree::hash_children;
 
 /// The roots of the all-zero subtrees of a binary tree, level by level.
 pub struct ZeroTree<G: Hasher> {

@@ -71,6 +71,15 @@ pub fn sealed_4kib() -> SealedSector {
     .expect("sealing 4 KiB")
 }
 
+/// `cuda-prover-filecoin COMMAND ARGS`, run to its end.
+pub fn filecoin_cli(command: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_cuda-prover-filecoin"))
+        .arg(command)
+        .args(args)
+        .output()
+        .expect("running cuda-prover-filecoin")
+}
+
 /// A prover over `devices` simulated host devices.
 pub fn host_prover(devices: u32, blinding: BlindingSource) -> FilecoinProver {
     let ctx = Arc::new(
@@ -92,16 +101,22 @@ pub fn host_prover(devices: u32, blinding: BlindingSource) -> FilecoinProver {
         .with_key_check(KeyCheck::TrustedUnchecked)
 }
 
+/// A PoRep's public inputs, for a sector of shape `Tree`.
+pub type StackedInputs<Tree> = stacked::PublicInputs<
+    <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain,
+    DefaultPieceDomain,
+>;
+/// A PoRep's compound public params, for a sector of shape `Tree`.
+pub type StackedParams<Tree> =
+    compound_proof::PublicParams<'static, StackedDrg<'static, Tree, DefaultPieceHasher>>;
+
 /// The public inputs and public params of a C1 output's partitions, built
 /// as filecoin-proofs' `seal_commit_phase2` builds them (the tests'
 /// reference, independent of this crate's `prepare_c2`).
 pub fn stacked_public<Tree: 'static + MerkleTreeTrait>(
     config: &PoRepConfig,
     c1: &SealCommitPhase1Output<Tree>,
-) -> (
-    stacked::PublicInputs<<Tree::Hasher as Hasher>::Domain, DefaultPieceDomain>,
-    compound_proof::PublicParams<'static, StackedDrg<'static, Tree, DefaultPieceHasher>>,
-) {
+) -> (StackedInputs<Tree>, StackedParams<Tree>) {
     let public_inputs = stacked::PublicInputs {
         replica_id: c1.replica_id,
         tau: Some(stacked::Tau {

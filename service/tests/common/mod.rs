@@ -222,6 +222,26 @@ pub fn prove_request(
     }
 }
 
+/// Submits `req` and returns its id once the daemon runs it (on a loaded
+/// machine it may take a moment to start): a job that occupies a runner
+/// while the jobs submitted after it queue.
+pub async fn submit_running(cl: &Client, req: proto::SubmitRequest) -> String {
+    let id = cl.submit(req).await.unwrap();
+    let t = std::time::Instant::now();
+    while !cl
+        .status()
+        .await
+        .unwrap()
+        .running
+        .iter()
+        .any(|j| j.job_id == id)
+    {
+        assert!(t.elapsed() < Duration::from_secs(60), "job {id} never ran");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    id
+}
+
 /// Slows every job's partitions 0..n on the device side.
 pub fn slow_partitions(ctx: &Context, n: i64, each: Duration) {
     for k in 0..n {
