@@ -130,7 +130,8 @@ serve_post() {
     grep -E "Maximum resident|Elapsed" "$out/serve.log"
 }
 
-if [ "$what" = keyload-a ] || [ "$what" = keyload-b ] || [ "$what" = serve-post ]; then
+if [ "$what" = keyload-a ] || [ "$what" = keyload-b ] || [ "$what" = serve-post ] ||
+    [ "$what" = sector ]; then
     # The 32 GiB PoRep TEST key on disk (63 GiB free needed), made here
     # unless a warm machine kept it (params-cache/ stays between calls).
     # keyload-a: `cuda-prover-filecoin c2` with the key loaded through the
@@ -140,6 +141,9 @@ if [ "$what" = keyload-a ] || [ "$what" = keyload-b ] || [ "$what" = serve-post 
     # on the GPU) and the C2 under a 14 GiB device limit. serve-post: the
     # daemon with the key preloaded proves the C2 while a 32 GiB
     # WinningPoSt (a test-post fixture) is submitted with a deadline.
+    # sector: the C2 with the MSM as it was (c2 CLI, key through the digest,
+    # load times logged), then serve-post (the MSM as it is), then the
+    # core self-test when device-bin/cuda_selftest is there.
     W=$PWD/params-cache P=$PWD/params-cache/fcp32
     nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 1 \
         > "$out/$what-smi.csv" &
@@ -181,8 +185,17 @@ if [ "$what" = keyload-a ] || [ "$what" = keyload-b ] || [ "$what" = serve-post 
     elif [ "$what" = keyload-b ]; then
         rm -f "$P"/*.params.verified
         CP_TRACE_PASS=1 c2_load full-14g "${C2_LIMIT:-330}" --prepare-ahead 1 --device-memory-limit 14GiB
-    else
+    elif [ "$what" = serve-post ]; then
         serve_post "$W" "$P" "$pid" "$sid"
+    else
+        RUST_LOG=cuda_prover_engine=info CP_MSM_NO_DENSE_HEAD=1 CP_MSM_WIDTH_OF_ALL=1 \
+            c2_load msm-before "${C2_LIMIT:-200}" --prepare-ahead 1
+        serve_post "$W" "$P" "$pid" "$sid"
+        if [ -x "$bin/cuda_selftest" ]; then
+            timeout "${SELFTEST_LIMIT:-120}" "$bin/cuda_selftest" quick > "$out/selftest.log" 2>&1
+            echo "cuda_selftest quick exit $?"
+            grep -E "FAIL|dense head|failure" "$out/selftest.log" | tail -n 12
+        fi
     fi
     kill $smi
 fi

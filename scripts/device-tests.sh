@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 source scripts/cuda-env.sh
 out=device-bin
 mkdir -p "$out"
-rm -f "$out"/test-* "$out"/bench-* "$out"/cuda-prover "$out"/cuda-prover-filecoin "$out"/run.sh
+rm -f "$out"/test-* "$out"/bench-* "$out"/cuda-prover "$out"/cuda-prover-filecoin "$out"/cuda-prover-service "$out"/run.sh
 pick() { # cargo JSON messages -> "target-name executable" lines
     python3 -c '
 import json, sys
@@ -31,6 +31,7 @@ features="--features cuda-prover-tests/cuda,cuda-prover-gkr/cuda"
         cuda-prover) cp "$exe" "$out/cuda-prover" ;;
         c2) cp "$exe" "$out/bench-c2" ;;
         cuda-prover-filecoin) cp "$exe" "$out/cuda-prover-filecoin" ;;
+        cuda-prover-service) cp "$exe" "$out/cuda-prover-service" ;;
     esac
 done
 strip "$out"/*

@@ -26,11 +26,7 @@ fn readied_devices_serve_the_next_job_without_allocating() {
     let engine = Engine::new(ctx.clone(), EngineConfig::default()).unwrap();
     for d in 0..2 {
         let s = ctx.device_stats(d).unwrap();
-        assert_eq!(
-            (s.cache_allocations, s.proofs),
-            (0, 0),
-            "device {d} before"
-        );
+        assert_eq!((s.cache_allocations, s.proofs), (0, 0), "device {d} before");
     }
 
     engine.ready_key(&key, None).unwrap();
@@ -51,7 +47,10 @@ fn readied_devices_serve_the_next_job_without_allocating() {
     let mut proofs = 0;
     for d in 0..2 {
         let s = ctx.device_stats(d).unwrap();
-        assert_eq!(s.cache_allocations, 1, "device {d}: the job reused the cache");
+        assert_eq!(
+            s.cache_allocations, 1,
+            "device {d}: the job reused the cache"
+        );
         proofs += s.proofs;
     }
     assert_eq!(proofs, 4);
@@ -68,7 +67,10 @@ fn a_key_too_large_for_the_devices_is_refused_before_any_work() {
     ctx.set_memory_limit(0, Some(64 << 10)).unwrap();
     let engine = Engine::new(ctx.clone(), EngineConfig::default()).unwrap();
     let err = engine.ready_key(&key, None).unwrap_err();
-    assert!(err.to_string().contains("MiB free but the job needs"), "{err}");
+    assert!(
+        err.to_string().contains("MiB free but the job needs"),
+        "{err}"
+    );
     assert_eq!(ctx.device_stats(0).unwrap().cache_allocations, 0);
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -11,7 +11,9 @@ use std::time::Instant;
 
 use cuda_prover_filecoin::c1::C1File;
 use cuda_prover_filecoin::test_c1::generate_test_c1;
-use cuda_prover_filecoin::{prepare_c2, with_sector_shape, RegisteredSeal, SealVersion, SectorSize};
+use cuda_prover_filecoin::{
+    prepare_c2, with_sector_shape, RegisteredSeal, SealVersion, SectorSize,
+};
 use cuda_prover_pipeline::SizeHint;
 use filecoin_proofs::MerkleTreeTrait;
 use storage_proofs_core::sector::SectorId;
@@ -20,7 +22,10 @@ fn count<Tree: 'static + MerkleTreeTrait>(size: SectorSize, partition: usize) {
     let registered = RegisteredSeal::new(size, SealVersion::V1_1);
     let t = Instant::now();
     let c1 = generate_test_c1(registered, 1).expect("test C1");
-    println!("test C1 of {registered}: {:.2} s", t.elapsed().as_secs_f64());
+    println!(
+        "test C1 of {registered}: {:.2} s",
+        t.elapsed().as_secs_f64()
+    );
     let config = registered.porep_config().expect("porep config");
     let out = C1File::parse(&c1.c1_json)
         .expect("C1 file")

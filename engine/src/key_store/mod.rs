@@ -114,8 +114,27 @@ impl KeyStore {
                 Some(ordinal) => ProvingKey::load_file_on(engine.context(), ordinal, file, check),
                 None => ProvingKey::load_file(file, check),
             };
-            let (key, _) = loaded.map_err(|e| EngineError::Params(e.to_string()))?;
+            let (key, r) = loaded.map_err(|e| EngineError::Params(e.to_string()))?;
+            log::info!(
+                "{}: key loaded in {:.2} s ({} points, {} MiB read, hashed and decoded in {:.2} s; \
+                 subgroup checks {:?}, {:.2} s)",
+                file.display(),
+                r.total.as_secs_f64(),
+                r.points,
+                r.bytes >> 20,
+                r.read.as_secs_f64(),
+                r.subgroup,
+                r.subgroup_time.as_secs_f64()
+            );
+            let t = std::time::Instant::now();
             let shape = load_shape(file, &key);
+            if shape.is_some() {
+                log::info!(
+                    "{}: shape loaded in {:.2} s",
+                    file.display(),
+                    t.elapsed().as_secs_f64()
+                );
+            }
             StoredKey::new(file, Arc::new(key), shape, false)
         })
     }

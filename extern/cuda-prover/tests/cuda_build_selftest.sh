@@ -31,8 +31,9 @@ flags=(-O3 -std=c++17 -Xcompiler -fPIC --expt-relaxed-constexpr -cudart=static
 
 objs=()
 pids=()
-# witness_pool.cpp: host code the CUDA device lends its pinned buffers with.
-for f in "$core"/src/cuda/*.cu "$core"/src/cuda/device/*.cu "$core/src/witness_pool.cpp" \
+# witness_pool.cpp: host code the CUDA device lends its pinned buffers with;
+# r1cs.cpp: the host rows of a phased pass (eval_row_range, first_unsatisfied).
+for f in "$core"/src/cuda/*.cu "$core"/src/cuda/device/*.cu "$core/src/witness_pool.cpp" "$core/src/r1cs.cpp" \
     "$core/tests/cuda_selftest.cu"; do
     o="$work/$(basename "${f%.*}").o"
     objs+=("$o")

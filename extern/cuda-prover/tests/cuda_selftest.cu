@@ -1466,7 +1466,8 @@ static void make_key(cp::srs &k, const circuit_data &d, size_t distinct) {
     std::reverse(k.l.begin(), k.l.end());
     k.a.assign(g1.begin(), g1.begin() + na);
     k.b_g1.assign(g1.rbegin(), g1.rbegin() + nb);
-    k.b_g2 = g2_points(std::min<size_t>(nb, 1 << 14), nb, 22);
+    const auto g2 = g2_points(std::min<size_t>(nb, 1 << 14), nb, 22);
+    k.b_g2.assign(g2.begin(), g2.end());
 }
 
 static std::vector<blst_fr> filtered(const std::vector<blst_fr> &v, const std::vector<uint64_t> &bits) {
