@@ -102,6 +102,7 @@ serve_post() {
         > "$out/test-post.log" 2>&1
     echo "test-post exit $?"
     tail -n 3 "$out/test-post.log"
+    fincore "$P"/*.params "$P"/*.params.shape > "$out/fincore-serve.txt" 2>&1 || true
     local t0=$SECONDS
     setsid /usr/bin/time -v "$svc" serve --params-dir "$W" --filecoin-test-params "$P" \
         --preload c2:32GiB --preload winning-post:32GiB --max-filecoin-request-mib 256 \
@@ -141,9 +142,9 @@ if [ "$what" = keyload-a ] || [ "$what" = keyload-b ] || [ "$what" = serve-post 
     # on the GPU) and the C2 under a 14 GiB device limit. serve-post: the
     # daemon with the key preloaded proves the C2 while a 32 GiB
     # WinningPoSt (a test-post fixture) is submitted with a deadline.
-    # sector: the C2 with the MSM as it was (c2 CLI, key through the digest,
-    # load times logged), then serve-post (the MSM as it is), then the
-    # core self-test when device-bin/cuda_selftest is there.
+    # sector: bench-c2 of the 32 GiB C2 (key through the digest, load times
+    # logged; run 1 the steady state), then serve-post (BENCH_ONLY=1: not),
+    # then the core self-test when device-bin/cuda_selftest is there.
     W=$PWD/params-cache P=$PWD/params-cache/fcp32
     nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 1 \
         > "$out/$what-smi.csv" &
@@ -164,8 +165,22 @@ if [ "$what" = keyload-a ] || [ "$what" = keyload-b ] || [ "$what" = serve-post 
         tail -n 1 "$W/c1.log"
     fi
     read -r _ pid _ sid < <(tail -n 1 "$W/c1.log")
+    # bench-c2 over the key on disk (loaded through its digest, times
+    # logged): run 0 readies the device, run 1 is the steady state.
+    # CP_MSM_* in the environment pass through (the MSM as it was).
+    bench_sector() { # name
+        fincore "$P"/*.params "$P"/*.params.shape > "$out/fincore-$1.txt" 2>&1 || true
+        RUST_LOG=cuda_prover_engine=info /usr/bin/time -v timeout "${C2_LIMIT:-230}" \
+            "$bin/bench-c2" --backends cuda --runs 2 --sector-size 32GiB --params-dir "$P" \
+            --synthesis witness --prepare-ahead 1 --json "$out/c2-32GiB-$1.json" \
+            > "$out/bench-$1.log" 2>&1
+        echo "bench-c2 $1 exit $?"
+        grep -E "key loaded|shape read|run [01]:|Maximum resident|Elapsed" "$out/bench-$1.log" | cut -c1-400
+    }
     c2_load() { # name, time limit, extra args
         local name=$1 limit=$2; shift 2
+        # How much of the key and shape files the page cache holds.
+        fincore "$P"/*.params "$P"/*.params.shape > "$out/fincore-$name.txt" 2>&1 || true
         CUDA_PROVER_FILECOIN_TEST_PARAMS=$P /usr/bin/time -v timeout "$limit" \
             "$bin/cuda-prover-filecoin" c2 --c1 "$W/c1.json" --prover-id "$pid" --sector-id "$sid" \
             --out "$W/proof-$name" --test-params --synthesis witness \
@@ -188,9 +203,8 @@ if [ "$what" = keyload-a ] || [ "$what" = keyload-b ] || [ "$what" = serve-post 
     elif [ "$what" = serve-post ]; then
         serve_post "$W" "$P" "$pid" "$sid"
     else
-        RUST_LOG=cuda_prover_engine=info CP_MSM_NO_DENSE_HEAD=1 CP_MSM_WIDTH_OF_ALL=1 \
-            c2_load msm-before "${C2_LIMIT:-200}" --prepare-ahead 1
-        serve_post "$W" "$P" "$pid" "$sid"
+        bench_sector "${BENCH_NAME:-sector}"
+        [ "${BENCH_ONLY:-0}" = 1 ] || serve_post "$W" "$P" "$pid" "$sid"
         if [ -x "$bin/cuda_selftest" ]; then
             timeout "${SELFTEST_LIMIT:-120}" "$bin/cuda_selftest" quick > "$out/selftest.log" 2>&1
             echo "cuda_selftest quick exit $?"

@@ -110,6 +110,33 @@ pub fn save_for(data: &ShapeData, fp: &[u8; 32], path: &Path) -> Result<()> {
 
 /// Reads a shape file and checks it against `key`.
 pub fn load(path: &Path, key: &ProvingKey) -> Result<ShapeData> {
+    read(path)?.for_key(key)
+}
+
+/// A shape file read and checked in itself (magic, checksum, version,
+/// sizes, coefficients), not yet against a key: what can be done while
+/// the key itself is still loading. [`ShapeFile::for_key`] finishes it.
+pub struct ShapeFile {
+    path: std::path::PathBuf,
+    fingerprint: [u8; 32],
+    data: ShapeData,
+}
+
+impl ShapeFile {
+    /// The shape, if the file was made for `key` (its fingerprint).
+    pub fn for_key(self, key: &ProvingKey) -> Result<ShapeData> {
+        if self.fingerprint != key.fingerprint() {
+            return Err(Error::Invalid(format!(
+                "shape file {}: {FOREIGN}",
+                self.path.display()
+            )));
+        }
+        Ok(self.data)
+    }
+}
+
+/// Reads a shape file without a key (see [`ShapeFile`]).
+pub fn read(path: &Path) -> Result<ShapeFile> {
     let meta = std::fs::metadata(path)
         .map_err(|e| Error::Invalid(format!("shape file {}: {e}", path.display())))?;
     if !meta.is_file() {
@@ -120,8 +147,16 @@ pub fn load(path: &Path, key: &ProvingKey) -> Result<ShapeData> {
     }
     let bytes = std::fs::read(path)
         .map_err(|e| Error::Invalid(format!("shape file {}: {e}", path.display())))?;
-    decode(&bytes, key).map_err(|e| Error::Invalid(format!("shape file {}: {e}", path.display())))
+    let (fingerprint, data) = decode_any(&bytes)
+        .map_err(|e| Error::Invalid(format!("shape file {}: {e}", path.display())))?;
+    Ok(ShapeFile {
+        path: path.to_path_buf(),
+        fingerprint,
+        data,
+    })
 }
+
+const FOREIGN: &str = "made for another proving key (fingerprint mismatch)";
 
 struct Reader<'a> {
     b: &'a [u8],
@@ -144,6 +179,16 @@ impl<'a> Reader<'a> {
 
 /// Parses the bytes of a shape file and checks them against `key`.
 pub fn decode(bytes: &[u8], key: &ProvingKey) -> std::result::Result<ShapeData, String> {
+    let (fp, data) = decode_any(bytes)?;
+    if fp != key.fingerprint() {
+        return Err(FOREIGN.into());
+    }
+    Ok(data)
+}
+
+/// Parses the bytes of a shape file: the fingerprint of the key it was
+/// made for, and the shape.
+fn decode_any(bytes: &[u8]) -> std::result::Result<([u8; 32], ShapeData), String> {
     if bytes.len() < HEADER + CHECKSUM || &bytes[..8] != MAGIC {
         return Err("not a shape file (bad magic or too short)".into());
     }
@@ -159,9 +204,6 @@ pub fn decode(bytes: &[u8], key: &ProvingKey) -> std::result::Result<ShapeData, 
         ));
     }
     let fp: [u8; 32] = r.take(32).try_into().expect("32 bytes");
-    if fp != key.fingerprint() {
-        return Err("made for another proving key (fingerprint mismatch)".into());
-    }
     let counts: Vec<u64> = (0..7).map(|_| r.u64()).collect();
     let (rows, ni, na, nc) = (counts[0], counts[1], counts[2], counts[3]);
     let nnz = [counts[4], counts[5], counts[6]];
@@ -211,12 +253,15 @@ pub fn decode(bytes: &[u8], key: &ProvingKey) -> std::result::Result<ShapeData, 
         coeffs.push(c.ok_or_else(|| format!("coefficient {i} is not a field element"))?);
     }
     let [a, b, c] = mats;
-    Ok(ShapeData {
-        num_inputs: ni,
-        num_aux: na,
-        a,
-        b,
-        c,
-        coeffs,
-    })
+    Ok((
+        fp,
+        ShapeData {
+            num_inputs: ni,
+            num_aux: na,
+            a,
+            b,
+            c,
+            coeffs,
+        },
+    ))
 }

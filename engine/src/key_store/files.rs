@@ -22,17 +22,30 @@ pub fn shape_path(key: &Path) -> PathBuf {
     PathBuf::from(shape_name(key.as_os_str()))
 }
 
-/// The shape beside the key file `key_file`, when that file is there and
-/// fits `key`. A missing or unusable file is not an error (a job records
-/// the shape again); why it was not used is logged.
-pub(crate) fn load_shape(key_file: &Path, key: &ProvingKey) -> Option<Arc<Shape>> {
+/// The shape beside a key file, in two halves so that the first runs
+/// beside the key's own load. This one needs no key: the shape file beside
+/// `key_file` read and checked in itself (None when there is none).
+pub(crate) fn read_shape(key_file: &Path) -> Option<Result<shape_file::ShapeFile, String>> {
     let path = shape_path(key_file);
     if !path.exists() {
         return None;
     }
-    let loaded = shape_file::load(&path, key).and_then(|data| {
-        let shape = Shape::new(&data)?;
-        key.check_shape(&shape)?;
+    Some(shape_file::read(&path).map_err(|e| e.to_string()))
+}
+
+/// The second half: the file [`read_shape`] read for `key_file`, checked
+/// against `key` (its fingerprint, then the shape's sizes and densities
+/// against the key's). A missing or unusable file is not an error (a job
+/// records the shape again); why it was not used is logged.
+pub(crate) fn shape_for_key(
+    key_file: &Path,
+    read: Option<Result<shape_file::ShapeFile, String>>,
+    key: &ProvingKey,
+) -> Option<Arc<Shape>> {
+    let loaded = read?.and_then(|file| {
+        let data = file.for_key(key).map_err(|e| e.to_string())?;
+        let shape = Shape::new(&data).map_err(|e| e.to_string())?;
+        key.check_shape(&shape).map_err(|e| e.to_string())?;
         Ok(shape)
     });
     match loaded {
@@ -40,7 +53,7 @@ pub(crate) fn load_shape(key_file: &Path, key: &ProvingKey) -> Option<Arc<Shape>
         Err(e) => {
             log::warn!(
                 "not using {}: {e}; the job records the shape again",
-                path.display()
+                shape_path(key_file).display()
             );
             None
         }

@@ -29,7 +29,7 @@ use cuda_prover_pipeline::circuits::BuiltIn;
 use cuda_prover_pipeline::{KeyCheck, ProvingKey, Shape};
 use parking_lot::Mutex;
 
-use files::load_shape;
+use files::{read_shape, shape_for_key};
 pub use files::{built_in_name, shape_name, shape_path};
 pub use stored::{host_bytes, StoredKey};
 
@@ -110,10 +110,32 @@ impl KeyStore {
                 .iter()
                 .find(|d| !d.simulated)
                 .map(|d| d.ordinal);
-            let loaded = match gpu {
-                Some(ordinal) => ProvingKey::load_file_on(engine.context(), ordinal, file, check),
-                None => ProvingKey::load_file(file, check),
-            };
+            // The shape file is read and checksummed (mostly one thread)
+            // while the key loads on every core; checked against the key
+            // after.
+            let t = std::time::Instant::now();
+            let (loaded, shape_read) = std::thread::scope(|s| {
+                let shape = s.spawn(|| {
+                    let read = read_shape(file);
+                    (read, t.elapsed())
+                });
+                let loaded = match gpu {
+                    Some(ordinal) => {
+                        ProvingKey::load_file_on(engine.context(), ordinal, file, check)
+                    }
+                    None => ProvingKey::load_file(file, check),
+                };
+                (loaded, shape.join())
+            });
+            let (shape_read, read_time) = shape_read.unwrap_or_else(|p| {
+                (
+                    Some(Err(format!(
+                        "reading it stopped: {}",
+                        cuda_prover_pipeline::panic_message(&*p)
+                    ))),
+                    t.elapsed(),
+                )
+            });
             let (key, r) = loaded.map_err(|e| EngineError::Params(e.to_string()))?;
             log::info!(
                 "{}: key loaded in {:.2} s ({} points, {} MiB read, hashed and decoded in {:.2} s; \
@@ -127,11 +149,12 @@ impl KeyStore {
                 r.subgroup_time.as_secs_f64()
             );
             let t = std::time::Instant::now();
-            let shape = load_shape(file, &key);
+            let shape = shape_for_key(file, shape_read, &key);
             if shape.is_some() {
                 log::info!(
-                    "{}: shape loaded in {:.2} s",
+                    "{}: shape read in {:.2} s beside the key, checked against it in {:.2} s",
                     file.display(),
+                    read_time.as_secs_f64(),
                     t.elapsed().as_secs_f64()
                 );
             }
