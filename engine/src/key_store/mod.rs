@@ -29,8 +29,8 @@ use cuda_prover_pipeline::circuits::BuiltIn;
 use cuda_prover_pipeline::{KeyCheck, ProvingKey, Shape};
 use parking_lot::Mutex;
 
-use files::{read_shape, shape_for_key};
 pub use files::{built_in_name, shape_name, shape_path};
+use files::{read_shape, shape_for_key};
 pub use stored::{host_bytes, StoredKey};
 
 use crate::error::EngineError;
