@@ -22,31 +22,45 @@ pub fn shape_path(key: &Path) -> PathBuf {
     PathBuf::from(shape_name(key.as_os_str()))
 }
 
+/// A shape file read, checked in itself and made into a [`Shape`], not
+/// yet checked against a key: the fingerprint of the key it was made for.
+pub(crate) struct ReadShape {
+    fingerprint: [u8; 32],
+    shape: Shape,
+}
+
 /// The shape beside a key file, in two halves so that the first runs
 /// beside the key's own load. This one needs no key: the shape file beside
-/// `key_file` read and checked in itself (None when there is none).
-pub(crate) fn read_shape(key_file: &Path) -> Option<Result<shape_file::ShapeFile, String>> {
+/// `key_file` read, checked in itself and made into the core's shape (None
+/// when there is none).
+pub(crate) fn read_shape(key_file: &Path) -> Option<Result<ReadShape, String>> {
     let path = shape_path(key_file);
     if !path.exists() {
         return None;
     }
-    Some(shape_file::read(&path).map_err(|e| e.to_string()))
+    Some((|| {
+        let file = shape_file::read(&path).map_err(|e| e.to_string())?;
+        let fingerprint = *file.fingerprint();
+        let shape = Shape::new(&file.into_data()).map_err(|e| e.to_string())?;
+        Ok(ReadShape { fingerprint, shape })
+    })())
 }
 
-/// The second half: the file [`read_shape`] read for `key_file`, checked
-/// against `key` (its fingerprint, then the shape's sizes and densities
-/// against the key's). A missing or unusable file is not an error (a job
-/// records the shape again); why it was not used is logged.
+/// The second half: the shape [`read_shape`] read for `key_file`, checked
+/// against `key` (the file's fingerprint, then the shape's sizes and
+/// densities against the key's). A missing or unusable file is not an
+/// error (a job records the shape again); why it was not used is logged.
 pub(crate) fn shape_for_key(
     key_file: &Path,
-    read: Option<Result<shape_file::ShapeFile, String>>,
+    read: Option<Result<ReadShape, String>>,
     key: &ProvingKey,
 ) -> Option<Arc<Shape>> {
-    let loaded = read?.and_then(|file| {
-        let data = file.for_key(key).map_err(|e| e.to_string())?;
-        let shape = Shape::new(&data).map_err(|e| e.to_string())?;
-        key.check_shape(&shape).map_err(|e| e.to_string())?;
-        Ok(shape)
+    let loaded = read?.and_then(|r| {
+        if r.fingerprint != key.fingerprint() {
+            return Err("made for another proving key (fingerprint mismatch)".to_string());
+        }
+        key.check_shape(&r.shape).map_err(|e| e.to_string())?;
+        Ok(r.shape)
     });
     match loaded {
         Ok(shape) => Some(Arc::new(shape)),

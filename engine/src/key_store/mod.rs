@@ -152,7 +152,7 @@ impl KeyStore {
             let shape = shape_for_key(file, shape_read, &key);
             if shape.is_some() {
                 log::info!(
-                    "{}: shape read in {:.2} s beside the key, checked against it in {:.2} s",
+                    "{}: shape read and built in {:.2} s beside the key, checked against it in {:.2} s",
                     file.display(),
                     read_time.as_secs_f64(),
                     t.elapsed().as_secs_f64()
