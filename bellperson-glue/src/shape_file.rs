@@ -335,3 +335,77 @@ fn entries(src: &[u8], threads: usize) -> Vec<ShapeEntry> {
     unsafe { out.set_len(n) };
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shape of `rows` rows with up to 3 entries each (columns and codes
+    /// from a counter) and a few coefficients.
+    fn shape(rows: usize) -> ShapeData {
+        let matrix = |salt: u32| {
+            let mut m = Matrix::default();
+            m.row_ptr.push(0);
+            for r in 0..rows as u32 {
+                for k in 0..(r + salt) % 4 {
+                    m.entries.push(ShapeEntry {
+                        col: r.wrapping_mul(2654435761).wrapping_add(k),
+                        coeff: (r ^ salt) % 5,
+                    });
+                }
+                m.row_ptr.push(m.entries.len() as u64);
+            }
+            m
+        };
+        ShapeData {
+            num_inputs: 3,
+            num_aux: rows as u64,
+            a: matrix(1),
+            b: matrix(2),
+            c: matrix(3),
+            coeffs: (2..5u64).map(Scalar::from).collect(),
+        }
+    }
+
+    #[test]
+    fn the_parallel_conversions_equal_one_threads() {
+        let bytes: Vec<u8> = (0..(3 * PER_THREAD_MIN + 77) * 8)
+            .map(|i| (i * 131 % 251) as u8)
+            .collect();
+        let one = u64s(&bytes, 1);
+        let want: Vec<u64> = bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(one, want);
+        let want_entries = entries(&bytes, 1);
+        for threads in [2, 3, 8, 64] {
+            assert_eq!(u64s(&bytes, threads), want, "{threads} threads");
+            assert_eq!(entries(&bytes, threads), want_entries, "{threads} threads");
+        }
+        assert_eq!(want_entries.len(), bytes.len() / 8);
+        assert_eq!(want_entries[1].col, u32::from_le_bytes(bytes[8..12].try_into().unwrap()));
+        assert_eq!(want_entries[1].coeff, u32::from_le_bytes(bytes[12..16].try_into().unwrap()));
+        assert!(u64s(&[], 4).is_empty() && entries(&[], 4).is_empty());
+    }
+
+    #[test]
+    fn a_shape_of_several_chunks_round_trips_and_a_flip_is_corrupt() {
+        let data = shape(200_000);
+        assert!(data.a.entries.len() > 2 * PER_THREAD_MIN);
+        let fp = [7u8; 32];
+        let bytes = encode_for(&data, &fp).unwrap();
+        let (got_fp, got) = decode_any(&bytes).unwrap();
+        assert_eq!(got_fp, fp);
+        assert_eq!(got, data);
+        // A flipped byte in the entries, which decode fine: the checksum
+        // names the file corrupt.
+        let mut flipped = bytes.clone();
+        flipped[bytes.len() / 2] ^= 1;
+        assert!(decode_any(&flipped).unwrap_err().contains("checksum"));
+        // A flipped version byte: corrupt too, before the version is read.
+        let mut flipped = bytes;
+        flipped[8] ^= 1;
+        assert!(decode_any(&flipped).unwrap_err().contains("checksum"));
+    }
+}
