@@ -384,8 +384,14 @@ mod tests {
             assert_eq!(entries(&bytes, threads), want_entries, "{threads} threads");
         }
         assert_eq!(want_entries.len(), bytes.len() / 8);
-        assert_eq!(want_entries[1].col, u32::from_le_bytes(bytes[8..12].try_into().unwrap()));
-        assert_eq!(want_entries[1].coeff, u32::from_le_bytes(bytes[12..16].try_into().unwrap()));
+        assert_eq!(
+            want_entries[1].col,
+            u32::from_le_bytes(bytes[8..12].try_into().unwrap())
+        );
+        assert_eq!(
+            want_entries[1].coeff,
+            u32::from_le_bytes(bytes[12..16].try_into().unwrap())
+        );
         assert!(u64s(&[], 4).is_empty() && entries(&[], 4).is_empty());
     }
 
