@@ -135,14 +135,19 @@ impl ShapeFile {
 
     /// The shape, if the file was made for `key` (its fingerprint).
     pub fn for_key(self, key: &ProvingKey) -> Result<ShapeData> {
-        if self.fingerprint != key.fingerprint() {
-            return Err(Error::Invalid(format!(
-                "shape file {}: {FOREIGN}",
-                self.path.display()
-            )));
-        }
+        made_for(&self.fingerprint, key)
+            .map_err(|e| Error::Invalid(format!("shape file {}: {e}", self.path.display())))?;
         Ok(self.data)
     }
+}
+
+/// Whether a shape file of this fingerprint was made for `key`; the error
+/// says it was not.
+pub fn made_for(fingerprint: &[u8; 32], key: &ProvingKey) -> std::result::Result<(), String> {
+    if *fingerprint != key.fingerprint() {
+        return Err("made for another proving key (fingerprint mismatch)".into());
+    }
+    Ok(())
 }
 
 /// Reads a shape file without a key (see [`ShapeFile`]).
@@ -166,8 +171,6 @@ pub fn read(path: &Path) -> Result<ShapeFile> {
     })
 }
 
-const FOREIGN: &str = "made for another proving key (fingerprint mismatch)";
-
 struct Reader<'a> {
     b: &'a [u8],
     at: usize,
@@ -190,9 +193,7 @@ impl<'a> Reader<'a> {
 /// Parses the bytes of a shape file and checks them against `key`.
 pub fn decode(bytes: &[u8], key: &ProvingKey) -> std::result::Result<ShapeData, String> {
     let (fp, data) = decode_any(bytes)?;
-    if fp != key.fingerprint() {
-        return Err(FOREIGN.into());
-    }
+    made_for(&fp, key)?;
     Ok(data)
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use cuda_prover_engine::{Engine, EngineConfig, Job};
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
-use cuda_prover_pipeline::Context;
+use cuda_prover_pipeline::{Context, ProvingKey};
 
 fn temp_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("cp-ready-{tag}-{}", std::process::id()));
@@ -17,13 +17,21 @@ fn temp_dir(tag: &str) -> PathBuf {
     d
 }
 
+/// The key of chain 2^log (made in a fresh directory, returned to be
+/// removed) and an engine over `devices` host devices.
+fn key_and_engine(tag: &str, log: u32, devices: u32) -> (PathBuf, ProvingKey, Engine) {
+    let dir = temp_dir(tag);
+    let c = BuiltIn::new(Kind::Chain, log, 0).unwrap();
+    let key = cuda_prover_engine::params::load_or_create(&dir, &c, &|_| {}).unwrap();
+    let ctx = Arc::new(Context::host(devices).unwrap());
+    let engine = Engine::new(ctx, EngineConfig::default()).unwrap();
+    (dir, key, engine)
+}
+
 #[test]
 fn readied_devices_serve_the_next_job_without_allocating() {
-    let dir = temp_dir("next-job");
-    let c = BuiltIn::new(Kind::Chain, 8, 0).unwrap();
-    let key = cuda_prover_engine::params::load_or_create(&dir, &c, &|_| {}).unwrap();
-    let ctx = Arc::new(Context::host(2).unwrap());
-    let engine = Engine::new(ctx.clone(), EngineConfig::default()).unwrap();
+    let (dir, key, engine) = key_and_engine("next-job", 8, 2);
+    let ctx = engine.context();
     for d in 0..2 {
         let s = ctx.device_stats(d).unwrap();
         assert_eq!((s.cache_allocations, s.proofs), (0, 0), "device {d} before");
@@ -59,13 +67,10 @@ fn readied_devices_serve_the_next_job_without_allocating() {
 
 #[test]
 fn a_key_too_large_for_the_devices_is_refused_before_any_work() {
-    let dir = temp_dir("too-large");
-    let c = BuiltIn::new(Kind::Chain, 10, 0).unwrap();
-    let key = cuda_prover_engine::params::load_or_create(&dir, &c, &|_| {}).unwrap();
-    let ctx = Arc::new(Context::host(1).unwrap());
+    let (dir, key, engine) = key_and_engine("too-large", 10, 1);
+    let ctx = engine.context();
     // 64 KiB: room for neither the key nor the working set.
     ctx.set_memory_limit(0, Some(64 << 10)).unwrap();
-    let engine = Engine::new(ctx.clone(), EngineConfig::default()).unwrap();
     let err = engine.ready_key(&key, None).unwrap_err();
     assert!(
         err.to_string().contains("MiB free but the job needs"),

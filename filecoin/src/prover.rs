@@ -25,7 +25,7 @@ use blstrs::{Bls12, Scalar};
 use cuda_prover_engine::gate::Priority;
 use cuda_prover_engine::key_store::shape_path;
 use cuda_prover_engine::{
-    BlindingSource, Engine, EngineError, Job, JobReport, KeyStore, Loaded, RunControl,
+    BlindingSource, Engine, EngineError, Job, JobReport, KeyStore, Loaded, RunControl, StoredKey,
 };
 use cuda_prover_pipeline::{shape_file, KeyCheck, ProvingKey, Shape, SynthesisMode};
 
@@ -185,17 +185,24 @@ impl FilecoinProver {
     /// and shape on an H200). The time the load took.
     pub fn preload_key(&self, path: &Path) -> Result<Duration> {
         let loaded = self.stored_key(path, true)?;
-        let shape = match self.synthesis {
-            SynthesisMode::Full => None,
-            _ => loaded.key.shape(),
-        };
-        let ready = self.engine.ready_key(loaded.key.key(), shape)?;
+        let ready = self
+            .engine
+            .ready_key(loaded.key.key(), self.job_shape(&loaded.key))?;
         log::info!(
             "{}: devices ready in {:.2} s",
             path.display(),
             ready.as_secs_f64()
         );
         Ok(loaded.took)
+    }
+
+    /// The shape this prover's jobs prove with from a stored key: none on
+    /// the full path, else the one beside the key (when there is one).
+    fn job_shape(&self, stored: &StoredKey) -> Option<Arc<Shape>> {
+        match self.synthesis {
+            SynthesisMode::Full => None,
+            _ => stored.shape(),
+        }
     }
 
     fn stored_key(&self, path: &Path, pin: bool) -> Result<Loaded> {
@@ -236,10 +243,7 @@ impl FilecoinProver {
         let (stored, key_load) = (loaded.key, loaded.took);
         let key = stored.key();
         let total = circuits.len();
-        let shape = match self.synthesis {
-            SynthesisMode::Full => None,
-            _ => stored.shape(),
-        };
+        let shape = self.job_shape(&stored);
         if shape.is_none() && self.synthesis == SynthesisMode::Witness {
             return Err(FilecoinError::Parameters {
                 path: shape_path(params),

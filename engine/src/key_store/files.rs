@@ -56,9 +56,7 @@ pub(crate) fn shape_for_key(
     key: &ProvingKey,
 ) -> Option<Arc<Shape>> {
     let loaded = read?.and_then(|r| {
-        if r.fingerprint != key.fingerprint() {
-            return Err("made for another proving key (fingerprint mismatch)".to_string());
-        }
+        shape_file::made_for(&r.fingerprint, key)?;
         key.check_shape(&r.shape).map_err(|e| e.to_string())?;
         Ok(r.shape)
     });
