@@ -143,8 +143,9 @@ if [ "$what" = keyload-a ] || [ "$what" = keyload-b ] || [ "$what" = serve-post 
     # daemon with the key preloaded proves the C2 while a 32 GiB
     # WinningPoSt (a test-post fixture) is submitted with a deadline.
     # sector: bench-c2 of the 32 GiB C2 (key through the digest, load times
-    # logged; run 1 the steady state), then serve-post (BENCH_ONLY=1: not),
-    # then the core self-test when device-bin/cuda_selftest is there.
+    # logged; run 1 the steady state; FIRST_LOAD=1: every point checked
+    # first), then serve-post (BENCH_ONLY=1: not), then the core self-test
+    # when device-bin/cuda_selftest is there (SELFTEST=0: not).
     W=$PWD/params-cache P=$PWD/params-cache/fcp32
     nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 1 \
         > "$out/$what-smi.csv" &
@@ -203,9 +204,12 @@ if [ "$what" = keyload-a ] || [ "$what" = keyload-b ] || [ "$what" = serve-post 
     elif [ "$what" = serve-post ]; then
         serve_post "$W" "$P" "$pid" "$sid"
     else
+        # FIRST_LOAD=1: the key's verified record removed first, so that
+        # bench-c2's load checks every point (on the GPU) and writes it again.
+        [ "${FIRST_LOAD:-0}" = 1 ] && rm -f "$P"/*.params.verified
         bench_sector "${BENCH_NAME:-sector}"
         [ "${BENCH_ONLY:-0}" = 1 ] || serve_post "$W" "$P" "$pid" "$sid"
-        if [ -x "$bin/cuda_selftest" ]; then
+        if [ -x "$bin/cuda_selftest" ] && [ "${SELFTEST:-1}" = 1 ]; then
             timeout "${SELFTEST_LIMIT:-120}" "$bin/cuda_selftest" quick > "$out/selftest.log" 2>&1
             echo "cuda_selftest quick exit $?"
             grep -E "FAIL|dense head|failure" "$out/selftest.log" | tail -n 12

@@ -140,6 +140,35 @@ pub fn check_loads_on(ctx: &Context, ordinal: u32) {
             "{name}: a record"
         );
     }
+    // A point off its curve is named, not a point outside the subgroup that
+    // the device meets first: the curve checks run on the host beside the
+    // device's subgroup checks, and their failure wins. Off-curve points in
+    // a large section after the bad one (a point 2) and in the small ic.
+    let mut p = good.clone();
+    std::sync::Arc::make_mut(&mut p.h)[1] = t1;
+    let mut torsion = Vec::new();
+    p.write(&mut torsion).unwrap();
+    let a0 = params_sections(&torsion)[2].0;
+    let ic0 = 96 + 96 + 192 + 192 + 96 + 192 + 4;
+    for (name, at) in [
+        ("section a point 2", a0 + 2 * 96),
+        ("section ic point 1", ic0 + 96),
+    ] {
+        let mut bytes = torsion.clone();
+        // y's last byte flipped: still canonical, off the curve.
+        bytes[at + 95] ^= 1;
+        let bad = dir.0.join("bad.params");
+        std::fs::write(&bad, &bytes).unwrap();
+        let on = ProvingKey::load_file_on(ctx, ordinal, &bad, KeyCheck::Full)
+            .err()
+            .unwrap_or_else(|| panic!("{name}: accepted on the device"));
+        let off = ProvingKey::load_file(&bad, KeyCheck::Full).err().unwrap();
+        assert!(
+            on.to_string().contains(name) && on.to_string().contains("not on curve"),
+            "{name}: {on}"
+        );
+        assert_eq!(on.to_string(), off.to_string(), "{name}");
+    }
 }
 
 /// A TEST key made on device `ordinal` of `ctx` has the bytes of the one
