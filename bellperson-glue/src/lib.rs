@@ -21,6 +21,7 @@ mod shape;
 pub mod shape_file;
 mod shape_pieces;
 mod witness;
+mod witness_in_place;
 mod witness_pieces;
 
 pub use cs::{synthesize, synthesize_recording, synthesize_sized, Density, SizeHint, Synthesized};
@@ -34,6 +35,7 @@ pub use prove::{
 pub use shape::{Matrix, Shape, ShapeData, ShapeEntry, ShapeInfo};
 pub use shape_pieces::record_shape_pieces;
 pub use witness::{synthesize_witness, Witness};
+pub use witness_in_place::synthesize_pieces_in_place;
 pub use witness_pieces::{synthesize_pieces, synthesize_witness_pieces};
 
 /// The core's device-level types, for the layers above.

@@ -8,6 +8,7 @@ use bellpepper_core::{
 };
 use blstrs::Scalar;
 use ff::Field;
+use rayon::prelude::*;
 
 use crate::cs::SizeHint;
 use crate::huge_pages::vec_with_capacity;
@@ -39,9 +40,26 @@ impl Witness {
     }
 }
 
+/// From this many new elements on, `grow` zeroes them on the rayon pool
+/// (a partition's pieces written in place reserve gigabytes at once; one
+/// thread would fault and zero them alone).
+const PARALLEL_ZEROING: usize = 1 << 20;
+
+/// `n` more zeroed elements at the end of `v`, lent.
 fn grow(v: &mut Vec<Scalar>, n: usize) -> &mut [Scalar] {
     let at = v.len();
-    v.resize(at + n, Scalar::ZERO);
+    if n < PARALLEL_ZEROING {
+        v.resize(at + n, Scalar::ZERO);
+    } else {
+        v.reserve(n);
+        v.spare_capacity_mut()[..n]
+            .par_chunks_mut(1 << 16)
+            .for_each(|c| c.fill(std::mem::MaybeUninit::new(Scalar::ZERO)));
+        // SAFETY: `reserve` made room for `n` more elements and the loop
+        // above initialized the first `n` of the spare capacity, so the
+        // elements up to `at + n` are initialized `Scalar`s (plain data).
+        unsafe { v.set_len(at + n) };
+    }
     &mut v[at..]
 }
 

@@ -48,6 +48,21 @@ where
     P: Circuit<Scalar> + Send,
     C: Circuit<Scalar> + Send,
 {
+    synthesize_pieces_sized(cs, prefix, pieces).map(|_| ())
+}
+
+/// [`synthesize_pieces`], returning how many aux each piece allocated
+/// after its prefix, in piece order.
+pub(crate) fn synthesize_pieces_sized<CS, P, C>(
+    cs: &mut CS,
+    prefix: P,
+    pieces: Vec<C>,
+) -> Result<Vec<usize>>
+where
+    CS: ConstraintSystem<Scalar>,
+    P: Circuit<Scalar> + Send,
+    C: Circuit<Scalar> + Send,
+{
     if !cs.is_witness_generator() {
         return Err(Error::Invalid(
             "witness pieces go into a witness-only constraint system".into(),
@@ -130,7 +145,8 @@ fn append_in_order<CS: ConstraintSystem<Scalar>>(
     rx: mpsc::Receiver<(usize, Result<Witness>)>,
     count: usize,
     stop: &AtomicBool,
-) -> Result<()> {
+) -> Result<Vec<usize>> {
+    let mut sizes = Vec::with_capacity(count.saturating_sub(1));
     let mut waiting = BTreeMap::new();
     let mut head: Option<Witness> = None;
     let mut next = 0;
@@ -168,6 +184,7 @@ fn append_in_order<CS: ConstraintSystem<Scalar>>(
                     }
                     cs.extend_inputs(&w.inputs[h.inputs.len()..]);
                     cs.extend_aux(&w.aux[h.aux.len()..]);
+                    sizes.push(w.aux.len() - h.aux.len());
                 }
             }
             next += 1;
@@ -175,7 +192,7 @@ fn append_in_order<CS: ConstraintSystem<Scalar>>(
     }
     match failed {
         Some((_, e)) => Err(e),
-        None if next == count => Ok(()),
+        None if next == count => Ok(sizes),
         None => Err(Error::Invalid(format!(
             "{next} of {count} witness pieces came back"
         ))),
@@ -199,7 +216,7 @@ where
 
 /// One circuit's witness in a witness of its own (ONE first), a panic
 /// caught as an error.
-fn own_witness<C: Circuit<Scalar>>(circuit: C) -> Result<Witness> {
+pub(crate) fn own_witness<C: Circuit<Scalar>>(circuit: C) -> Result<Witness> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         synthesize_witness(circuit, SizeHint::default())
     })) {

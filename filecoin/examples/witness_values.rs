@@ -3,7 +3,8 @@
 //! as 0, 1, short (below 2^64) and long. The device splits the 0s and 1s off
 //! an MSM (a batch addition of the 1s, nothing for the 0s) and runs
 //! Pippenger over the rest only; these counts say how much of L that rest
-//! is at each size.
+//! is at each size. The next partition's witness is timed too: the first
+//! taught the proof its challenges' size, so the next writes them in place.
 //!
 //!     cargo run --release -p cuda-prover-filecoin --example witness_values -- 32GiB [partition]
 
@@ -17,6 +18,20 @@ use cuda_prover_filecoin::{
 use cuda_prover_pipeline::SizeHint;
 use filecoin_proofs::MerkleTreeTrait;
 use storage_proofs_core::sector::SectorId;
+
+/// CPU seconds this process has used (user + system), from /proc.
+fn cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = after
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0.0))
+        .collect();
+    // Fields 14 and 15 of the line (utime, stime), in clock ticks of 1/100 s.
+    f.get(11)
+        .zip(f.get(12))
+        .map_or(0.0, |(u, s)| (u + s) / 100.0)
+}
 
 fn count<Tree: 'static + MerkleTreeTrait>(size: SectorSize, partition: usize) {
     let registered = RegisteredSeal::new(size, SealVersion::V1_1);
@@ -38,20 +53,21 @@ fn count<Tree: 'static + MerkleTreeTrait>(size: SectorSize, partition: usize) {
         SectorId::from(c1.identity.sector_id),
     )
     .expect("prepare C2");
-    let circuit = prepared
-        .circuits
-        .into_iter()
-        .nth(partition)
-        .expect("no such partition");
-    let t = Instant::now();
+    let mut circuits = prepared.circuits;
+    assert!(partition < circuits.len(), "no such partition");
+    let next = (partition + 1 < circuits.len()).then(|| circuits.remove(partition + 1));
+    let circuit = circuits.swap_remove(partition);
+    drop(circuits);
+    let (t, c) = (Instant::now(), cpu_s());
     let w = circuit
         .parallel_witness_of(SizeHint::default())
         .expect("witness");
     println!(
-        "partition {partition}: witness of {} inputs, {} aux in {:.2} s",
+        "partition {partition}: witness of {} inputs, {} aux in {:.2} s ({:.1} CPU s)",
         w.inputs.len(),
         w.aux.len(),
-        t.elapsed().as_secs_f64()
+        t.elapsed().as_secs_f64(),
+        cpu_s() - c
     );
     let (mut zeros, mut ones, mut short) = (0usize, 0usize, 0usize);
     for v in &w.aux {
@@ -78,6 +94,22 @@ fn count<Tree: 'static + MerkleTreeTrait>(size: SectorSize, partition: usize) {
         short + long,
         (short + long) as f64 / 1e6
     );
+    drop(w);
+    // The next partition of the proof writes its challenges in place (the
+    // first taught it their size).
+    if let Some(next) = next {
+        let (t, c) = (Instant::now(), cpu_s());
+        let n = next
+            .parallel_witness_of(SizeHint::default())
+            .expect("witness");
+        println!(
+            "partition {}: witness of {} aux written in place in {:.2} s ({:.1} CPU s)",
+            partition + 1,
+            n.aux.len(),
+            t.elapsed().as_secs_f64(),
+            cpu_s() - c
+        );
+    }
 }
 
 fn main() {

@@ -170,10 +170,15 @@ pub fn prepare_c2<Tree: 'static + MerkleTreeTrait>(
 
     // The vanilla proofs move into the partitions: one copy of them.
     let t_circuits = Instant::now();
-    let circuits = vanilla_proofs
-        .into_iter()
-        .map(|proofs| PorepPartition::new(&public_inputs, proofs))
-        .collect::<Result<Vec<_>>>()?;
+    let mut circuits: Vec<PorepPartition<Tree>> = Vec::with_capacity(vanilla_proofs.len());
+    for proofs in vanilla_proofs {
+        let p = PorepPartition::new(&public_inputs, proofs)?;
+        // One challenge size for the whole proof (learned once).
+        circuits.push(match circuits.first() {
+            Some(first) => p.sharing_sizes_with(first),
+            None => p,
+        });
+    }
     let build = t_circuits.elapsed();
     let params = porep_config
         .get_cache_params_path::<Tree>()

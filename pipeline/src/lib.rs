@@ -27,7 +27,9 @@ pub use glue::{
 };
 /// Witness-only synthesis of a circuit cut into a prefix and pieces, one
 /// piece per core.
-pub use glue::{record_shape_pieces, synthesize_pieces, synthesize_witness_pieces};
+pub use glue::{
+    record_shape_pieces, synthesize_pieces, synthesize_pieces_in_place, synthesize_witness_pieces,
+};
 /// The core's GKR kernels, for the GKR crate (no pipeline of their own).
 pub use glue::{
     Bb4, Bb4Form, Bb4Op, Sumcheck, SumcheckTerm, Tower, TowerBuildTimes, TowerKind, TowerOptions,

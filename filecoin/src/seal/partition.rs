@@ -8,14 +8,20 @@
 //! the prefix's variables. So the circuit with no challenge is the prefix,
 //! the circuit with challenge i alone is the prefix followed by challenge
 //! i's allocations, and the glue's witness pieces put those together in the
-//! order of one sequential synthesis. That path is taken when the
-//! constraint system is a witness generator (the witness path's);
-//! full synthesis, shape recording and bellperson's own prover get the
-//! whole `StackedCircuit` as filecoin-proofs builds it.
+//! order of one sequential synthesis: the first partition of a proof
+//! appends each challenge's witness, and teaches the proof a challenge's
+//! aux count; the partitions after it write each challenge straight into
+//! its range of the assignment (no copy, no second set of pages). That
+//! path is taken when the constraint system is a witness generator (the
+//! witness path's); full synthesis, shape recording and bellperson's own
+//! prover get the whole `StackedCircuit` as filecoin-proofs builds it.
+
+use std::sync::{Arc, OnceLock};
 
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
-use cuda_prover_pipeline::{synthesize_pieces, synthesize_witness_pieces, SizeHint, Witness};
+use cuda_prover_pipeline::{synthesize_pieces_in_place, SizeHint, Witness};
+use ff::Field;
 use filecoin_hashers::Hasher;
 use filecoin_proofs::constants::DefaultPieceHasher;
 use filecoin_proofs::{DefaultPieceDomain, MerkleTreeTrait};
@@ -84,6 +90,10 @@ pub struct PorepPartition<Tree: 'static + MerkleTreeTrait> {
     commitments: Commitments<Tree>,
     proofs: Vec<VanillaProof<Tree>>,
     parallel: bool,
+    /// A challenge's aux count, learned by the first partition of the
+    /// proof whose witness is made and shared by its partitions: from then
+    /// on each challenge writes into its own range of the assignment.
+    challenge_aux: Arc<OnceLock<usize>>,
 }
 
 impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
@@ -119,7 +129,15 @@ impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
             },
             proofs,
             parallel: true,
+            challenge_aux: Arc::default(),
         })
+    }
+
+    /// Shares what `other` learns of a challenge's size (and what it has
+    /// learned): the partitions of one proof have challenges of one size.
+    pub fn sharing_sizes_with(mut self, other: &Self) -> Self {
+        self.challenge_aux = other.challenge_aux.clone();
+        self
     }
 
     /// Whether a witness-only synthesis runs the challenges on every core
@@ -142,8 +160,12 @@ impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
     /// `synthesize_witness` gives it), its challenges synthesized on every
     /// core of the current rayon pool; `hint` is the whole circuit's size.
     pub fn parallel_witness_of(self, hint: SizeHint) -> cuda_prover_pipeline::Result<Witness> {
+        let mut cs = Witness::with_capacity(hint);
+        cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+        let learned = self.challenge_aux.clone();
         let (prefix, pieces) = self.split();
-        synthesize_witness_pieces(prefix, pieces, hint)
+        synthesize_pieces_in_place(&mut cs, prefix, pieces, &learned)?;
+        Ok(cs)
     }
 
     /// The shape of the partition's circuit (that of filecoin-proofs'
@@ -177,12 +199,87 @@ impl<Tree: 'static + MerkleTreeTrait> Circuit<Scalar> for PorepPartition<Tree> {
         if !(self.parallel && cs.is_witness_generator() && self.proofs.len() > 1) {
             return self.commitments.synthesize(cs, self.proofs);
         }
+        let learned = self.challenge_aux.clone();
         let (prefix, pieces) = self.split();
-        synthesize_pieces(cs, prefix, pieces).map_err(|e| match e {
+        synthesize_pieces_in_place(cs, prefix, pieces, &learned).map_err(|e| match e {
             cuda_prover_pipeline::Error::Synthesis(e) => e,
             other => SynthesisError::IoError(std::io::Error::other(format!(
                 "the partition's parallel witness: {other}"
             ))),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use filecoin_proofs::constants::SectorShape2KiB;
+    use storage_proofs_core::sector::SectorId;
+
+    use crate::c1::C1File;
+    use crate::test_c1::generate_test_c1;
+    use crate::{prepare_c2, RegisteredSeal, SealVersion, SectorSize};
+
+    use super::*;
+
+    type Tree = SectorShape2KiB;
+
+    /// The partitions of a 2 KiB test C1 (prepared as C2 prepares them).
+    fn partitions(seed: u64) -> Vec<PorepPartition<Tree>> {
+        let registered = RegisteredSeal::new(SectorSize::KIB_2, SealVersion::V1_1);
+        let c1 = generate_test_c1(registered, seed).unwrap();
+        let out = C1File::parse(&c1.c1_json)
+            .unwrap()
+            .output::<Tree>()
+            .unwrap();
+        let config = registered.porep_config().unwrap();
+        let id = c1.identity;
+        prepare_c2::<Tree>(&config, out, id.prover_id, SectorId::from(id.sector_id))
+            .unwrap()
+            .circuits
+    }
+
+    /// The first partition of a proof learns a challenge's size and the
+    /// next writes its challenges in place: both witnesses equal the
+    /// sequential synthesis of `StackedCircuit` (which
+    /// tests/filecoin_parallel_witness.rs ties to filecoin-proofs' own).
+    #[test]
+    fn later_partitions_write_their_challenges_in_place() {
+        let sequential = |p: PorepPartition<Tree>| {
+            cuda_prover_pipeline::synthesize_witness(
+                p.with_parallel_witness(false),
+                SizeHint::default(),
+            )
+            .unwrap()
+        };
+        let expected: Vec<Witness> = partitions(5).into_iter().map(sequential).collect();
+        let mut first = partitions(5);
+        assert!(first[0].challenges() > 1, "pieces to split");
+        // A second preparation of the same C1, sharing the first's sizes
+        // (as the partitions of one preparation do).
+        let second: Vec<_> = partitions(5)
+            .into_iter()
+            .map(|p| p.sharing_sizes_with(&first[0]))
+            .collect();
+        let learner = first.remove(0);
+        let learned = learner.challenge_aux.clone();
+        assert_eq!(learned.get(), None);
+        let w = learner.parallel_witness_of(SizeHint::default()).unwrap();
+        assert_eq!(w, expected[0], "the learning partition");
+        let size = *learned.get().expect("the challenges' size is learned");
+        assert!(size > 0);
+        for (k, p) in second.into_iter().enumerate() {
+            let w = cuda_prover_pipeline::synthesize_witness(p, SizeHint::default()).unwrap();
+            assert_eq!(w, expected[k], "partition {k} in place");
+        }
+        assert_eq!(learned.get(), Some(&size));
+        // The size is what the in-place path goes by: told another, the
+        // partition is refused, naming the challenge.
+        let mut wrong = partitions(5).remove(0);
+        wrong.challenge_aux = Arc::new(OnceLock::from(size - 1));
+        let e = cuda_prover_pipeline::synthesize_witness(wrong, SizeHint::default()).unwrap_err();
+        assert!(
+            e.to_string().contains("piece 0: allocates more than"),
+            "{e}"
+        );
     }
 }
