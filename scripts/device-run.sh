@@ -172,7 +172,7 @@ if [ "$what" = keyload-a ] || [ "$what" = keyload-b ] || [ "$what" = serve-post 
     bench_sector() { # name
         fincore "$P"/*.params "$P"/*.params.shape > "$out/fincore-$1.txt" 2>&1 || true
         RUST_LOG=cuda_prover_engine=info /usr/bin/time -v timeout "${C2_LIMIT:-230}" \
-            "$bin/bench-c2" --backends cuda --runs 2 --sector-size 32GiB --params-dir "$P" \
+            "$bin/bench-c2" --backends cuda --runs "${SECTOR_RUNS:-2}" --sector-size 32GiB --params-dir "$P" \
             --synthesis witness --prepare-ahead 1 --json "$out/c2-32GiB-$1.json" \
             > "$out/bench-$1.log" 2>&1
         echo "bench-c2 $1 exit $?"
