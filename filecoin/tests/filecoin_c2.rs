@@ -1,7 +1,9 @@
 //! Commit phase 2 of a real 2 KiB sector through the engine (host backend,
 //! two simulated devices), with TEST parameters: filecoin-proofs'
 //! `verify_seal` accepts it, rejects it with one byte flipped, and for the
-//! same r, s the bytes equal bellperson's own CPU prover's.
+//! same r, s the bytes equal bellperson's own CPU prover's, the full path's
+//! and, on the witness path, those of the sequential witness (the C2 is
+//! proved with the parallel witness).
 
 mod common;
 
@@ -9,13 +11,15 @@ use std::sync::OnceLock;
 
 use bellperson::groth16::{create_proof_batch, Parameters};
 use blstrs::{Bls12, Scalar};
+use cuda_prover_engine::key_store::shape_path;
 use cuda_prover_engine::BlindingSource;
 use cuda_prover_filecoin::c1::{C1File, Expected};
 use cuda_prover_filecoin::c2::c2_from_bytes;
 use cuda_prover_filecoin::prepare_c2;
+use cuda_prover_filecoin::seal::SealCommit;
 use cuda_prover_filecoin::sealing::verify_commit;
-use cuda_prover_filecoin::test_params::TestCircuit;
-use cuda_prover_filecoin::SectorSize;
+use cuda_prover_filecoin::test_params::{parameter_files, TestCircuit};
+use cuda_prover_filecoin::{FilecoinError, SectorSize};
 use cuda_prover_pipeline::SynthesisMode;
 use ff::Field;
 use filecoin_proofs::constants::SectorShape2KiB;
@@ -27,26 +31,84 @@ use common::{host_prover, registered_2kib, sealed_2kib, test_params};
 
 const BLINDING_SEED: u64 = 0xb11d;
 
-/// The C2 proof bytes, made once per test binary with seeded blinding.
-fn c2_bytes() -> &'static Vec<u8> {
-    static P: OnceLock<Vec<u8>> = OnceLock::new();
+/// The C2 of the sealed sector (the witness path with the parallel
+/// witness, where the circuit's shape is next to the params), made once
+/// per test binary with seeded blinding: the proof bytes every test
+/// checks, with the job's report.
+fn c2() -> &'static SealCommit {
+    static P: OnceLock<SealCommit> = OnceLock::new();
     P.get_or_init(|| {
         test_params(&[TestCircuit::Porep(SectorSize::KIB_2)]);
         let s = sealed_2kib();
-        let prover = host_prover(2, BlindingSource::Seeded(BLINDING_SEED));
-        let expected = Expected {
-            size: Some(SectorSize::KIB_2),
-            ..Default::default()
-        };
-        let (registered, out) =
-            c2_from_bytes(&prover, &s.c1_json, &expected, s.prover_id, s.sector_id)
-                .expect("C2 through the engine");
+        let prover =
+            host_prover(2, BlindingSource::Seeded(BLINDING_SEED)).with_parallel_witness(true);
+        assert!(prover.parallel_witness());
+        let (registered, out) = c2_from_bytes(
+            &prover,
+            &s.c1_json,
+            &expected_2kib(),
+            s.prover_id,
+            s.sector_id,
+        )
+        .expect("C2 through the engine");
         assert_eq!(registered, registered_2kib());
         for line in out.times.partition_lines() {
             eprintln!("{line}");
         }
-        out.output.proof
+        out
     })
+}
+
+/// The C2 proof bytes of [`c2`].
+fn c2_bytes() -> &'static Vec<u8> {
+    &c2().output.proof
+}
+
+fn expected_2kib() -> Expected {
+    Expected {
+        size: Some(SectorSize::KIB_2),
+        ..Default::default()
+    }
+}
+
+/// A C2 of the sealed sector on one device with the shared C2's blinding.
+fn run(mode: SynthesisMode, parallel_witness: bool) -> SealCommit {
+    let s = sealed_2kib();
+    let prover = host_prover(1, BlindingSource::Seeded(BLINDING_SEED))
+        .with_synthesis(mode)
+        .with_parallel_witness(parallel_witness);
+    assert_eq!(prover.parallel_witness(), parallel_witness);
+    let (registered, out) = c2_from_bytes(
+        &prover,
+        &s.c1_json,
+        &expected_2kib(),
+        s.prover_id,
+        s.sector_id,
+    )
+    .expect("C2 through the engine");
+    assert_eq!(registered, registered_2kib());
+    out
+}
+
+/// Every partition of the C2 took the witness path.
+fn on_witness_path(out: &SealCommit) -> bool {
+    out.times
+        .report
+        .per_partition
+        .iter()
+        .all(|p| p.witness_ms.is_some())
+}
+
+/// The shared C2 when it took the witness path (Auto does where the
+/// circuit's shape is next to the params: the TEST parameters' generator
+/// keeps it there); else (it recorded the shape) a C2 with the witness
+/// path told, into `run`.
+fn witness_c2(parallel_witness: bool, slot: &mut Option<SealCommit>) -> &SealCommit {
+    if on_witness_path(c2()) {
+        c2()
+    } else {
+        slot.insert(run(SynthesisMode::Witness, parallel_witness))
+    }
 }
 
 fn verify(bytes: &[u8]) -> Result<bool, cuda_prover_filecoin::FilecoinError> {
@@ -128,17 +190,7 @@ fn c2_bytes_equal_bellperson_create_proof_batch_for_the_same_r_s() {
 fn c2_witness_path_gives_the_bytes_of_the_full_path() {
     let ours = c2_bytes();
     let s = sealed_2kib();
-    let expected = Expected {
-        size: Some(SectorSize::KIB_2),
-        ..Default::default()
-    };
-    let run = |mode: SynthesisMode| {
-        let prover = host_prover(1, BlindingSource::Seeded(BLINDING_SEED)).with_synthesis(mode);
-        c2_from_bytes(&prover, &s.c1_json, &expected, s.prover_id, s.sector_id)
-            .expect("C2 through the engine")
-            .1
-    };
-    let full = run(SynthesisMode::Full);
+    let full = run(SynthesisMode::Full, true);
     assert_eq!(&full.output.proof, ours, "full path");
     assert!(full
         .times
@@ -146,9 +198,11 @@ fn c2_witness_path_gives_the_bytes_of_the_full_path() {
         .per_partition
         .iter()
         .all(|p| p.witness_ms.is_none()));
-    // Auto records the shape when it is not next to the params yet.
-    let _ = run(SynthesisMode::Auto);
-    let witness = run(SynthesisMode::Witness);
+    for line in full.times.partition_lines() {
+        eprintln!("full: {line}");
+    }
+    let mut slot = None;
+    let witness = witness_c2(true, &mut slot);
     assert_eq!(&witness.output.proof, ours, "witness path");
     for p in &witness.times.report.per_partition {
         assert!(
@@ -164,7 +218,71 @@ fn c2_witness_path_gives_the_bytes_of_the_full_path() {
             f.host_bytes
         );
     }
-    for line in witness.times.partition_lines() {
-        eprintln!("{line}");
+
+    // Told to take the witness path where no shape is next to the params
+    // (the same params file under another name, alone in its directory),
+    // the prover refuses, naming the shape file it looked for.
+    let bare = std::env::temp_dir().join(format!(
+        "cuda-prover-filecoin-test-{}-no-shape",
+        std::process::id()
+    ));
+    let params = parameter_files(TestCircuit::Porep(SectorSize::KIB_2))
+        .unwrap()
+        .params;
+    std::fs::create_dir_all(&bare).unwrap();
+    let alone = bare.join("porep-2kib.params");
+    let _ = std::fs::remove_file(&alone);
+    std::os::unix::fs::symlink(&params, &alone).unwrap();
+    assert!(!shape_path(&alone).exists());
+    let config = registered_2kib().porep_config().unwrap();
+    let c1 = C1File::parse(&s.c1_json)
+        .unwrap()
+        .output::<SectorShape2KiB>()
+        .unwrap();
+    let prepared =
+        prepare_c2::<SectorShape2KiB>(&config, c1, s.prover_id, SectorId::from(s.sector_id))
+            .unwrap();
+    let prover = host_prover(1, BlindingSource::Seeded(BLINDING_SEED))
+        .with_synthesis(SynthesisMode::Witness);
+    match prover.prove("c2", prepared.circuits, &alone) {
+        Err(FilecoinError::Parameters { path, message }) => {
+            assert_eq!(path, shape_path(&alone));
+            assert!(message.contains("shape"), "{message}");
+        }
+        Err(e) => panic!("witness path without a shape: {e}"),
+        Ok(_) => panic!("the witness path proved without a shape"),
+    }
+    let _ = std::fs::remove_dir_all(&bare);
+}
+
+/// C2 on the witness path with the parallel witness: `verify_seal` accepts
+/// it, and for the same blinding its bytes are those of the sequential
+/// witness.
+#[test]
+fn c2_with_parallel_witness_passes_verify_seal_2kib() {
+    let s = sealed_2kib();
+    let mut slot = None;
+    let parallel = witness_c2(true, &mut slot);
+    for p in &parallel.times.report.per_partition {
+        assert!(
+            p.witness_ms.is_some(),
+            "partition {} on the witness path",
+            p.partition
+        );
+    }
+    assert!(verify_commit(s, &parallel.output.proof).expect("verify_seal runs"));
+    let sequential = run(SynthesisMode::Witness, false);
+    assert_eq!(
+        parallel.output.proof, sequential.output.proof,
+        "the parallel and sequential witnesses give other proofs"
+    );
+    let mut bad = parallel.output.proof.clone();
+    bad[100] ^= 1;
+    assert!(!matches!(verify_commit(s, &bad), Ok(true)));
+    for line in parallel.times.partition_lines() {
+        eprintln!("parallel: {line}");
+    }
+    for line in sequential.times.partition_lines() {
+        eprintln!("sequential: {line}");
     }
 }

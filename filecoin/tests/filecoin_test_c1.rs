@@ -12,13 +12,16 @@
 mod common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::OnceLock;
 
 use cuda_prover_engine::BlindingSource;
 use cuda_prover_filecoin::c1::{C1File, Expected};
 use cuda_prover_filecoin::c2::{c2_from_bytes, parse_prover_id};
 use cuda_prover_filecoin::test_c1::{generate_test_c1, TestC1};
 use cuda_prover_filecoin::test_params::TestCircuit;
-use cuda_prover_filecoin::{prepare_c2, FilecoinError, RegisteredSeal, SealVersion, SectorSize};
+use cuda_prover_filecoin::{
+    prepare_c2, FilecoinError, FilecoinProver, RegisteredSeal, SealVersion, SectorSize,
+};
 use filecoin_proofs::constants::{
     DefaultPieceHasher, SectorShape2KiB, SectorShape32GiB, SectorShape8MiB,
 };
@@ -45,10 +48,12 @@ fn fixture(size: SectorSize) -> TestC1 {
 }
 
 /// What a C2 of the 2 KiB fixture takes: the fixture, a host-backend
-/// prover with seeded blinding, and the expected sector size.
-fn c2_of_2kib_fixture() -> (TestC1, cuda_prover_filecoin::FilecoinProver, Expected) {
+/// prover with seeded blinding (one per test binary, so that its key is
+/// loaded once), and the expected sector size.
+fn c2_of_2kib_fixture() -> (TestC1, &'static FilecoinProver, Expected) {
+    static PROVER: OnceLock<FilecoinProver> = OnceLock::new();
     test_params(&[TestCircuit::Porep(SectorSize::KIB_2)]);
-    let prover = host_prover(1, BlindingSource::Seeded(0x7e57));
+    let prover = PROVER.get_or_init(|| host_prover(1, BlindingSource::Seeded(0x7e57)));
     let expected = Expected {
         size: Some(SectorSize::KIB_2),
         ..Default::default()
@@ -302,7 +307,7 @@ fn test_c1_2kib_has_the_json_layout_of_a_sealed_sectors_c1() {
 fn test_c1_2kib_through_c2_is_accepted_by_verify_seal() {
     let (c1, prover, expected) = c2_of_2kib_fixture();
     let id = c1.identity;
-    let (reg, out) = c2_from_bytes(&prover, &c1.c1_json, &expected, id.prover_id, id.sector_id)
+    let (reg, out) = c2_from_bytes(prover, &c1.c1_json, &expected, id.prover_id, id.sector_id)
         .expect("C2 of the test C1");
     assert_eq!(reg, registered(SectorSize::KIB_2));
     let config = reg.porep_config().unwrap();
@@ -475,7 +480,7 @@ fn test_c1_tree_path_siblings_are_checked_by_the_c2_circuit() {
             "{what}: storage-proofs' vanilla verifier now hashes this path; move the case to \
              the vanilla test"
         );
-        match c2_from_bytes(&prover, &bad, &expected, id.prover_id, id.sector_id) {
+        match c2_from_bytes(prover, &bad, &expected, id.prover_id, id.sector_id) {
             Err(FilecoinError::Engine(e)) => {
                 let msg = e.to_string();
                 assert!(msg.contains("not satisfied"), "{what}: {msg}");

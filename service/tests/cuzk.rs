@@ -264,160 +264,6 @@ async fn prove_over_the_unix_socket_returns_a_verified_c2_and_status_counts_it()
     assert!(!path.exists(), "{} left behind", path.display());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_request_id_is_one_job() {
-    let s = sealed();
-    let d = start_unix(1, |c| c.filecoin_test_params = Some(c2_params())).await;
-    let mut cl = cuzk_client(&d.addr).await;
-    let a = cl
-        .submit_proof(c2_request("task-42"))
-        .await
-        .unwrap()
-        .into_inner();
-    let b = cl
-        .submit_proof(c2_request("task-42"))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(a.job_id, b.job_id);
-    // Prove with the id waits for that job: the same proof as AwaitProof's.
-    let proved = cl
-        .prove(prove_request(c2_request("task-42")))
-        .await
-        .unwrap()
-        .into_inner()
-        .result
-        .unwrap();
-    let awaited = cl
-        .await_proof(pb::AwaitProofRequest {
-            job_id: a.job_id.clone(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(proved.job_id, a.job_id);
-    assert_eq!(
-        proved.status,
-        AwaitStatus::Completed as i32,
-        "{}",
-        proved.error_message
-    );
-    assert_eq!(proved.proof, awaited.proof);
-    assert!(verify_commit(s, &proved.proof).unwrap());
-    // After the job ended, the id still names it.
-    let again = cl
-        .submit_proof(c2_request("task-42"))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(again.job_id, a.job_id);
-    let st = cl
-        .get_status(pb::GetStatusRequest {})
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(st.total_proofs_completed, 1, "one job for one request id");
-    // The id with other inputs is the client's mistake.
-    let mut other = c2_request("task-42");
-    other.priority = pb::Priority::High as i32;
-    let e = cl.submit_proof(other).await.unwrap_err();
-    assert_eq!(e.code(), tonic::Code::AlreadyExists, "{e:?}");
-    assert!(e.message().contains(&a.job_id), "{e:?}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn cancel_of_a_queued_job() {
-    let d = start_unix(1, |c| {
-        c.filecoin_test_params = Some(c2_params());
-        c.max_running = 1;
-    })
-    .await;
-    let mut cl = cuzk_client(&d.addr).await;
-    slow_partitions(&d.ctx, 2, Duration::from_millis(300));
-    let first = cl
-        .submit_proof(c2_request("first"))
-        .await
-        .unwrap()
-        .into_inner();
-    let second = cl
-        .submit_proof(c2_request("second"))
-        .await
-        .unwrap()
-        .into_inner();
-    let mut open = (0, 0);
-    for _ in 0..200 {
-        open = open_jobs(&mut cl).await;
-        if open == (1, 1) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(open, (1, 1), "one job runs, the other waits");
-    // AwaitProof with timeout_ms answers TIMEOUT while the job goes on.
-    let t = cl
-        .await_proof(pb::AwaitProofRequest {
-            job_id: first.job_id.clone(),
-            timeout_ms: 1,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(t.status, AwaitStatus::Timeout as i32, "{t:?}");
-    assert_eq!(t.job_id, first.job_id);
-    assert!(t.proof.is_empty());
-    let c = cl
-        .cancel_proof(pb::CancelProofRequest {
-            job_id: second.job_id.clone(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(!c.was_running, "a queued job cancels without running");
-    let r = cl
-        .await_proof(pb::AwaitProofRequest {
-            job_id: second.job_id.clone(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(r.status, AwaitStatus::Cancelled as i32, "{r:?}");
-    assert!(r.proof.is_empty());
-    assert!(r.error_message.contains("cancelled by request"), "{r:?}");
-    // The running job is not touched.
-    let r = cl
-        .await_proof(pb::AwaitProofRequest {
-            job_id: first.job_id.clone(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(
-        r.status,
-        AwaitStatus::Completed as i32,
-        "{}",
-        r.error_message
-    );
-    // A finished job cancels to nothing.
-    let c = cl
-        .cancel_proof(pb::CancelProofRequest {
-            job_id: first.job_id,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(!c.was_running);
-    let e = cl
-        .cancel_proof(pb::CancelProofRequest {
-            job_id: "not-a-job".into(),
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), tonic::Code::InvalidArgument);
-}
-
 /// Cancel of a running job: a C2 job that a runner took, whose partition
 /// waits its turn behind a more urgent job's partitions (the engine's
 /// priority gate; the urgent job has a minute of them), stops on
@@ -621,20 +467,6 @@ async fn unknown_kinds_and_bad_inputs_are_clear_statuses_and_queue_nothing() {
         0,
         "nothing was queued"
     );
-    // A refused request id is free for a good request.
-    let r = cl
-        .prove(prove_request(c2_request("a")))
-        .await
-        .unwrap()
-        .into_inner()
-        .result
-        .unwrap();
-    assert_eq!(
-        r.status,
-        AwaitStatus::Completed as i32,
-        "{}",
-        r.error_message
-    );
 }
 
 /// A daemon process with a journal, on a unix socket, its log in
@@ -651,20 +483,42 @@ fn serve_journaled(dir: &std::path::Path) -> Result<ChildDaemon, String> {
     try_spawn(cmd, Some(&dir.join("daemon.log")))
 }
 
-/// Jobs survive kill -9: three C2 jobs accepted (one finished, one
-/// running, one queued when the daemon dies); the next start on the same
-/// state directory and socket keeps the finished proof (not proved again),
-/// runs the other two once under their ids, and their request ids name
-/// them. A file there that is not a journal is set aside, named in the
-/// log, and the daemon starts with a new one.
+/// A request id is one job, a queued job cancels, and jobs survive kill -9,
+/// on a daemon process with a journal and one runner.
+///
+/// Requests refused under an id (an unknown kind, a bad C1 output) leave it
+/// free for a good request. Four C2 jobs accepted: the first runs while the
+/// others wait; its id, submitted twice, names one job; AwaitProof with
+/// timeout_ms answers TIMEOUT while it goes on; a queued job cancels
+/// without running; the running one is not touched: Prove with its id
+/// waits for it and returns AwaitProof's proof; after it ended the id still
+/// names it (one job completed), with other inputs it is ALREADY_EXISTS,
+/// and the finished job cancels to nothing.
+///
+/// Then the daemon dies with one job finished, one running and one queued
+/// (and the cancelled one); the next start on the same state directory and
+/// socket keeps the finished proof (not proved again), runs the other two
+/// once under their ids, and their request ids name them; the cancelled
+/// job stays cancelled. A file there that is not a journal is set aside,
+/// named in the log, and the daemon starts with a new one.
 #[test]
-fn journaled_jobs_survive_kill_9() {
+fn a_request_id_is_one_job_a_queued_job_cancels_and_jobs_survive_kill_9() {
     let s = sealed();
     let dir = temp_dir("cuzk-journal");
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mut d = serve_journaled(&dir).unwrap();
-    let (ids, first_proof) = rt.block_on(async {
+    let (ids, cancelled, first_proof) = rt.block_on(async {
         let mut cl = cuzk_client(&d.addr).await;
+        let mut unknown_kind = c2_request("j1");
+        unknown_kind.proof_kind = 9;
+        let mut bad_c1 = c2_request("j1");
+        bad_c1.vanilla_proof = b"{\"not\": 1}".to_vec();
+        for refused in [unknown_kind, bad_c1] {
+            let e = cl.submit_proof(refused.clone()).await.unwrap_err();
+            assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+            let e = cl.prove(prove_request(refused)).await.unwrap_err();
+            assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+        }
         let mut ids = Vec::new();
         for r in ["j1", "j2", "j3"] {
             ids.push(
@@ -675,6 +529,67 @@ fn journaled_jobs_survive_kill_9() {
                     .job_id,
             );
         }
+        let same = cl
+            .submit_proof(c2_request("j1"))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(same.job_id, ids[0], "a request id is one job");
+        let queued = cl
+            .submit_proof(c2_request("queued"))
+            .await
+            .unwrap()
+            .into_inner()
+            .job_id;
+        let mut open = (0, 0);
+        for _ in 0..500 {
+            open = open_jobs(&mut cl).await;
+            if open == (3, 1) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(open, (3, 1), "one job runs, the others wait");
+        // AwaitProof with timeout_ms answers TIMEOUT while the job goes on.
+        let t = cl
+            .await_proof(pb::AwaitProofRequest {
+                job_id: ids[0].clone(),
+                timeout_ms: 1,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(t.status, AwaitStatus::Timeout as i32, "{t:?}");
+        assert_eq!(t.job_id, ids[0]);
+        assert!(t.proof.is_empty());
+        let c = cl
+            .cancel_proof(pb::CancelProofRequest {
+                job_id: queued.clone(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(!c.was_running, "a queued job cancels without running");
+        let r = cl
+            .await_proof(pb::AwaitProofRequest {
+                job_id: queued.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(r.status, AwaitStatus::Cancelled as i32, "{r:?}");
+        assert!(r.proof.is_empty());
+        assert!(r.error_message.contains("cancelled by request"), "{r:?}");
+        // The running job is not touched. Prove with its id waits for that
+        // job: the same proof as AwaitProof's.
+        let proved = cl
+            .prove(prove_request(c2_request("j1")))
+            .await
+            .unwrap()
+            .into_inner()
+            .result
+            .unwrap();
         let first = cl
             .await_proof(pb::AwaitProofRequest {
                 job_id: ids[0].clone(),
@@ -683,7 +598,52 @@ fn journaled_jobs_survive_kill_9() {
             .await
             .unwrap()
             .into_inner();
+        assert_eq!(proved.job_id, ids[0]);
+        assert_eq!(
+            proved.status,
+            AwaitStatus::Completed as i32,
+            "{}",
+            proved.error_message
+        );
         assert_eq!(first.status, AwaitStatus::Completed as i32, "{first:?}");
+        assert_eq!(proved.proof, first.proof);
+        assert!(verify_commit(s, &first.proof).unwrap());
+        // After the job ended, the id still names it.
+        let again = cl
+            .submit_proof(c2_request("j1"))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(again.job_id, ids[0]);
+        let st = cl
+            .get_status(pb::GetStatusRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(st.total_proofs_completed, 1, "one job for one request id");
+        // The id with other inputs is the client's mistake.
+        let mut other = c2_request("j1");
+        other.priority = pb::Priority::High as i32;
+        let e = cl.submit_proof(other).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::AlreadyExists, "{e:?}");
+        assert!(e.message().contains(&ids[0]), "{e:?}");
+        // A finished job cancels to nothing.
+        let c = cl
+            .cancel_proof(pb::CancelProofRequest {
+                job_id: ids[0].clone(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(!c.was_running);
+        let e = cl
+            .cancel_proof(pb::CancelProofRequest {
+                job_id: "not-a-job".into(),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument);
+
         let mut running = false;
         for _ in 0..500 {
             if open_jobs(&mut cl).await == (1, 1) {
@@ -693,7 +653,7 @@ fn journaled_jobs_survive_kill_9() {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         assert!(running, "the second job runs, the third waits");
-        (ids, first.proof)
+        (ids, queued, first.proof)
     });
     d.kill9();
     drop(d);
@@ -729,6 +689,15 @@ fn journaled_jobs_survive_kill_9() {
             st.total_proofs_completed, 2,
             "two jobs ran after the restart, once each"
         );
+        let r = cl
+            .await_proof(pb::AwaitProofRequest {
+                job_id: cancelled.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(r.status, AwaitStatus::Cancelled as i32, "{r:?}");
         assert_eq!(open_jobs(&mut cl).await, (0, 0));
     });
     drop(d);

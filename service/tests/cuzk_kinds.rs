@@ -193,23 +193,129 @@ async fn open_jobs(cl: &mut ProvingEngineClient<Channel>) -> u32 {
     st.queues.iter().map(|q| q.pending + q.in_progress).sum()
 }
 
+/// The keys GetStatus lists as loaded.
+async fn loaded(cl: &mut ProvingEngineClient<Channel>) -> Vec<pb::SrsStatus> {
+    cl.get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .loaded_srs
+}
+
+/// The checks of a finished cuzk.v1 job of the fixture: COMPLETED, its
+/// proof accepted by filecoin-proofs' verifier and rejected with a byte
+/// flipped, its total time at least its device time.
+fn check_proved(f: &Fixture, what: &str, r: &pb::AwaitProofResponse, ok: Check) {
+    assert_eq!(
+        r.status,
+        AwaitStatus::Completed as i32,
+        "{what}: {}",
+        r.error_message
+    );
+    assert!(
+        ok(f, &r.proof),
+        "{what}: filecoin-proofs rejected the proof"
+    );
+    let mut bad = r.proof.clone();
+    bad[30] ^= 1;
+    assert!(!ok(f, &bad), "{what}: a flipped byte was accepted");
+    assert!(r.total_ms >= r.gpu_compute_ms, "{what}: {r:?}");
+    eprintln!(
+        "{what}: {} bytes, total {} ms (synthesis {} ms, device {} ms)",
+        r.proof.len(),
+        r.total_ms,
+        r.synthesis_ms,
+        r.gpu_compute_ms
+    );
+}
+
+/// Every PoSt and SnapDeals kind is proved and accepted by filecoin-proofs,
+/// each with its key preloaded first (one daemon, two devices).
+///
+/// PreloadSRS / EvictSRS of the WinningPoSt, WindowPoSt and SnapDeals keys
+/// by cuzk's circuit ids: the first PreloadSRS loads the key (a load time
+/// of at least 1 ms), the second answers already_loaded; GetStatus lists
+/// the key by that id (so that the id it lists is one PreloadSRS and
+/// EvictSRS take), pinned (HOT), with its params file's size, and
+/// cuda_prover.v1's Status lists it by that id with its params file; a
+/// job of the kind then proves without loading a key (srs_load_ms 0, the
+/// same keys listed after it: the job's key is the one preloaded, not a
+/// second copy), and filecoin-proofs accepts its proof (and rejects it
+/// with a byte flipped); EvictSRS drops the key and frees the params
+/// file's bytes, a second EvictSRS frees nothing. Ids of sizes the daemon
+/// has no key of are INVALID_ARGUMENT or FAILED_PRECONDITION (no params
+/// file).
+///
+/// Then a SnapDeals request in the other forms the daemon reads (a JSON
+/// list, CIDs) proves; a request id is one job (the same proof again, no
+/// new job); the same kinds prove through the cuda_prover.v1 API; vanilla
+/// proofs of another randomness fail the job with filecoin-proofs' reason.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn every_post_and_snapdeals_kind_is_proved_and_accepted_by_filecoin_proofs() {
+async fn every_post_and_snapdeals_kind_is_preloaded_proved_and_accepted_by_filecoin_proofs() {
     let f = fixture();
     let d = start_unix(2, |c| c.filecoin_test_params = Some(f.params.clone())).await;
     let mut cl = cuzk_client(&d.addr).await;
-
-    let checks: [(pb::SubmitProofRequest, &str, Check); 4] = [
-        (winning_request("w1"), "WinningPoSt", winning_ok),
-        (window_request("p1"), "WindowPoSt partition", window_ok),
-        (snap_request("s1"), "SnapDeals", snap_ok),
+    let v1 = common::client(&d).await;
+    let size = SectorSize::KIB_2;
+    let kinds: [(&str, TestCircuit, pb::SubmitProofRequest, &str, Check); 3] = [
         (
-            snap_request_as_json_and_cids("s2"),
-            "SnapDeals (JSON list, CIDs)",
+            "winning-2k",
+            TestCircuit::WinningPost(size),
+            winning_request("w1"),
+            "WinningPoSt",
+            winning_ok,
+        ),
+        (
+            "wpost-2k",
+            TestCircuit::WindowPost(size),
+            window_request("p1"),
+            "WindowPoSt partition",
+            window_ok,
+        ),
+        (
+            "snap-2k",
+            TestCircuit::SnapDeals(size),
+            snap_request("s1"),
+            "SnapDeals",
             snap_ok,
         ),
     ];
-    for (req, what, ok) in checks {
+    let preload = |id: &str| pb::PreloadSrsRequest {
+        circuit_id: id.into(),
+    };
+    let evict = |id: &str| pb::EvictSrsRequest {
+        circuit_id: id.into(),
+    };
+    for (id, circuit, req, what, ok) in kinds {
+        let params = parameter_files(circuit).unwrap().params;
+        let listed = id.to_string();
+        let bytes = std::fs::metadata(&params).unwrap().len();
+        assert!(
+            !loaded(&mut cl).await.iter().any(|k| k.circuit_id == listed),
+            "{id}: loaded before PreloadSRS"
+        );
+
+        let p = cl.preload_srs(preload(id)).await.unwrap().into_inner();
+        assert!(!p.already_loaded && p.load_time_ms > 0, "{id}: {p:?}");
+        let again = cl.preload_srs(preload(id)).await.unwrap().into_inner();
+        assert!(
+            again.already_loaded && again.load_time_ms == 0,
+            "{id}: {again:?}"
+        );
+        let keys = loaded(&mut cl).await;
+        let k = keys
+            .iter()
+            .find(|k| k.circuit_id == listed)
+            .unwrap_or_else(|| panic!("{id}: {listed} not in {keys:?}"));
+        assert_eq!(k.tier, pb::srs_status::Tier::Hot as i32, "{id}: {k:?}");
+        assert_eq!(k.size_bytes, bytes, "{id}: {k:?}");
+        let ours = v1.status().await.unwrap().filecoin_keys;
+        assert_eq!(ours.len(), 1, "{id}: {ours:?}");
+        assert_eq!(ours[0].circuit_id, id);
+        assert_eq!(ours[0].params_file, params.display().to_string());
+        assert_eq!(ours[0].bytes, bytes);
+        eprintln!("{id}: {} loaded in {} ms", params.display(), p.load_time_ms);
+
         let r = cl
             .prove(prove_request(req))
             .await
@@ -217,28 +323,55 @@ async fn every_post_and_snapdeals_kind_is_proved_and_accepted_by_filecoin_proofs
             .into_inner()
             .result
             .unwrap();
+        check_proved(f, what, &r, ok);
+        assert_eq!(r.srs_load_ms, 0, "{id}: the job loaded its key: {r:?}");
         assert_eq!(
-            r.status,
-            AwaitStatus::Completed as i32,
-            "{what}: {}",
-            r.error_message
+            loaded(&mut cl).await,
+            keys,
+            "{id}: the job loaded another key"
         );
+
+        // The listed id round-trips.
+        let e = cl
+            .evict_srs(evict(&k.circuit_id))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(e.was_loaded && e.freed_bytes == bytes, "{id}: {e:?}");
         assert!(
-            ok(f, &r.proof),
-            "{what}: filecoin-proofs rejected the proof"
+            !loaded(&mut cl).await.iter().any(|k| k.circuit_id == listed),
+            "{id}: listed after EvictSRS"
         );
-        let mut bad = r.proof.clone();
-        bad[30] ^= 1;
-        assert!(!ok(f, &bad), "{what}: a flipped byte was accepted");
-        assert!(r.total_ms >= r.gpu_compute_ms, "{what}: {r:?}");
-        eprintln!(
-            "{what}: {} bytes, total {} ms (synthesis {} ms, device {} ms)",
-            r.proof.len(),
-            r.total_ms,
-            r.synthesis_ms,
-            r.gpu_compute_ms
-        );
+        let e = cl.evict_srs(evict(id)).await.unwrap().into_inner();
+        assert!(!e.was_loaded && e.freed_bytes == 0, "{id}: {e:?}");
     }
+
+    for id in ["winning-3k", "wpost-32t", "snap-", "window-2k"] {
+        let e = cl.preload_srs(preload(id)).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{id}: {e:?}");
+        let e = cl.evict_srs(evict(id)).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{id}: {e:?}");
+    }
+    // Keys of sizes without TEST parameters: nothing to load (the message
+    // names the missing file), nothing to evict.
+    for id in ["snap-64g", "wpost-64g", "winning-64g"] {
+        let e = cl.preload_srs(preload(id)).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{id}: {e:?}");
+        assert!(e.message().contains(".params"), "{id}: {}", e.message());
+        let e = cl.evict_srs(evict(id)).await.unwrap().into_inner();
+        assert!(!e.was_loaded && e.freed_bytes == 0, "{id}: {e:?}");
+    }
+    assert!(loaded(&mut cl).await.is_empty());
+
+    // SnapDeals in the request's other forms.
+    let r = cl
+        .prove(prove_request(snap_request_as_json_and_cids("s2")))
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
+    check_proved(f, "SnapDeals (JSON list, CIDs)", &r, snap_ok);
     // A request id is one job: the same proof again, no new job.
     let again = cl
         .prove(prove_request(winning_request("w1")))
@@ -258,7 +391,6 @@ async fn every_post_and_snapdeals_kind_is_proved_and_accepted_by_filecoin_proofs
 
     // The same kinds through the cuda_prover.v1 API: a whole window PoSt
     // and a SnapDeals job.
-    let v1 = common::client(&d).await;
     let window = proto::SubmitRequest {
         job: Some(proto::submit_request::Job::FilecoinPost(
             proto::FilecoinPostJob {
@@ -431,145 +563,6 @@ async fn malformed_post_and_snapdeals_requests_are_refused_and_queue_nothing() {
         0,
         "nothing was queued"
     );
-}
-
-/// The keys GetStatus lists as loaded.
-async fn loaded(cl: &mut ProvingEngineClient<Channel>) -> Vec<pb::SrsStatus> {
-    cl.get_status(pb::GetStatusRequest {})
-        .await
-        .unwrap()
-        .into_inner()
-        .loaded_srs
-}
-
-/// PreloadSRS / EvictSRS of the WinningPoSt, WindowPoSt and SnapDeals keys
-/// by cuzk's circuit ids: the first PreloadSRS loads the key (a load time
-/// of at least 1 ms), the second answers already_loaded; GetStatus lists
-/// the key by that id (so that the id it lists is one PreloadSRS and
-/// EvictSRS take), pinned (HOT), with its params file's size, and
-/// cuda_prover.v1's Status lists it by that id with its params file; a
-/// job of the kind
-/// then proves without loading a key (srs_load_ms 0, the same keys
-/// listed after it: the job's key is the one preloaded, not a second
-/// copy), and filecoin-proofs accepts its proof; EvictSRS drops the key
-/// and frees the params file's bytes, a second EvictSRS frees nothing.
-/// Ids of sizes the daemon has no key of are INVALID_ARGUMENT or
-/// FAILED_PRECONDITION (no params file).
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn preload_srs_loads_the_post_and_snapdeals_keys_their_jobs_use() {
-    let f = fixture();
-    let d = start_unix(1, |c| c.filecoin_test_params = Some(f.params.clone())).await;
-    let mut cl = cuzk_client(&d.addr).await;
-    let v1 = common::client(&d).await;
-    let size = SectorSize::KIB_2;
-    let kinds: [(&str, TestCircuit, pb::SubmitProofRequest, Check); 3] = [
-        (
-            "winning-2k",
-            TestCircuit::WinningPost(size),
-            winning_request("pre-w"),
-            winning_ok,
-        ),
-        (
-            "wpost-2k",
-            TestCircuit::WindowPost(size),
-            window_request("pre-p"),
-            window_ok,
-        ),
-        (
-            "snap-2k",
-            TestCircuit::SnapDeals(size),
-            snap_request("pre-s"),
-            snap_ok,
-        ),
-    ];
-    let preload = |id: &str| pb::PreloadSrsRequest {
-        circuit_id: id.into(),
-    };
-    let evict = |id: &str| pb::EvictSrsRequest {
-        circuit_id: id.into(),
-    };
-    for (id, circuit, req, ok) in kinds {
-        let params = parameter_files(circuit).unwrap().params;
-        let listed = id.to_string();
-        let bytes = std::fs::metadata(&params).unwrap().len();
-        assert!(
-            !loaded(&mut cl).await.iter().any(|k| k.circuit_id == listed),
-            "{id}: loaded before PreloadSRS"
-        );
-
-        let p = cl.preload_srs(preload(id)).await.unwrap().into_inner();
-        assert!(!p.already_loaded && p.load_time_ms > 0, "{id}: {p:?}");
-        let again = cl.preload_srs(preload(id)).await.unwrap().into_inner();
-        assert!(
-            again.already_loaded && again.load_time_ms == 0,
-            "{id}: {again:?}"
-        );
-        let keys = loaded(&mut cl).await;
-        let k = keys
-            .iter()
-            .find(|k| k.circuit_id == listed)
-            .unwrap_or_else(|| panic!("{id}: {listed} not in {keys:?}"));
-        assert_eq!(k.tier, pb::srs_status::Tier::Hot as i32, "{id}: {k:?}");
-        assert_eq!(k.size_bytes, bytes, "{id}: {k:?}");
-        let ours = v1.status().await.unwrap().filecoin_keys;
-        assert_eq!(ours.len(), 1, "{id}: {ours:?}");
-        assert_eq!(ours[0].circuit_id, id);
-        assert_eq!(ours[0].params_file, params.display().to_string());
-        assert_eq!(ours[0].bytes, bytes);
-        eprintln!("{id}: {} loaded in {} ms", params.display(), p.load_time_ms);
-
-        let r = cl
-            .prove(prove_request(req))
-            .await
-            .unwrap()
-            .into_inner()
-            .result
-            .unwrap();
-        assert_eq!(
-            r.status,
-            AwaitStatus::Completed as i32,
-            "{id}: {}",
-            r.error_message
-        );
-        assert!(ok(f, &r.proof), "{id}: filecoin-proofs rejected the proof");
-        assert_eq!(r.srs_load_ms, 0, "{id}: the job loaded its key: {r:?}");
-        assert_eq!(
-            loaded(&mut cl).await,
-            keys,
-            "{id}: the job loaded another key"
-        );
-
-        // The listed id round-trips.
-        let e = cl
-            .evict_srs(evict(&k.circuit_id))
-            .await
-            .unwrap()
-            .into_inner();
-        assert!(e.was_loaded && e.freed_bytes == bytes, "{id}: {e:?}");
-        assert!(
-            !loaded(&mut cl).await.iter().any(|k| k.circuit_id == listed),
-            "{id}: listed after EvictSRS"
-        );
-        let e = cl.evict_srs(evict(id)).await.unwrap().into_inner();
-        assert!(!e.was_loaded && e.freed_bytes == 0, "{id}: {e:?}");
-    }
-
-    for id in ["winning-3k", "wpost-32t", "snap-", "window-2k"] {
-        let e = cl.preload_srs(preload(id)).await.unwrap_err();
-        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{id}: {e:?}");
-        let e = cl.evict_srs(evict(id)).await.unwrap_err();
-        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{id}: {e:?}");
-    }
-    // Keys of sizes without TEST parameters: nothing to load (the message
-    // names the missing file), nothing to evict.
-    for id in ["snap-64g", "wpost-64g", "winning-64g"] {
-        let e = cl.preload_srs(preload(id)).await.unwrap_err();
-        assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{id}: {e:?}");
-        assert!(e.message().contains(".params"), "{id}: {}", e.message());
-        let e = cl.evict_srs(evict(id)).await.unwrap().into_inner();
-        assert!(!e.was_loaded && e.freed_bytes == 0, "{id}: {e:?}");
-    }
-    assert!(loaded(&mut cl).await.is_empty());
 }
 
 /// A Filecoin key lives in the daemon's one key store: its host bytes show

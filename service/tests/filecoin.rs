@@ -70,83 +70,6 @@ fn flip_first_hash(v: &mut Value) -> bool {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn c2_job_proves_and_bad_c1_outputs_are_clear_errors() {
-    let s = sealed();
-    let d = start(2, |c| c.filecoin_test_params = Some(c2_params())).await;
-    let cl = client(&d).await;
-
-    // Malformed C1 output: refused at submission, with the reason.
-    let e = cl
-        .submit(c2_job(b"{\"not\": \"a C1 output\"".to_vec()))
-        .await
-        .expect_err("malformed C1 output");
-    let ClientError::Rpc(st) = &e else {
-        panic!("expected an RPC error, got {e}")
-    };
-    assert_eq!(st.code(), tonic::Code::InvalidArgument, "{e}");
-    assert!(st.message().contains("C1 output"), "{e}");
-
-    // A wrong sector size is refused at submission too.
-    let mut wrong = c2_job(s.c1_json.clone());
-    if let Some(proto::submit_request::Job::FilecoinC2(j)) = &mut wrong.job {
-        j.sector_size = 4096;
-    }
-    let e = cl.submit(wrong).await.expect_err("wrong sector size");
-    assert!(e.to_string().contains("sector size"), "{e}");
-
-    // Tampered vanilla proofs parse, then fail the job before proving:
-    // filecoin-proofs' check rejects them.
-    let mut v: Value = serde_json::from_slice(&s.c1_json).unwrap();
-    assert!(flip_first_hash(
-        &mut v["vanilla_proofs"][0][0]["comm_r_last_proof"]
-    ));
-    let id = cl
-        .submit(c2_job(serde_json::to_vec(&v).unwrap()))
-        .await
-        .unwrap();
-    let out = cl.await_job(&id, |_, _, _| {}).await.unwrap();
-    assert_eq!(out.state, "failed", "{}", out.error);
-    assert!(!out.verified && out.proofs.is_empty());
-    assert!(
-        out.error.contains("vanilla proofs rejected"),
-        "{}",
-        out.error
-    );
-
-    // The daemon keeps serving: the real C1 output proves, at C2 priority,
-    // and the bytes pass filecoin-proofs' verifier (and fail it with one
-    // bit flipped: the check is not vacuous).
-    let id = cl.submit(c2_job(s.c1_json.clone())).await.unwrap();
-    let st = cl.status().await.unwrap();
-    let mine = st
-        .queued
-        .iter()
-        .chain(&st.running)
-        .find(|j| j.job_id == id)
-        .map(|j| j.priority);
-    assert!(mine.is_none() || mine == Some(100), "{mine:?}");
-    let out = cl.await_job(&id, |_, _, _| {}).await.unwrap();
-    assert!(out.ok(), "{}: {}", out.state, out.error);
-    assert_eq!(out.proofs.len(), 1);
-    let proof = &out.proofs[0];
-    assert_eq!(proof.len() % 192, 0);
-    assert!(verify(proof), "verify_seal rejected the daemon's proof");
-    let mut bad = proof.clone();
-    bad[10] ^= 1;
-    assert!(!verify(&bad));
-    let report: Value = serde_json::from_str(&out.report_json).unwrap();
-    assert!(report["per_partition"]
-        .as_array()
-        .is_some_and(|p| !p.is_empty()));
-    let st = cl.status().await.unwrap();
-    let proved: u64 = st.devices.iter().map(|d| d.partitions).sum();
-    assert_eq!(
-        proved,
-        registered_2kib().porep_config().unwrap().partitions.0 as u64
-    );
-}
-
 /// Each kind of job has its own limit on the request's size: a Filecoin
 /// C2 request above its limit is refused by its size (naming the kind and
 /// the limit) even where the decoder admits it for the built-in jobs'
@@ -239,11 +162,15 @@ async fn empty_or_all_zero_c1_outputs_are_refused_at_submit() {
     assert!(st.queued.is_empty() && st.running.is_empty());
 }
 
-/// The CLI end to end: `serve --filecoin-test-params`, `submit
-/// --filecoin-c2` (again with the same `--request-id`: the same job's id),
-/// `await --proof-out`.
+/// The CLI end to end, against a daemon process on two simulated devices:
+/// `serve --filecoin-test-params`, `submit --filecoin-c2` (again with the
+/// same `--request-id`: the same job's id), `await --proof-out`. Before the
+/// C2, malformed and tampered C1 outputs are clear errors through the
+/// client and the daemon keeps serving; the C2 job runs at C2 priority, and
+/// the proof (the file the CLI wrote, the same bytes the client gets back)
+/// passes filecoin-proofs' `verify_seal` and fails it with a bit flipped.
 #[test]
-fn cli_submits_a_c2_job_and_writes_the_verified_proof() {
+fn cli_submits_a_c2_job_that_proves_and_bad_c1_outputs_are_clear_errors() {
     use common::process::{serve_cmd, spawn, BIN};
     use std::process::Command;
 
@@ -251,13 +178,58 @@ fn cli_submits_a_c2_job_and_writes_the_verified_proof() {
     let dir = temp_dir("fc-cli");
     let c1 = dir.join("c1.json");
     std::fs::write(&c1, &s.c1_json).unwrap();
-    let mut cmd = serve_cmd("127.0.0.1:0", 1);
+    let mut cmd = serve_cmd("127.0.0.1:0", 2);
     cmd.arg("--filecoin-test-params")
         .arg(c2_params())
         .arg("--params-dir")
         .arg(dir.join("params"));
     let mut daemon = spawn(cmd, Some(&dir.join("daemon.log")));
     let addr = daemon.addr.clone();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let cl = rt
+        .block_on(cuda_prover_service::Client::connect(&addr, None))
+        .unwrap();
+
+    // Malformed C1 output: refused at submission, with the reason.
+    let e = rt
+        .block_on(cl.submit(c2_job(b"{\"not\": \"a C1 output\"".to_vec())))
+        .expect_err("malformed C1 output");
+    let ClientError::Rpc(st) = &e else {
+        panic!("expected an RPC error, got {e}")
+    };
+    assert_eq!(st.code(), tonic::Code::InvalidArgument, "{e}");
+    assert!(st.message().contains("C1 output"), "{e}");
+
+    // A wrong sector size is refused at submission too.
+    let mut wrong = c2_job(s.c1_json.clone());
+    if let Some(proto::submit_request::Job::FilecoinC2(j)) = &mut wrong.job {
+        j.sector_size = 4096;
+    }
+    let e = rt
+        .block_on(cl.submit(wrong))
+        .expect_err("wrong sector size");
+    assert!(e.to_string().contains("sector size"), "{e}");
+
+    // Tampered vanilla proofs parse, then fail the job before proving:
+    // filecoin-proofs' check rejects them.
+    let mut v: Value = serde_json::from_slice(&s.c1_json).unwrap();
+    assert!(flip_first_hash(
+        &mut v["vanilla_proofs"][0][0]["comm_r_last_proof"]
+    ));
+    let id = rt
+        .block_on(cl.submit(c2_job(serde_json::to_vec(&v).unwrap())))
+        .unwrap();
+    let out = rt.block_on(cl.await_job(&id, |_, _, _| {})).unwrap();
+    assert_eq!(out.state, "failed", "{}", out.error);
+    assert!(!out.verified && out.proofs.is_empty());
+    assert!(
+        out.error.contains("vanilla proofs rejected"),
+        "{}",
+        out.error
+    );
+
+    // The daemon keeps serving: the real C1 output, submitted by the CLI,
+    // proves.
     let run = |args: &[&str]| {
         Command::new(BIN)
             .args(args)
@@ -284,6 +256,15 @@ fn cli_submits_a_c2_job_and_writes_the_verified_proof() {
     assert!(out.status.success(), "{out:?}");
     let stdout = String::from_utf8(out.stdout).unwrap();
     let id = stdout.lines().last().unwrap().trim().to_string();
+    // At C2 priority.
+    let st = rt.block_on(cl.status()).unwrap();
+    let mine = st
+        .queued
+        .iter()
+        .chain(&st.running)
+        .find(|j| j.job_id == id)
+        .map(|j| j.priority);
+    assert!(mine.is_none() || mine == Some(100), "{mine:?}");
     let again = run(&submit);
     assert!(again.status.success(), "{again:?}");
     assert_eq!(
@@ -295,7 +276,28 @@ fn cli_submits_a_c2_job_and_writes_the_verified_proof() {
     let out = run(&["await", &id, "--proof-out", proof_file.to_str().unwrap()]);
     assert!(out.status.success(), "{out:?}");
     let proof = std::fs::read(&proof_file).unwrap();
+    // The bytes pass filecoin-proofs' verifier (and fail it with one bit
+    // flipped: the check is not vacuous).
     assert!(verify(&proof), "verify_seal rejected the CLI's proof");
+    let mut bad = proof.clone();
+    bad[10] ^= 1;
+    assert!(!verify(&bad));
+    // The client gets the same proof back, with the job's report.
+    let out = rt.block_on(cl.await_job(&id, |_, _, _| {})).unwrap();
+    assert!(out.ok(), "{}: {}", out.state, out.error);
+    assert_eq!(out.proofs.len(), 1);
+    assert_eq!(out.proofs[0], proof, "the client's proof is the CLI's");
+    assert_eq!(proof.len() % 192, 0);
+    let report: Value = serde_json::from_str(&out.report_json).unwrap();
+    assert!(report["per_partition"]
+        .as_array()
+        .is_some_and(|p| !p.is_empty()));
+    let st = rt.block_on(cl.status()).unwrap();
+    let proved: u64 = st.devices.iter().map(|d| d.partitions).sum();
+    assert_eq!(
+        proved,
+        registered_2kib().porep_config().unwrap().partitions.0 as u64
+    );
     // The request id with other options: a clear error.
     let mut other = submit.to_vec();
     other.extend(["--priority", "150"]);
