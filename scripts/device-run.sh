@@ -168,12 +168,14 @@ if [ "$what" = keyload-a ] || [ "$what" = keyload-b ] || [ "$what" = serve-post 
     read -r _ pid _ sid < <(tail -n 1 "$W/c1.log")
     # bench-c2 over the key on disk (loaded through its digest, times
     # logged): run 0 readies the device, run 1 is the steady state.
-    # CP_MSM_* in the environment pass through (the MSM as it was).
+    # CP_MSM_* and CP_TRACE_PASS in the environment pass through;
+    # SECTOR_ARGS adds bench-c2 flags (e.g. --configs "ahead=1;limit=22GiB").
     bench_sector() { # name
         fincore "$P"/*.params "$P"/*.params.shape > "$out/fincore-$1.txt" 2>&1 || true
+        # shellcheck disable=SC2086
         RUST_LOG=cuda_prover_engine=info /usr/bin/time -v timeout "${C2_LIMIT:-230}" \
             "$bin/bench-c2" --backends cuda --runs "${SECTOR_RUNS:-2}" --sector-size 32GiB --params-dir "$P" \
-            --synthesis witness --prepare-ahead 1 --json "$out/c2-32GiB-$1.json" \
+            --synthesis witness --prepare-ahead 1 ${SECTOR_ARGS:-} --json "$out/c2-32GiB-$1.json" \
             > "$out/bench-$1.log" 2>&1
         echo "bench-c2 $1 exit $?"
         grep -E "key loaded|shape read|run [01]:|Maximum resident|Elapsed" "$out/bench-$1.log" | cut -c1-400

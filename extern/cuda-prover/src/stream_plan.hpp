@@ -59,6 +59,20 @@ inline uint64_t stream_chunks_of(uint64_t n, uint64_t per) {
     return n == 0 ? 1 : (n + per - 1) / per;
 }
 
+// Fills p for chunk buffers of `buf` bytes each next to `fixed` bytes, with
+// temp as plan_stream's.
+template <class Temp>
+void plan_fill(stream_plan &p, uint64_t buf, uint64_t fixed, const msm_sizes &s, Temp temp) {
+    p.buffer_bytes = buf;
+    p.g1_per_chunk = buf / STREAM_G1_BYTES;
+    p.g2_per_chunk = buf / STREAM_G2_BYTES;
+    p.chunks = stream_chunks_of(s.n_hl, p.g1_per_chunk) + stream_chunks_of(s.n_a, p.g1_per_chunk) +
+               stream_chunks_of(s.n_b, p.g1_per_chunk) + stream_chunks_of(s.n_b, p.g2_per_chunk);
+    p.temp_bytes = temp(p.g1_per_chunk, p.g2_per_chunk);
+    const uint64_t extra = 2 * buf + p.temp_bytes;
+    p.total_bytes = fixed > UINT64_MAX - extra ? UINT64_MAX : fixed + extra;
+}
+
 // Fills p with the largest buffers that fit `avail` bytes next to `fixed`
 // bytes (the working set and whatever else the proof keeps resident), where
 // temp(g1_points, g2_points) is what the backend needs on top for one
@@ -67,18 +81,7 @@ inline uint64_t stream_chunks_of(uint64_t n, uint64_t per) {
 // that smallest plan, so total_bytes says what would be needed).
 template <class Temp>
 bool plan_stream(stream_plan &p, uint64_t avail, uint64_t fixed, const msm_sizes &s, Temp temp) {
-    auto fill = [&](uint64_t buf) {
-        p.buffer_bytes = buf;
-        p.g1_per_chunk = buf / STREAM_G1_BYTES;
-        p.g2_per_chunk = buf / STREAM_G2_BYTES;
-        p.chunks = stream_chunks_of(s.n_hl, p.g1_per_chunk) +
-                   stream_chunks_of(s.n_a, p.g1_per_chunk) +
-                   stream_chunks_of(s.n_b, p.g1_per_chunk) +
-                   stream_chunks_of(s.n_b, p.g2_per_chunk);
-        p.temp_bytes = temp(p.g1_per_chunk, p.g2_per_chunk);
-        const uint64_t extra = 2 * buf + p.temp_bytes;
-        p.total_bytes = fixed > UINT64_MAX - extra ? UINT64_MAX : fixed + extra;
-    };
+    auto fill = [&](uint64_t buf) { plan_fill(p, buf, fixed, s, temp); };
     const uint64_t largest = std::max({std::max({s.n_hl, s.n_a, s.n_b}) * STREAM_G1_BYTES,
                                        s.n_b * STREAM_G2_BYTES, STREAM_MIN_BUFFER});
     const uint64_t cap = (largest + STREAM_GRAIN - 1) / STREAM_GRAIN * STREAM_GRAIN;

@@ -58,6 +58,28 @@ void know_library_bytes(const device_state &d) {
     });
 }
 
+// The chunk buffers the device holds, kept when they differ from the new
+// plan's by the allocations' rounding only: where the card bounds the
+// plan, the memory it may use is its free memory plus what it holds, a few
+// MiB less once the buffers, the cache and the MSM context are allocated
+// (each rounds up), so every plan after the first came out a few grains
+// smaller and gave back and allocated again two buffers of GiBs and the
+// MSM context. Kept while within 1/64 of the new plan's buffers and, where
+// the card bounds the plan, within half of its slack (CARD_SLACK is there
+// for that rounding); within a memory limit, only inside the limit.
+static void keep_held_buffers(const device_state &d, const memory_budget &budget,
+                              const srs &key, stream_choice &c) {
+    const uint64_t held = d.streamer.buffer_bytes();
+    const uint64_t fresh = c.plan.buffer_bytes;
+    if (!held || held == fresh || (held > fresh ? held - fresh : fresh - held) > fresh / 64)
+        return;
+    stream_plan q;
+    plan_fill(q, held, c.fixed_own, msm_sizes_of(key), chunk_temp(d));
+    const uint64_t tolerance = c.avail < budget.limit ? memory_budget::CARD_SLACK / 2 : 0;
+    if (q.total_bytes <= c.avail + tolerance)
+        c.plan = q;
+}
+
 stream_choice choose(const device_state &d, const pass_lane &ln, const memory_budget &budget,
                      const srs &key, const cache_layout &L, const shape *sh, size_t share) {
     // The decision counts what the device holds: the memory it may use in
@@ -116,6 +138,8 @@ stream_choice choose(const device_state &d, const pass_lane &ln, const memory_bu
         c.shared = plan_shared(c.plan, single, share, c.avail, c.fixed_own, shared_set_bytes(L),
                                msm_sizes_of(key), chunk_temp(d));
     }
+    if (c.fits && c.shared == 1)
+        keep_held_buffers(d, budget, key, c);
     return c;
 }
 
@@ -159,6 +183,18 @@ key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, con
             // The phased pass keeps no shape on the device.
             if (c.compact)
                 d.shape.clear();
+            if (std::getenv("CP_TRACE_PASS"))
+                std::fprintf(stderr,
+                             "cp pass trace: place (streamed key): may use %s (free %s, of "
+                             "it idle in the pool %s), own %s (cache %s, library %s), plan %s: buffers "
+                             "2 x %s (held %s), MSM context %s (held %s)%s%s\n",
+                             mib(c.avail).c_str(), mib(memory_budget::card_free()).c_str(),
+                             mib(memory_budget::pool_idle()).c_str(), mib(c.fixed_own).c_str(),
+                             mib(kp.L.total).c_str(), mib(d.library_bytes.load()).c_str(),
+                             mib(kp.plan.total_bytes).c_str(), mib(kp.plan.buffer_bytes).c_str(),
+                             mib(d.streamer.buffer_bytes()).c_str(),
+                             mib(kp.plan.temp_bytes).c_str(), mib(ln.msm_bytes()).c_str(),
+                             c.compact ? ", phased" : "", c.shape_rows ? " (shape rows)" : "");
         }
     }
     if (kp.dk) {

@@ -69,6 +69,18 @@ public:
     explicit operator bool() const { return e_ != nullptr; }
 };
 
+// Gives the unused memory of device `cuda_id`'s default pool back to the
+// card (the current device), once the device's work has finished, so that
+// frees still in stream order are given back too. For allocations that
+// failed for want of memory; the errors are cleared.
+inline void trim_default_pool(int cuda_id) {
+    cudaMemPool_t pool = nullptr;
+    (void)cudaDeviceSynchronize();
+    if (cudaDeviceGetDefaultMemPool(&pool, cuda_id) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    (void)cudaGetLastError();
+}
+
 // One cudaMalloc on device `cuda_id`, freed on that device.
 class device_buffer {
     void *p_ = nullptr;
@@ -93,10 +105,18 @@ public:
 
     // Allocates on the current device (`cuda_id`); returns cudaMalloc's
     // status and leaves the buffer empty on failure (the error cleared).
+    // Out of memory, it gives the default pool's unused memory back to
+    // the card and tries once more: the budget counts that memory as free
+    // (memory_budget::card_free), cudaMalloc cannot take it from the pool.
     cudaError_t allocate(int cuda_id, size_t bytes) {
         reset();
         void *p = nullptr;
-        const cudaError_t e = cudaMalloc(&p, bytes);
+        cudaError_t e = cudaMalloc(&p, bytes);
+        if (e == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();
+            trim_default_pool(cuda_id);
+            e = cudaMalloc(&p, bytes);
+        }
         if (e != cudaSuccess) {
             (void)cudaGetLastError();
             return e;
