@@ -226,6 +226,13 @@ key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, con
             chunk_slots(kp.plan.g1_per_chunk, kp.plan.g2_per_chunk);
         if (ln.msm && (!ln.msm->fits(cs) || ln.msm_bytes() > kp.plan.temp_bytes))
             ln.drop_msm();
+        // What the MSM context still allocates: nothing when the one held
+        // (from an earlier pass, the readying pass say) fits the chunks. It
+        // is in `held` above; counted again as needed, the warm-up pass
+        // after readying failed by its size (the 32 GiB C2 on an 80 GB
+        // H100: "needs 30553 MiB on device 0, 25880 MiB free", the cache's
+        // 25374 and the 5179 of a context held already).
+        const size_t msm_need = ln.msm_need(cs, sm);
         if (d.streamer.buffer_bytes() != kp.plan.buffer_bytes)
             d.streamer.release();
         // The scalars of the proofs past the first of a shared pass.
@@ -238,10 +245,10 @@ key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, con
             (d.streamer.sets_bytes() == sets ? 0 : sets);
         if (sh && !kp.L.compact)
             d.shape.ensure(*sh, d.cuda_id, budget,
-                           kp.temp + ln.cache.need(kp.L.total) + stream_need, d.stream());
-        ln.cache.ensure(d.cuda_id, budget, kp.L.total, kp.temp + stream_need);
-        d.streamer.ensure(d.cuda_id, budget, kp.plan.buffer_bytes, kp.temp + sets);
-        d.streamer.ensure_sets(d.cuda_id, budget, sets, kp.temp);
+                           msm_need + ln.cache.need(kp.L.total) + stream_need, d.stream());
+        ln.cache.ensure(d.cuda_id, budget, kp.L.total, msm_need + stream_need);
+        d.streamer.ensure(d.cuda_id, budget, kp.plan.buffer_bytes, msm_need + sets);
+        d.streamer.ensure_sets(d.cuda_id, budget, sets, msm_need);
         ln.ensure_msm(d.gpu(), cs);
     }
     d.ensure_streams(ln);
