@@ -73,7 +73,8 @@ fn a_key_too_large_for_the_devices_is_refused_before_any_work() {
     ctx.set_memory_limit(0, Some(64 << 10)).unwrap();
     let err = engine.ready_key(&key, None).unwrap_err();
     assert!(
-        err.to_string().contains("MiB free but the job needs"),
+        err.to_string()
+            .contains("it holds for the next passes) but the job needs"),
         "{err}"
     );
     assert_eq!(ctx.device_stats(0).unwrap().cache_allocations, 0);

@@ -662,9 +662,13 @@ fn trim_returns_device_memory() {
     let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(2), 1);
     prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap();
     let held = ctx.device_stats(0).unwrap().cache_bytes;
+    let held_all = ctx.device_stats(0).unwrap().held_bytes;
     let before = ctx.device_info(0).unwrap().free_bytes;
     let freed = ctx.trim(0).unwrap();
     let after = ctx.device_info(0).unwrap().free_bytes;
+    // held_bytes: the cache and whatever else trim gives back.
+    assert!(held_all >= held, "held {held_all} < cache {held}");
+    assert!(ctx.device_stats(0).unwrap().held_bytes < held_all);
     eprintln!(
         "trim: cache {} MiB, freed {} MiB, free {} -> {} MiB",
         held >> 20,

@@ -268,8 +268,12 @@ fn trim_frees_one_device_only() {
     let held0 = ctx.device_stats(0).unwrap().cache_bytes;
     let held1 = ctx.device_stats(1).unwrap().cache_bytes;
     assert!(held0 > 0 && held1 > 0);
+    // Nothing streamed: what the device holds for the next passes is its
+    // cache, and trim gives back all of it.
+    assert_eq!(ctx.device_stats(0).unwrap().held_bytes, held0);
     assert_eq!(ctx.trim(0).unwrap(), held0);
     assert_eq!(ctx.device_stats(0).unwrap().cache_bytes, 0);
+    assert_eq!(ctx.device_stats(0).unwrap().held_bytes, 0);
     assert_eq!(ctx.device_stats(1).unwrap().cache_bytes, held1);
     // Proving again on device 1 reuses its cache; device 0 reallocates.
     let allocs1 = ctx.device_stats(1).unwrap().cache_allocations;

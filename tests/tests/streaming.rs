@@ -109,6 +109,14 @@ fn streamed_same_as_resident(kind: Kind, witness: bool) {
     for (limit, buffer) in limits(&keys, &ctx) {
         ctx.set_memory_limit(1, Some(limit)).unwrap();
         let streamed = prove(1);
+        // What the device holds for the next job (the engine counts it as
+        // room next to the free memory): the cache and both chunk buffers.
+        let s = ctx.device_stats(1).unwrap();
+        assert_eq!(
+            s.held_bytes,
+            s.cache_bytes + 2 * buffer,
+            "limit {limit}: held"
+        );
         for (k, p) in streamed.iter().enumerate() {
             assert_eq!(p.device, 1);
             assert_eq!(

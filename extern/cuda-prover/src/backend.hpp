@@ -268,6 +268,8 @@ public:
     virtual gkr::kernels &gkr() = 0;
 
     virtual uint64_t cache_bytes() const = 0;
+    // What trim gives back (cp_device_stats::held_bytes).
+    virtual uint64_t held_bytes() const = 0;
     virtual uint64_t cache_allocations() const = 0;
     virtual uint64_t srs_uploads() const = 0;
 

@@ -313,6 +313,7 @@ cp_status cp_device_stats_get(const cp_context *ctx, int32_t ordinal, cp_device_
         // atomics.
         out->cache_allocations = s.dev->cache_allocations();
         out->cache_bytes = s.dev->cache_bytes();
+        out->held_bytes = s.dev->held_bytes();
         out->srs_uploads = s.dev->srs_uploads();
     });
 }

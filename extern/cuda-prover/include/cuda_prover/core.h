@@ -178,6 +178,12 @@ typedef struct cp_device_stats {
     uint64_t cache_bytes;         /* bytes held by the working cache now (CUDA: with the MSM buffers) */
     uint64_t srs_uploads;         /* proving keys copied to this device */
     uint64_t trims;               /* cp_device_trim calls that freed memory */
+    uint64_t held_bytes;          /* bytes the core holds on the device for the next passes,
+                                     all of which cp_device_trim gives back: the working
+                                     caches and MSM buffers, the shape, a streamed key's chunk
+                                     buffers (CUDA: and the memory pool's idle bytes); not
+                                     resident keys. Free to a job of the key the device holds
+                                     next to free_bytes. */
 } cp_device_stats;
 
 cp_status cp_device_stats_get(const cp_context *ctx, int32_t ordinal, cp_device_stats *out);

@@ -241,6 +241,7 @@ public:
             freed += l.release();
         freed += d_.streamer.held();
         d_.streamer.release();
+        d_.note_placed();
         d_.staging.release();
         cudaMemPool_t pool;
         if (cudaDeviceGetDefaultMemPool(&pool, d_.cuda_id) == cudaSuccess)
@@ -252,6 +253,12 @@ public:
     // trim gives back besides the shape and a streamed key's chunk buffers.
     uint64_t cache_bytes() const override {
         return d_.lanes_bytes() + gkr_->bytes();
+    }
+    // The caches, the shape, the chunk buffers and the default pool's idle
+    // bytes: what trim gives back.
+    uint64_t held_bytes() const override {
+        bound_scope scope(d_.cuda_id);
+        return cache_bytes() + d_.placed_bytes.load() + memory_budget::pool_idle();
     }
 
     gkr::kernels &gkr() override { return *gkr_; }

@@ -290,6 +290,7 @@ public:
         return cache_.release() + streaming + gkr_->trim();
     }
     uint64_t cache_bytes() const override { return cache_.bytes + gkr_->bytes(); }
+    uint64_t held_bytes() const override { return cache_bytes() + 2 * stream_.bytes; }
 
     gkr::kernels &gkr() override {
         touched_ = true;

@@ -147,6 +147,12 @@ key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, con
                 const cache_layout &L, const shape *sh, cp_timings &key_t, size_t share) {
     key_place kp;
     kp.L = L;
+    // What the shape and the chunk buffers hold once placed, or once a
+    // failed placement gave them back.
+    struct noted {
+        device_state &d;
+        ~noted() { d.note_placed(); }
+    } note_on_exit{d};
     know_library_bytes(d);
     const int sm = d.props.multiProcessorCount;
     std::vector<msm_slot_spec> slots = msm_slots(L);

@@ -49,6 +49,11 @@ struct device_state {
     // memory limit.
     mutable std::atomic<uint64_t> library_bytes{0};
     mutable std::once_flag library_once;
+    // Device bytes of the shape and a streamed key's buffers as the last
+    // placement or trim left them, for readers without the device's mutex
+    // (cp_device_stats::held_bytes); note_placed() where they change.
+    std::atomic<uint64_t> placed_bytes{0};
+    void note_placed() { placed_bytes = shape.bytes() + streamer.held(); }
 
     // The device's gpu_t (sppark's streams and pool), built the first time
     // (the thread is bound).
