@@ -28,7 +28,9 @@ use ff::Field;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::witness_pieces::{context, own_witness, panic_message, synthesize_pieces_sized};
+use crate::witness_pieces::{
+    context, own_witness, panic_message, prefix_differs, synthesize_pieces_sized,
+};
 use crate::Witness;
 
 /// [`synthesize_pieces`](crate::synthesize_pieces) into `cs`, with the
@@ -159,24 +161,8 @@ fn write_piece<C: Circuit<Scalar>>(
             )))
         }
     }
-    if cs.pre_inputs.len() < head.inputs.len() || cs.pre_aux.len() < head.aux.len() {
-        return Err(Error::Invalid(format!(
-            "allocates {} inputs and {} aux, fewer than its prefix's {} and {}",
-            cs.pre_inputs.len(),
-            cs.pre_aux.len(),
-            head.inputs.len(),
-            head.aux.len()
-        )));
-    }
-    if cs.pre_inputs != head.inputs {
-        return Err(Error::Invalid(
-            "its leading inputs differ from the prefix's".into(),
-        ));
-    }
-    if cs.pre_aux != head.aux {
-        return Err(Error::Invalid(
-            "its leading aux differ from the prefix's".into(),
-        ));
+    if let Some(why) = prefix_differs(head, &cs.pre_inputs, &cs.pre_aux) {
+        return Err(Error::Invalid(why));
     }
     if cs.written != want {
         return Err(Error::Invalid(format!(

@@ -246,25 +246,31 @@ pub(crate) fn context(what: &str, e: Error) -> Error {
 }
 
 fn check_prefix(head: &Witness, part: &Witness, i: usize) -> Result<()> {
+    match prefix_differs(head, &part.inputs, &part.aux) {
+        Some(why) => Err(Error::Invalid(format!("piece {i}: {why}"))),
+        None => Ok(()),
+    }
+}
+
+/// Why a piece whose values begin with `inputs` and `aux` does not begin
+/// with its prefix `head`'s, or None when it does; both synthesis paths
+/// (appended pieces here, pieces written in place) say it in these words.
+pub(crate) fn prefix_differs(head: &Witness, inputs: &[Scalar], aux: &[Scalar]) -> Option<String> {
     let (hi, ha) = (head.inputs.len(), head.aux.len());
-    if part.inputs.len() < hi || part.aux.len() < ha {
-        return Err(Error::Invalid(format!(
-            "piece {i} allocates {} inputs and {} aux, fewer than its prefix's {hi} and {ha}",
-            part.inputs.len(),
-            part.aux.len()
-        )));
+    if inputs.len() < hi || aux.len() < ha {
+        return Some(format!(
+            "allocates {} inputs and {} aux, fewer than its prefix's {hi} and {ha}",
+            inputs.len(),
+            aux.len()
+        ));
     }
-    if part.inputs[..hi] != head.inputs[..] {
-        return Err(Error::Invalid(format!(
-            "piece {i}'s leading inputs differ from the prefix's"
-        )));
+    if inputs[..hi] != head.inputs[..] {
+        return Some("its leading inputs differ from the prefix's".into());
     }
-    if part.aux[..ha] != head.aux[..] {
-        return Err(Error::Invalid(format!(
-            "piece {i}'s leading aux differ from the prefix's"
-        )));
+    if aux[..ha] != head.aux[..] {
+        return Some("its leading aux differ from the prefix's".into());
     }
-    Ok(())
+    None
 }
 
 #[cfg(test)]
@@ -363,7 +369,7 @@ mod tests {
         parts[3].x = 6;
         let e = synthesize_witness_pieces(prefix, parts, SizeHint::default()).unwrap_err();
         assert!(
-            e.to_string().contains("piece 3's leading inputs differ"),
+            e.to_string().contains("piece 3: its leading inputs differ"),
             "{e}"
         );
 
@@ -384,7 +390,7 @@ mod tests {
         let (prefix, _) = split(5, &[]);
         let e = synthesize_witness_pieces(prefix, vec![OtherAux], SizeHint::default()).unwrap_err();
         assert!(
-            e.to_string().contains("piece 0's leading aux differ"),
+            e.to_string().contains("piece 0: its leading aux differ"),
             "{e}"
         );
 
