@@ -154,7 +154,7 @@ public:
         // evaluation ran) need not run one more.
         d_.warmed_m = std::max(d_.warmed_m, size_t(1) << job.lg_domain);
         if (job.sh)
-            d_.warmed_shape = job.sh->id;
+            d_.note_shape_warmed(job.sh->id);
         if (!tail)
             return nullptr;
         return std::unique_ptr<device_tail>(new sppark_errors_tail(std::move(tail), d_.cuda_id));
@@ -232,7 +232,7 @@ public:
         if (d_.staging.stream())
             cuda_check(cudaStreamSynchronize(d_.staging.stream()), "cudaStreamSynchronize");
         d_.warmed_m = 0;
-        d_.warmed_shape = 0;
+        d_.warmed_shapes.clear();
         if (d_.shape.buf) {
             freed += d_.shape.bytes();
             d_.shape.clear();
@@ -320,7 +320,7 @@ private:
     // One device part on a synthetic witness of the key's shape
     // (warm_up.hpp); the result is discarded.
     void warm_up(const srs &key, size_t m, const shape *sh) {
-        if (m <= d_.warmed_m && (!sh || sh->id == d_.warmed_shape))
+        if (m <= d_.warmed_m && (!sh || d_.shape_warmed(sh->id)))
             return;
         synthetic_witness w;
         if (!make_synthetic_witness(w, key, m))
@@ -337,7 +337,7 @@ private:
             d_.shape.evaluate(d_.gpu(), *sh, d_.lanes[0].cache.buf.bytes_ptr(),
                               layout_for(key, m));
             cp_cuda::gpu_sync_default(d_.gpu());
-            d_.warmed_shape = sh->id;
+            d_.note_shape_warmed(sh->id);
         }
     }
 };

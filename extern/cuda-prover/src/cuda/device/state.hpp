@@ -41,7 +41,21 @@ struct device_state {
     pass_lane lanes[LANES];
     unsigned next_lane = 0;  // the lane after the last one started (device mutex)
     size_t warmed_m = 0;        // largest domain warm_up or a pass ran for since the last trim
-    uint64_t warmed_shape = 0;  // shape whose evaluation warm_up or a pass ran
+    // Shapes whose evaluation warm_up or a pass ran since the last trim,
+    // every one (not the last only): a daemon that proves a 32 GiB C2 and
+    // WinningPoSts in turn warmed up again for the C2 after each of the
+    // others, a synthetic 2^27 pass of about 20 s before the C2 began.
+    std::vector<uint64_t> warmed_shapes;
+    bool shape_warmed(uint64_t id) const {
+        for (uint64_t w : warmed_shapes)
+            if (w == id)
+                return true;
+        return false;
+    }
+    void note_shape_warmed(uint64_t id) {
+        if (!shape_warmed(id))
+            warmed_shapes.push_back(id);
+    }
     std::atomic<uint64_t> srs_uploads{0};
     // What sppark keeps in the device's default pool for the process's
     // lifetime (its NTT twiddle tables, about 36 MiB), measured once

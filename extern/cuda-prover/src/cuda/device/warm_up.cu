@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "parallel.hpp"
+
 namespace cp {
 namespace cuda_dev {
 
@@ -16,10 +18,11 @@ bool make_synthetic_witness(synthetic_witness &w, const srs &key, size_t m) {
     if (a_aux > na || b_aux > na || key.b_g2.size() != key.b_g1.size())
         return false;
     // Distinct pseudo-random general scalars: equal ones would all land
-    // in one Pippenger bucket and make the warm-up slow.
-    uint64_t state = 0x9e3779b97f4a7c15ULL;
-    auto next = [&]() {
-        uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    // in one Pippenger bucket and make the warm-up slow. Each a mix of its
+    // vector's salt and its index (splitmix64), so that the chunks of a
+    // vector fill on separate threads.
+    auto mix = [](uint64_t z) {
+        z += 0x9e3779b97f4a7c15ULL;
         z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
         z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
         return z ^ (z >> 31);
@@ -28,26 +31,32 @@ bool make_synthetic_witness(synthetic_witness &w, const srs &key, size_t m) {
     const uint64_t lz[4] = {0, 0, 0, 0}, lo[4] = {1, 0, 0, 0};
     blst_fr_from_uint64(&zero, lz);
     blst_fr_from_uint64(&one, lo);
-    auto fill = [&](std::vector<blst_fr> &v, size_t n) {
-        v.resize(n);
-        for (size_t i = 0; i < n; i++) {
-            if (i % 3 == 0) {
-                v[i] = zero;
-            } else if (i % 3 == 1) {
-                v[i] = one;
-            } else {
-                const uint64_t l[4] = {next(), next(), next(), next() >> 4};
-                blst_fr_from_uint64(&v[i], l);
-            }
-        }
+    auto fill = [&](std::unique_ptr<blst_fr[]> &v, size_t n, uint64_t salt) {
+        v.reset(new blst_fr[n ? n : 1]);
+        blst_fr *p = v.get();
+        parallel_for(n, hardware_threads(), size_t(1) << 16,
+                     [&](size_t begin, size_t end, size_t) {
+                         for (size_t i = begin; i < end; i++) {
+                             if (i % 3 == 0) {
+                                 p[i] = zero;
+                             } else if (i % 3 == 1) {
+                                 p[i] = one;
+                             } else {
+                                 const uint64_t at = (salt << 40) ^ (uint64_t(i) << 2);
+                                 const uint64_t l[4] = {mix(at), mix(at + 1), mix(at + 2),
+                                                        mix(at + 3) >> 4};
+                                 blst_fr_from_uint64(&p[i], l);
+                             }
+                         }
+                     });
     };
     auto first_bits = [](std::vector<uint64_t> &bits, size_t len, size_t set) {
         bits.assign((len + 63) / 64 + 1, 0);
         for (size_t i = 0; i < set; i++) bits[i / 64] |= uint64_t(1) << (i % 64);
     };
-    fill(w.abc, 3 * m);
-    fill(w.in, ni);
-    fill(w.aux, na);
+    fill(w.abc, 3 * m, 1);
+    fill(w.in, ni, 2);
+    fill(w.aux, na, 3);
     w.in[0] = one;
     first_bits(w.da, na, a_aux);
     first_bits(w.dbi, ni, b_in);
@@ -56,13 +65,13 @@ bool make_synthetic_witness(synthetic_witness &w, const srs &key, size_t m) {
     while ((size_t(1) << lg) < m) lg++;
     circuit_job &job = w.job;
     job = circuit_job{};
-    job.a = w.abc.data();
+    job.a = w.abc.get();
     job.b = job.a + m;
     job.c = job.b + m;
     job.num_constraints = m;
-    job.inputs = w.in.data();
+    job.inputs = w.in.get();
     job.num_inputs = ni;
-    job.aux = w.aux.data();
+    job.aux = w.aux.get();
     job.num_aux = na;
     job.a_aux_density = w.da.data();
     job.b_input_density = w.dbi.data();
