@@ -243,9 +243,7 @@ public:
         d_.streamer.release();
         d_.note_placed();
         d_.staging.release();
-        cudaMemPool_t pool;
-        if (cudaDeviceGetDefaultMemPool(&pool, d_.cuda_id) == cudaSuccess)
-            (void)cudaMemPoolTrimTo(pool, 0);
+        trim_default_pool(d_.cuda_id);
         return freed;
     }
 

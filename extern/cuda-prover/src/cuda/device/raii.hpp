@@ -72,7 +72,7 @@ public:
 // Gives the unused memory of device `cuda_id`'s default pool back to the
 // card (the current device), once the device's work has finished, so that
 // frees still in stream order are given back too. For allocations that
-// failed for want of memory; the errors are cleared.
+// failed for want of memory, and for trim; the errors are cleared.
 inline void trim_default_pool(int cuda_id) {
     cudaMemPool_t pool = nullptr;
     (void)cudaDeviceSynchronize();
