@@ -6,7 +6,10 @@
 //! is at each size. The next partition's witness is timed too: the first
 //! taught the proof its challenges' size, so the next writes them in place.
 //!
-//!     cargo run --release -p cuda-prover-filecoin --example witness_values -- 32GiB [partition]
+//! With `gadget` after the partition, the challenges' SHA-256 parts go
+//! through bellpepper's gadget rather than being made from their values.
+//!
+//!     cargo run --release -p cuda-prover-filecoin --example witness_values -- 32GiB [partition] [gadget]
 
 use std::time::Instant;
 
@@ -33,7 +36,7 @@ fn cpu_s() -> f64 {
         .map_or(0.0, |(u, s)| (u + s) / 100.0)
 }
 
-fn count<Tree: 'static + MerkleTreeTrait>(size: SectorSize, partition: usize) {
+fn count<Tree: 'static + MerkleTreeTrait>(size: SectorSize, partition: usize, native: bool) {
     let registered = RegisteredSeal::new(size, SealVersion::V1_1);
     let t = Instant::now();
     let c1 = generate_test_c1(registered, 1).expect("test C1");
@@ -53,7 +56,11 @@ fn count<Tree: 'static + MerkleTreeTrait>(size: SectorSize, partition: usize) {
         SectorId::from(c1.identity.sector_id),
     )
     .expect("prepare C2");
-    let mut circuits = prepared.circuits;
+    let mut circuits: Vec<_> = prepared
+        .circuits
+        .into_iter()
+        .map(|c| c.with_native_witness(native))
+        .collect();
     assert!(partition < circuits.len(), "no such partition");
     let next = (partition + 1 < circuits.len()).then(|| circuits.remove(partition + 1));
     let circuit = circuits.swap_remove(partition);
@@ -120,5 +127,6 @@ fn main() {
         .parse()
         .expect("sector size");
     let partition: usize = args.next().map_or(0, |p| p.parse().expect("partition"));
-    with_sector_shape!(size, count, size, partition);
+    let native = args.next().as_deref() != Some("gadget");
+    with_sector_shape!(size, count, size, partition, native);
 }

@@ -13,6 +13,7 @@
 //! whose witness-only synthesis runs its challenges on every core.
 
 mod partition;
+mod witness;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;

@@ -27,6 +27,7 @@ use filecoin_proofs::constants::DefaultPieceHasher;
 use filecoin_proofs::{DefaultPieceDomain, MerkleTreeTrait};
 use storage_proofs_porep::stacked::{self, StackedCircuit};
 
+use super::witness;
 use crate::error::{FilecoinError, Result};
 
 type TreeDomain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
@@ -75,12 +76,28 @@ impl<Tree: 'static + MerkleTreeTrait> Commitments<Tree> {
 struct Piece<Tree: 'static + MerkleTreeTrait> {
     commitments: Commitments<Tree>,
     proof: Option<VanillaProof<Tree>>,
+    /// Into a witness generator, through [`witness::stacked`] rather than
+    /// the gadgets.
+    native: bool,
 }
 
 impl<Tree: 'static + MerkleTreeTrait> Circuit<Scalar> for Piece<Tree> {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        self.commitments
-            .synthesize(cs, self.proof.into_iter().collect())
+        let proofs = self.proof.into_iter().collect();
+        if self.native && cs.is_witness_generator() {
+            let c = self.commitments;
+            witness::stacked(
+                cs,
+                c.replica_id,
+                c.comm_d,
+                c.comm_r,
+                c.comm_r_last,
+                c.comm_c,
+                proofs,
+            )
+        } else {
+            self.commitments.synthesize(cs, proofs)
+        }
     }
 }
 
@@ -90,6 +107,7 @@ pub struct PorepPartition<Tree: 'static + MerkleTreeTrait> {
     commitments: Commitments<Tree>,
     proofs: Vec<VanillaProof<Tree>>,
     parallel: bool,
+    native: bool,
     /// A challenge's aux count, learned by the first partition of the
     /// proof whose witness is made and shared by its partitions: from then
     /// on each challenge writes into its own range of the assignment.
@@ -129,6 +147,7 @@ impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
             },
             proofs,
             parallel: true,
+            native: true,
             challenge_aux: Arc::default(),
         })
     }
@@ -149,6 +168,15 @@ impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
 
     pub fn parallel_witness(&self) -> bool {
         self.parallel
+    }
+
+    /// Whether the parallel witness makes its challenges' SHA-256 parts
+    /// from their values (default: yes; see `seal::witness`) rather than
+    /// through bellpepper's gadget. Both give the same witness; the gadget
+    /// is several times slower.
+    pub fn with_native_witness(mut self, native: bool) -> Self {
+        self.native = native;
+        self
     }
 
     /// The partition's challenges.
@@ -177,18 +205,20 @@ impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
     }
 
     fn split(self) -> (Piece<Tree>, Vec<Piece<Tree>>) {
-        let commitments = self.commitments;
+        let (commitments, native) = (self.commitments, self.native);
         let pieces = self
             .proofs
             .into_iter()
             .map(|p| Piece {
                 commitments,
                 proof: Some(p),
+                native,
             })
             .collect();
         let prefix = Piece {
             commitments,
             proof: None,
+            native,
         };
         (prefix, pieces)
     }
@@ -236,6 +266,30 @@ mod tests {
         prepare_c2::<Tree>(&config, out, id.prover_id, SectorId::from(id.sector_id))
             .unwrap()
             .circuits
+    }
+
+    /// The native witness (the SHA-256 parts made from values) is the
+    /// gadgets' witness, input for input and aux for aux.
+    #[test]
+    fn the_native_witness_is_the_gadgets() {
+        for (k, (native, gadget)) in partitions(9)
+            .into_iter()
+            .zip(partitions(9))
+            .enumerate()
+        {
+            let n = native.parallel_witness_of(SizeHint::default()).unwrap();
+            let g = gadget
+                .with_native_witness(false)
+                .parallel_witness_of(SizeHint::default())
+                .unwrap();
+            let first = |a: &[Scalar], b: &[Scalar]| a.iter().zip(b).position(|(x, y)| x != y);
+            assert_eq!(
+                (n.aux_slice().len(), first(n.aux_slice(), g.aux_slice())),
+                (g.aux_slice().len(), None),
+                "partition {k}: aux count and first difference"
+            );
+            assert_eq!(n, g, "partition {k}");
+        }
     }
 
     /// The first partition of a proof learns a challenge's size and the
