@@ -272,11 +272,7 @@ mod tests {
     /// gadgets' witness, input for input and aux for aux.
     #[test]
     fn the_native_witness_is_the_gadgets() {
-        for (k, (native, gadget)) in partitions(9)
-            .into_iter()
-            .zip(partitions(9))
-            .enumerate()
-        {
+        for (k, (native, gadget)) in partitions(9).into_iter().zip(partitions(9)).enumerate() {
             let n = native.parallel_witness_of(SizeHint::default()).unwrap();
             let g = gadget
                 .with_native_witness(false)

@@ -29,6 +29,7 @@ type VanillaProof<Tree> = stacked::Proof<Tree, DefaultPieceHasher>;
 /// The circuit's view of a vanilla proof (storage-proofs' private
 /// `params::Proof`, whose fields and column proofs are public), named
 /// through the type `StackedCircuit::synthesize` takes.
+#[allow(clippy::type_complexity)]
 fn circuit_proof<A, B, C, D, E, F, P, V: Into<P>>(
     _synthesize: fn(A, B, C, D, E, F, Vec<P>) -> Result<(), SynthesisError>,
     vanilla: V,
@@ -150,7 +151,14 @@ where
                 values.push(value_of(c.get_value(layer - 1))?);
             }
         }
-        labels.push(label(cs, &replica_id, &node_be, layer as u32, &values, aux)?);
+        labels.push(label(
+            cs,
+            &replica_id,
+            &node_be,
+            layer as u32,
+            &values,
+            aux,
+        )?);
     }
 
     let key = labels.last().ok_or(SynthesisError::Unsatisfiable)?;

@@ -31,7 +31,7 @@ pub(crate) fn unpack(value: &Scalar, aux: &mut AuxBits) -> Vec<Bit> {
 /// storage-proofs' `reverse_bit_numbering`: padded to whole bytes with
 /// constant zeros, each byte's bits reversed.
 pub(crate) fn reverse_bit_numbering(mut bits: Vec<Bit>) -> Vec<Bit> {
-    while bits.len() % 8 != 0 {
+    while !bits.len().is_multiple_of(8) {
         bits.push(Bit::Const(false));
     }
     bits.chunks(8)
@@ -91,7 +91,7 @@ pub(crate) fn label<CS: ConstraintSystem<Scalar>>(
     input.resize(512, Bit::Const(false));
     for parent in expanded {
         input.extend_from_slice(parent);
-        while input.len() % 256 != 0 {
+        while !input.len().is_multiple_of(256) {
             input.push(Bit::Const(false));
         }
     }

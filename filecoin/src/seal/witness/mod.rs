@@ -69,11 +69,8 @@ where
     comm_r_num.inputize(&mut *cs)?;
     let comm_r_last_num = AllocatedNum::alloc(&mut *cs, || Ok(comm_r_last.into()))?;
     let comm_c_num = AllocatedNum::alloc(&mut *cs, || Ok(comm_c.into()))?;
-    let hash = <Tree::Hasher as Hasher>::Function::hash2_circuit(
-        &mut *cs,
-        &comm_c_num,
-        &comm_r_last_num,
-    )?;
+    let hash =
+        <Tree::Hasher as Hasher>::Function::hash2_circuit(&mut *cs, &comm_c_num, &comm_r_last_num)?;
     constraint::equal(cs, || "comm_r", &comm_r_num, &hash);
 
     let prefix = Prefix {

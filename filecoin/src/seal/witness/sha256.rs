@@ -25,11 +25,11 @@ const IV: [u32; 8] = [
 /// first): the 256 bits of the digest, most significant first, as the
 /// gadget returns them.
 pub(crate) fn sha256(input: &[Bit], aux: &mut AuxBits) -> Vec<Bit> {
-    assert!(input.len() % 8 == 0, "whole bytes");
+    assert!(input.len().is_multiple_of(8), "whole bytes");
     let mut padded = input.to_vec();
     let len = padded.len() as u64;
     padded.push(Bit::Const(true));
-    while (padded.len() + 64) % 512 != 0 {
+    while !(padded.len() + 64).is_multiple_of(512) {
         padded.push(Bit::Const(false));
     }
     padded.extend((0..64).rev().map(|i| Bit::Const((len >> i) & 1 == 1)));
@@ -167,7 +167,11 @@ mod tests {
         let mut n = Witness::with_capacity(SizeHint::default());
         for b in bits {
             if let Bit::Var { value, neg } = *b {
-                let v = if value ^ neg { Scalar::ONE } else { Scalar::ZERO };
+                let v = if value ^ neg {
+                    Scalar::ONE
+                } else {
+                    Scalar::ZERO
+                };
                 n.alloc(|| "", || Ok(v)).unwrap();
             }
         }
