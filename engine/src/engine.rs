@@ -176,14 +176,16 @@ impl Engine {
             // a streamed key's chunk buffers) is the job's too: after one
             // job of a streamed 32 GiB C2 an 80 GB card had 493 MiB free
             // and held everything the next job needed.
-            let held = self
+            // Under a memory limit (the engine's configured one, or one set
+            // on the context directly) the room is at most the limit.
+            let stats = self
                 .ctx
                 .device_stats(d.ordinal)
-                .map_err(|e| EngineError::Prepare(e.into()))?
-                .held_bytes;
+                .map_err(|e| EngineError::Prepare(e.into()))?;
+            let held = stats.held_bytes;
             let mut room = info.free_bytes.saturating_add(held);
-            if let Some(limit) = self.config.device_memory_limit {
-                room = room.min(limit);
+            if stats.limit_bytes > 0 {
+                room = room.min(stats.limit_bytes);
             }
             let streamed = est.streamed_bytes.saturating_add(shape_bytes);
             let compact = est.compact_bytes.min(streamed);

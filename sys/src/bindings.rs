@@ -186,10 +186,11 @@ pub struct cp_device_stats {
     pub srs_uploads: u64,
     pub trims: u64,
     pub held_bytes: u64,
+    pub limit_bytes: u64,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_device_stats"][::std::mem::size_of::<cp_device_stats>() - 56usize];
+    ["Size of cp_device_stats"][::std::mem::size_of::<cp_device_stats>() - 64usize];
     ["Alignment of cp_device_stats"][::std::mem::align_of::<cp_device_stats>() - 8usize];
     ["Offset of field: cp_device_stats::proofs"]
         [::std::mem::offset_of!(cp_device_stats, proofs) - 0usize];
@@ -205,6 +206,8 @@ const _: () = {
         [::std::mem::offset_of!(cp_device_stats, trims) - 40usize];
     ["Offset of field: cp_device_stats::held_bytes"]
         [::std::mem::offset_of!(cp_device_stats, held_bytes) - 48usize];
+    ["Offset of field: cp_device_stats::limit_bytes"]
+        [::std::mem::offset_of!(cp_device_stats, limit_bytes) - 56usize];
 };
 unsafe extern "C" {
     pub fn cp_device_stats_get(

@@ -80,3 +80,41 @@ fn a_key_too_large_for_the_devices_is_refused_before_any_work() {
     assert_eq!(ctx.device_stats(0).unwrap().cache_allocations, 0);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A memory limit set on the context directly (not through the engine's
+/// configuration) bounds the engine's check too: what a device holds for
+/// the next passes (here a streamed key's chunk buffers) counts as room,
+/// but never past the limit.
+#[test]
+fn a_limit_set_on_the_context_bounds_the_room_the_held_bytes_give() {
+    let (dir, key, engine) = key_and_engine("context-limit", 10, 1);
+    let ctx = engine.context();
+    let n = key.domain_size().unwrap();
+    let est = key.device_memory_estimate(ctx, 0, n).unwrap();
+    let need = est.working_bytes + est.srs_bytes;
+    let smallest = need.min(est.compact_bytes).min(est.streamed_bytes);
+    // A job under a limit that makes it stream its key: the device then
+    // holds the chunk buffers for the next job.
+    ctx.set_memory_limit(0, Some(smallest + (need - smallest) / 4))
+        .unwrap();
+    let partitions = vec![BuiltIn::new(Kind::Chain, 10, 1).unwrap()];
+    engine
+        .run(Job::new("streamed", partitions), &key, |_| {})
+        .unwrap();
+    let held = ctx.device_stats(0).unwrap().held_bytes;
+    // Then a limit under every way of running the job, low enough that
+    // the held bytes on top of it would cover the smallest.
+    let limit = smallest - 1;
+    assert!(
+        limit + held >= smallest,
+        "the scenario: held {held} B, limit {limit} B, smallest {smallest} B, need {need} B"
+    );
+    ctx.set_memory_limit(0, Some(limit)).unwrap();
+    assert_eq!(ctx.device_stats(0).unwrap().limit_bytes, limit);
+    let err = engine.check_memory(&key).unwrap_err();
+    assert!(err.to_string().contains("but the job needs"), "{err}");
+    ctx.set_memory_limit(0, None).unwrap();
+    assert_eq!(ctx.device_stats(0).unwrap().limit_bytes, 0);
+    engine.check_memory(&key).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -314,6 +314,8 @@ cp_status cp_device_stats_get(const cp_context *ctx, int32_t ordinal, cp_device_
         out->cache_allocations = s.dev->cache_allocations();
         out->cache_bytes = s.dev->cache_bytes();
         out->held_bytes = s.dev->held_bytes();
+        const uint64_t limit = s.dev->memory_limit();
+        out->limit_bytes = limit == UINT64_MAX ? 0 : limit;
         out->srs_uploads = s.dev->srs_uploads();
     });
 }

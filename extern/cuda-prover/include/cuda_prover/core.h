@@ -184,6 +184,9 @@ typedef struct cp_device_stats {
                                      buffers (CUDA: and the memory pool's idle bytes); not
                                      resident keys. Free to a job of the key the device holds
                                      next to free_bytes. */
+    uint64_t limit_bytes;         /* the cap cp_set_device_memory_limit set on the core's use of
+                                     this device, 0 for none: a job's room is at most this,
+                                     whatever free_bytes + held_bytes say */
 } cp_device_stats;
 
 cp_status cp_device_stats_get(const cp_context *ctx, int32_t ordinal, cp_device_stats *out);
