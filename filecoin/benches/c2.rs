@@ -12,7 +12,9 @@
 //!
 //! `--configs` runs every backend and path once per engine setting (`;`
 //! between settings; `ahead`, `threads`, `limit=SIZE|none`, each over the
-//! single flags' values), each with its own engine and prover.
+//! single flags' values, and `witness=native|gadget`: a PoRep challenge's
+//! SHA-256 parts made from their values, the default, or through
+//! bellperson's gadget), each with its own engine and prover.
 //!
 //! The C1 comes from a sector sealed here (`sealed`, the default up to
 //! 8 MiB) or from `test-c1`'s generator (`test`, the default above: a
@@ -82,10 +84,13 @@ struct RunConfig {
     prepare_ahead: usize,
     /// MiB.
     device_memory_limit: Option<u64>,
+    /// The PoRep witness's SHA-256 parts made from their values.
+    native_witness: bool,
 }
 
 impl RunConfig {
-    /// `ahead=N,threads=N,limit=SIZE|none`, each optional, over `base`.
+    /// `ahead=N,threads=N,limit=SIZE|none,witness=native|gadget`, each
+    /// optional, over `base`.
     fn parse(s: &str, base: RunConfig) -> Result<Self, FilecoinError> {
         let mut c = base;
         for kv in s.split(',').map(str::trim).filter(|kv| !kv.is_empty()) {
@@ -98,6 +103,17 @@ impl RunConfig {
             };
             match k {
                 "ahead" => c.prepare_ahead = num(v)?,
+                "witness" => {
+                    c.native_witness = match v {
+                        "native" => true,
+                        "gadget" => false,
+                        o => {
+                            return Err(FilecoinError::Input(format!(
+                                "--configs: witness={o} (native or gadget)"
+                            )))
+                        }
+                    }
+                }
                 "threads" => c.synthesis_threads = num(v)?,
                 "limit" if v == "none" => c.device_memory_limit = None,
                 "limit" => {
@@ -107,7 +123,7 @@ impl RunConfig {
                 }
                 o => {
                     return Err(FilecoinError::Input(format!(
-                        "--configs: unknown setting '{o}' (ahead, threads, limit)"
+                        "--configs: unknown setting '{o}' (ahead, threads, limit, witness)"
                     )))
                 }
             }
@@ -120,6 +136,7 @@ impl RunConfig {
             "synthesis_threads": self.synthesis_threads,
             "prepare_ahead": self.prepare_ahead,
             "device_memory_limit_mib": self.device_memory_limit,
+            "native_witness": self.native_witness,
         })
     }
 }
@@ -151,6 +168,7 @@ fn parse() -> Result<Args, FilecoinError> {
         synthesis_threads: 0,
         prepare_ahead: 1,
         device_memory_limit: None,
+        native_witness: true,
     };
     let mut configs = None;
     let mut it = std::env::args().skip(1);
@@ -437,7 +455,8 @@ fn engine_runs(
     // records the digest); later loads check the digest only.
     let mut prover = FilecoinProver::new(engine)
         .with_blinding(BlindingSource::Random)
-        .with_synthesis(mode);
+        .with_synthesis(mode)
+        .with_native_witness(config.native_witness);
     if let Some(p) = preloaded {
         prover = prover.with_key(&p.params, p.key.clone(), Some(p.shape.clone()))?;
     }

@@ -45,6 +45,7 @@ pub struct FilecoinProver {
     blinding: BlindingSource,
     synthesis: SynthesisMode,
     parallel_witness: bool,
+    native_witness: bool,
     key_check: KeyCheck,
     keys: Arc<KeyStore>,
     /// Set by [`FilecoinProver::for_job`]: the job's priority on the
@@ -74,6 +75,7 @@ impl FilecoinProver {
             blinding: BlindingSource::Random,
             synthesis: SynthesisMode::Auto,
             parallel_witness: true,
+            native_witness: true,
             key_check: KeyCheck::Full,
             keys: Arc::new(KeyStore::unbounded()),
             priority: None,
@@ -92,6 +94,7 @@ impl FilecoinProver {
             blinding: self.blinding,
             synthesis: self.synthesis,
             parallel_witness: self.parallel_witness,
+            native_witness: self.native_witness,
             key_check: self.key_check,
             keys: self.keys.clone(),
             priority: Some(priority),
@@ -121,6 +124,14 @@ impl FilecoinProver {
     /// Off, each partition's witness is one sequential synthesis.
     pub fn with_parallel_witness(mut self, parallel: bool) -> Self {
         self.parallel_witness = parallel;
+        self
+    }
+
+    /// Whether that parallel witness makes a PoRep challenge's SHA-256
+    /// parts from their values (default: yes; the witness is the same,
+    /// several times faster) or through bellpepper's gadget.
+    pub fn with_native_witness(mut self, native: bool) -> Self {
+        self.native_witness = native;
         self
     }
 
@@ -155,6 +166,10 @@ impl FilecoinProver {
 
     pub fn parallel_witness(&self) -> bool {
         self.parallel_witness
+    }
+
+    pub fn native_witness(&self) -> bool {
+        self.native_witness
     }
 
     /// Reproducible blinding (partition k of every job uses the engine's

@@ -208,11 +208,14 @@ pub fn seal_commit_phase2<Tree: 'static + MerkleTreeTrait>(
 ) -> Result<SealCommit> {
     let prepared = prepare_c2::<Tree>(porep_config, c1, prover_id, sector_id)?;
     let partitions = prepared.circuits.len();
-    let parallel = prover.parallel_witness();
+    let (parallel, native) = (prover.parallel_witness(), prover.native_witness());
     let circuits = prepared
         .circuits
         .into_iter()
-        .map(|c| c.with_parallel_witness(parallel))
+        .map(|c| {
+            c.with_parallel_witness(parallel)
+                .with_native_witness(native)
+        })
         .collect();
     let proved = prover.prove(
         &format!("seal-commit-{}", u64::from(sector_id)),

@@ -61,6 +61,11 @@ pub struct EngineArgs {
     /// every core (true) or the partition in one thread (false).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub parallel_witness: bool,
+    /// On that parallel witness, make a challenge's SHA-256 parts from
+    /// their values (true; the same witness, several times faster) or run
+    /// bellperson's SHA-256 gadget (false).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub native_witness: bool,
 }
 
 impl EngineArgs {
@@ -68,7 +73,8 @@ impl EngineArgs {
     pub fn prover(&self) -> Result<crate::FilecoinProver> {
         Ok(crate::FilecoinProver::new(self.engine()?)
             .with_synthesis(self.synthesis)
-            .with_parallel_witness(self.parallel_witness))
+            .with_parallel_witness(self.parallel_witness)
+            .with_native_witness(self.native_witness))
     }
 
     pub fn engine(&self) -> Result<Engine> {
