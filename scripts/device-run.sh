@@ -169,7 +169,9 @@ if [ "$what" = keyload-a ] || [ "$what" = keyload-b ] || [ "$what" = serve-post 
     # bench-c2 over the key on disk (loaded through its digest, times
     # logged): run 0 readies the device, run 1 is the steady state.
     # CP_MSM_* and CP_TRACE_PASS in the environment pass through;
-    # SECTOR_ARGS adds bench-c2 flags (e.g. --configs "ahead=1;limit=22GiB").
+    # SECTOR_ARGS adds bench-c2 flags (e.g. --configs "ahead=1;limit=22GiB",
+    # or --configs "ahead=1;ahead=1,witness=gadget" for the PoRep witness
+    # made from values beside bellperson's SHA-256 gadget).
     bench_sector() { # name
         fincore "$P"/*.params "$P"/*.params.shape > "$out/fincore-$1.txt" 2>&1 || true
         # shellcheck disable=SC2086
