@@ -291,7 +291,7 @@ mod tests {
     /// The first partition of a proof learns a challenge's size and the
     /// next writes its challenges in place: both witnesses equal the
     /// sequential synthesis of `StackedCircuit` (which
-    /// tests/filecoin_parallel_witness.rs ties to filecoin-proofs' own).
+    /// tests/all/filecoin_parallel_witness.rs ties to filecoin-proofs' own).
     #[test]
     fn later_partitions_write_their_challenges_in_place() {
         let sequential = |p: PorepPartition<Tree>| {

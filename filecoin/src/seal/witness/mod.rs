@@ -13,7 +13,7 @@
 //! gadgets) and [`stacked`] the circuit's prefix and challenges. The
 //! witness is byte-identical to filecoin-proofs' `StackedCircuit`
 //! synthesized into a witness generator (tests here and in
-//! `tests/tests/host/filecoin_parallel_witness.rs`); constraint systems
+//! `filecoin/tests/all/filecoin_parallel_witness.rs`); constraint systems
 //! that record constraints keep getting the gadgets.
 
 mod bit;

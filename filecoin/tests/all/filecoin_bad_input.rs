@@ -2,7 +2,7 @@
 //! proof that fails verification later. No parameters are needed: every
 //! check runs before the proving key is loaded.
 
-mod common;
+use crate::common;
 
 use base64::Engine as _;
 use cuda_prover_engine::BlindingSource;

@@ -5,7 +5,7 @@
 //! and, on the witness path, those of the sequential witness (the C2 is
 //! proved with the parallel witness).
 
-mod common;
+use crate::common;
 
 use std::sync::OnceLock;
 

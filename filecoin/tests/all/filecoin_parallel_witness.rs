@@ -7,7 +7,7 @@
 //! tests/filecoin_c2.rs, which proves the 2 KiB C2 once for all its
 //! checks.)
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

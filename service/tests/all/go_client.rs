@@ -11,7 +11,7 @@
 //! .ci/run, which installs them) makes that a failure.
 #![cfg(feature = "filecoin")]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! daemon on two simulated devices. Nothing may be lost: every job comes
 //! back done with its proof verified. Prints the latency distribution.
 
-mod common;
+use crate::common;
 
 use std::time::Instant;
 

@@ -9,7 +9,7 @@
 //! the vanilla check; the file reads back through `PostInput`, and the CLI
 //! writes it.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Instant;

@@ -7,7 +7,7 @@
 //! and a damaged journal is set aside. Host backend, 2 KiB TEST parameters.
 #![cfg(feature = "filecoin")]
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;

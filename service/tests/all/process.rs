@@ -8,7 +8,7 @@
 // library).
 #![allow(clippy::result_large_err)]
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -8,7 +8,7 @@
 //! queued.
 #![cfg(feature = "filecoin")]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -10,7 +10,7 @@
 //! keys their jobs prove with.
 #![cfg(feature = "filecoin")]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -8,7 +8,7 @@
 //! key (SERVING only once it is loaded, the key cuzk's PreloadSRS names)
 //! and, in the daemon binary, a WindowPoSt key named by cuzk's circuit id.
 
-mod common;
+use crate::common;
 
 use std::os::fd::AsRawFd;
 use std::sync::Arc;

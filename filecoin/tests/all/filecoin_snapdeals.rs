@@ -2,7 +2,7 @@
 //! engine (host backend), with TEST parameters, checked by filecoin-proofs'
 //! verifier.
 
-mod common;
+use crate::common;
 
 use cuda_prover_engine::BlindingSource;
 use cuda_prover_filecoin::sealing::prove_snap_for;

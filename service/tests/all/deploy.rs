@@ -8,7 +8,7 @@
 //! directory is ready again. `deploy/check.py` passes on this build (when
 //! python3 is installed).
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -30,7 +30,7 @@
 //! ones submitted to it (its done counter), so no finished job ran again.
 #![cfg(feature = "filecoin")]
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;

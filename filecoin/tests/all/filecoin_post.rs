@@ -2,7 +2,7 @@
 //! (host backend), with TEST parameters, checked by filecoin-proofs'
 //! verifiers.
 
-mod common;
+use crate::common;
 
 use cuda_prover_engine::BlindingSource;
 use cuda_prover_filecoin::sealing::prove_post_for;

@@ -4,7 +4,7 @@
 //! clear errors and the daemon keeps serving.
 #![cfg(feature = "filecoin")]
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

@@ -1,7 +1,7 @@
 //! The daemon over gRPC on simulated host devices: concurrent clients,
 //! priorities, cancellation, key residency, limits and bad requests.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

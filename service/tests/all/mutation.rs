@@ -28,7 +28,7 @@
 //!
 //! `CP_MUTATION_SEED` picks the seed (default 34).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -9,7 +9,7 @@
 //! sealed sector's; the CLI writes the same bytes for the same seed,
 //! refuses a wrapper not named "test" and ends with the ids C2 takes.
 
-mod common;
+use crate::common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;

@@ -6,7 +6,7 @@
 //! CPU prover's bytes for the same r, s), the PoSt and SnapDeals keys by
 //! their own tests.
 
-mod common;
+use crate::common;
 
 use cuda_prover_filecoin::test_params::{
     parameter_files, write_test_parameters, TestCircuit, TestMarker,

@@ -2,7 +2,7 @@
 //! cuda_prover.v1 wire, one code per cause; refused calls take their gRPC
 //! status from the same codes.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
