@@ -4,7 +4,8 @@
 //! order and with their values, into [`AuxBits`]; they build no linear
 //! combination (a witness generator never reads one).
 
-use bellpepper_core::ConstraintSystem;
+use bellpepper_core::{ConstraintSystem, SynthesisError};
+use bellperson::gadgets::boolean::Boolean;
 use blstrs::Scalar;
 use ff::Field;
 
@@ -18,6 +19,21 @@ pub(crate) enum Bit {
 }
 
 impl Bit {
+    /// A gadget's `Boolean` as a bit; its value must be known.
+    pub(crate) fn of(b: &Boolean) -> Result<Self, SynthesisError> {
+        Ok(match b {
+            Boolean::Constant(v) => Bit::Const(*v),
+            Boolean::Is(a) => Bit::Var {
+                value: a.get_value().ok_or(SynthesisError::AssignmentMissing)?,
+                neg: false,
+            },
+            Boolean::Not(a) => Bit::Var {
+                value: !a.get_value().ok_or(SynthesisError::AssignmentMissing)?,
+                neg: true,
+            },
+        })
+    }
+
     /// A freshly allocated bit (`Boolean::Is`).
     pub(crate) fn is(value: bool) -> Self {
         Bit::Var { value, neg: false }

@@ -37,21 +37,6 @@ fn circuit_proof<A, B, C, D, E, F, P, V: Into<P>>(
     vanilla.into()
 }
 
-/// A gadget's `Boolean` as a [`Bit`]; its value must be known.
-pub(crate) fn bit_of(b: &Boolean) -> Result<Bit, SynthesisError> {
-    Ok(match b {
-        Boolean::Constant(v) => Bit::Const(*v),
-        Boolean::Is(a) => Bit::Var {
-            value: a.get_value().ok_or(SynthesisError::AssignmentMissing)?,
-            neg: false,
-        },
-        Boolean::Not(a) => Bit::Var {
-            value: !a.get_value().ok_or(SynthesisError::AssignmentMissing)?,
-            neg: true,
-        },
-    })
-}
-
 fn value_of(n: &AllocatedNum<Scalar>) -> Result<Scalar, SynthesisError> {
     n.get_value().ok_or(SynthesisError::AssignmentMissing)
 }
@@ -129,12 +114,12 @@ where
     let node_be = challenge
         .to_bits_be()
         .iter()
-        .map(bit_of)
+        .map(Bit::of)
         .collect::<Result<Vec<_>, _>>()?;
     let replica_id = prefix
         .replica_id_bits
         .iter()
-        .map(bit_of)
+        .map(Bit::of)
         .collect::<Result<Vec<_>, _>>()?;
 
     let mut labels = Vec::with_capacity(layers);

@@ -9,8 +9,8 @@ use bellpepper_core::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 
-use super::bit::{AuxBits, Bit};
-use super::label::{pack, unpack};
+use super::bit::AuxBits;
+use super::label::{pack, reverse_bit_numbering, unpack};
 use super::sha256::sha256;
 
 /// Allocates the path from `leaf` up, given as the data tree's proof
@@ -39,18 +39,13 @@ pub(crate) fn data_path<CS: ConstraintSystem<Scalar>>(
         let one = |b: bool| if b { Scalar::ONE } else { Scalar::ZERO };
         cs.extend_aux(&[one(right), sibling, first, second]);
 
-        let mut preimage = Vec::with_capacity(512);
-        for child in [first, second] {
-            let mut bits = unpack(&child, aux);
-            bits.push(Bit::Const(false));
-            preimage.extend(bits.chunks(8).flat_map(|byte| byte.iter().rev().copied()));
-        }
+        // Each child's 255 bits padded to whole bytes and byte-reversed,
+        // and the digest's bytes reversed before packing, as
+        // `hash_multi_leaf_circuit` and `hash_circuit` order them.
+        let mut preimage = reverse_bit_numbering(unpack(&first, aux));
+        preimage.extend(reverse_bit_numbering(unpack(&second, aux)));
         let digest = sha256(&preimage, aux);
-        let le: Vec<Bit> = digest
-            .chunks(8)
-            .flat_map(|byte| byte.iter().rev().copied())
-            .collect();
-        cur = pack(&le);
+        cur = pack(&reverse_bit_numbering(digest));
         aux.flush(cs);
         cs.extend_aux(&[cur]);
     }

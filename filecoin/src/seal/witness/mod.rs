@@ -55,11 +55,14 @@ where
     CS: ConstraintSystem<Scalar>,
 {
     debug_assert!(cs.is_witness_generator());
-    let missing = SynthesisError::AssignmentMissing;
     let replica_id_num = AllocatedNum::alloc(&mut *cs, || Ok(replica_id.into()))?;
     replica_id_num.inputize(&mut *cs)?;
     let replica_id_bits = reverse_bit_numbering(replica_id_num.to_bits_le(&mut *cs)?);
-    let comm_d_num = AllocatedNum::alloc(&mut *cs, || comm_d.map(Into::into).ok_or(missing))?;
+    let comm_d_num = AllocatedNum::alloc(&mut *cs, || {
+        comm_d
+            .map(Into::into)
+            .ok_or(SynthesisError::AssignmentMissing)
+    })?;
     comm_d_num.inputize(&mut *cs)?;
     let comm_r_num = AllocatedNum::alloc(&mut *cs, || {
         comm_r

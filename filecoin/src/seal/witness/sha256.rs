@@ -122,7 +122,6 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::super::bit::{AuxBits, Bit};
-    use super::super::challenge::bit_of;
     use super::sha256;
 
     /// Input bits: each a constant, an allocated bit or a negated one
@@ -162,7 +161,7 @@ mod tests {
             })
             .collect();
         let digest = bellperson::gadgets::sha256::sha256(&mut g, &booleans).unwrap();
-        let digest = digest.iter().map(|b| bit_of(b).unwrap()).collect();
+        let digest = digest.iter().map(|b| Bit::of(b).unwrap()).collect();
 
         let mut n = Witness::with_capacity(SizeHint::default());
         for b in bits {
