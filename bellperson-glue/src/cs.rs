@@ -10,6 +10,7 @@ use blstrs::Scalar;
 use ff::Field;
 
 use crate::convert::limbs;
+use crate::flat_cs::flat_namespaces;
 use crate::huge_pages::vec_with_capacity;
 use crate::shape::{ShapeData, ShapeRecorder};
 
@@ -261,18 +262,7 @@ impl ConstraintSystem<Scalar> for Synthesized {
         self.push_constraint(&a, &b, &c);
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    flat_namespaces!();
 }
 
 /// A full synthesis that also records the constraints (for a first proof of
@@ -318,18 +308,7 @@ impl ConstraintSystem<Scalar> for Recording {
         self.synth.push_constraint(&a, &b, &c);
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    flat_namespaces!();
 }
 
 /// bellperson's framing of a synthesis: input ONE first, then the circuit,

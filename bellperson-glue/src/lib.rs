@@ -12,7 +12,7 @@ pub mod circuits;
 mod convert;
 mod cs;
 mod error;
-mod gpu;
+mod flat_cs;
 mod huge_pages;
 mod key;
 mod prove;
@@ -26,7 +26,6 @@ mod witness_pieces;
 
 pub use cs::{synthesize, synthesize_recording, synthesize_sized, Density, SizeHint, Synthesized};
 pub use error::{Error, Result};
-pub use gpu::{GpuIndex, GPU_AUTO, GPU_BOUND};
 pub use key::{vk_fingerprint, KeyCheck, LoadReport, ProvingKey, SubgroupCheck};
 pub use prove::{
     create_proof_batch, create_random_proof_batch, prove_from_assignments, prove_from_witnesses,
@@ -41,7 +40,8 @@ pub use witness_pieces::{synthesize_pieces, synthesize_witness_pieces};
 /// The core's device-level types, for the layers above.
 pub use cuda_prover_sys::{
     built_with_cuda, cuda_device_count, cuda_device_info, cuda_usable_devices, Backend, Context,
-    ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, ErrorCode, StreamSharing, Timings,
+    ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, ErrorCode, GpuIndex, Placement,
+    StreamSharing, Timings, GPU_AUTO, GPU_BOUND,
 };
 /// The core's GKR kernels (BabyBear sumcheck and tower), for the GKR crate.
 pub use cuda_prover_sys::{

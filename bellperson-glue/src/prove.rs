@@ -1,5 +1,6 @@
-//! Proving entry points: each takes the device (`gpu_index`), an optional
-//! device mutex, and the blinding factors (given or drawn from an RNG).
+//! Proving entry points: each takes where it runs (a `Placement`: the
+//! device and an optional device mutex) and the blinding factors (given or
+//! drawn from an RNG).
 
 use std::borrow::Borrow;
 
@@ -7,6 +8,7 @@ use bellpepper_core::Circuit;
 use bellperson::groth16::Proof;
 use blstrs::{Bls12, Scalar};
 use cuda_prover_sys as sys;
+use cuda_prover_sys::Placement;
 use ff::Field;
 use rand_core::RngCore;
 use rayon::prelude::*;
@@ -14,7 +16,6 @@ use rayon::prelude::*;
 use crate::convert::{fr, fr_slice, to_g1, to_g2};
 use crate::cs::{synthesize, Synthesized};
 use crate::error::{Error, Result};
-use crate::gpu::GpuIndex;
 use crate::key::ProvingKey;
 use crate::shape::Shape;
 use crate::witness::Witness;
@@ -110,8 +111,7 @@ pub fn prove_start<S: Borrow<Synthesized>>(
     circuits: &[S],
     blinding: &[Blinding],
     tags: &[i64],
-    gpu_index: impl Into<GpuIndex>,
-    mutex: Option<&sys::DeviceMutex>,
+    place: &Placement<'_>,
 ) -> Result<PendingProofs> {
     check_lengths(circuits.len(), blinding.len(), tags.len())?;
     let raw = circuits
@@ -135,14 +135,13 @@ pub fn prove_start<S: Borrow<Synthesized>>(
             })
         })
         .collect::<sys::Result<Vec<_>>>()?;
-    let inner = ctx.prove_start(key.srs(), &raw, gpu_index.into().raw(), mutex)?;
+    let inner = ctx.prove_start(key.srs(), &raw, place)?;
     Ok(PendingProofs { inner })
 }
 
 /// Runs the device part of every witness against `shape`: the core
 /// evaluates a, b, c from the witness, checks every row (an unsatisfied
 /// witness fails with the row), then proves. `tags` as in [`prove_start`].
-#[allow(clippy::too_many_arguments)]
 pub fn prove_start_witness<W: Borrow<Witness>>(
     ctx: &sys::Context,
     key: &ProvingKey,
@@ -150,8 +149,7 @@ pub fn prove_start_witness<W: Borrow<Witness>>(
     witnesses: &[W],
     blinding: &[Blinding],
     tags: &[i64],
-    gpu_index: impl Into<GpuIndex>,
-    mutex: Option<&sys::DeviceMutex>,
+    place: &Placement<'_>,
 ) -> Result<PendingProofs> {
     check_lengths(witnesses.len(), blinding.len(), tags.len())?;
     let raw: Vec<sys::Witness<'_>> = witnesses
@@ -169,8 +167,7 @@ pub fn prove_start_witness<W: Borrow<Witness>>(
             )
         })
         .collect();
-    let inner =
-        ctx.prove_start_witness(key.srs(), shape.core(), &raw, gpu_index.into().raw(), mutex)?;
+    let inner = ctx.prove_start_witness(key.srs(), shape.core(), &raw, place)?;
     Ok(PendingProofs { inner })
 }
 
@@ -181,10 +178,9 @@ pub fn prove_from_witnesses(
     shape: &Shape,
     witnesses: &[Witness],
     blinding: &[Blinding],
-    gpu_index: impl Into<GpuIndex>,
-    mutex: Option<&sys::DeviceMutex>,
+    place: &Placement<'_>,
 ) -> Result<Vec<ProofOutput>> {
-    prove_start_witness(ctx, key, shape, witnesses, blinding, &[], gpu_index, mutex)?.finish()
+    prove_start_witness(ctx, key, shape, witnesses, blinding, &[], place)?.finish()
 }
 
 /// Device part and epilogue for already synthesized circuits.
@@ -193,10 +189,9 @@ pub fn prove_from_assignments(
     key: &ProvingKey,
     circuits: &[Synthesized],
     blinding: &[Blinding],
-    gpu_index: impl Into<GpuIndex>,
-    mutex: Option<&sys::DeviceMutex>,
+    place: &Placement<'_>,
 ) -> Result<Vec<ProofOutput>> {
-    prove_start(ctx, key, circuits, blinding, &[], gpu_index, mutex)?.finish()
+    prove_start(ctx, key, circuits, blinding, &[], place)?.finish()
 }
 
 /// Like bellperson's `create_proof_batch`: synthesizes the circuits in
@@ -206,8 +201,7 @@ pub fn create_proof_batch<C>(
     circuits: Vec<C>,
     key: &ProvingKey,
     blinding: &[Blinding],
-    gpu_index: impl Into<GpuIndex>,
-    mutex: Option<&sys::DeviceMutex>,
+    place: &Placement<'_>,
 ) -> Result<Vec<ProofOutput>>
 where
     C: Circuit<Scalar> + Send,
@@ -216,7 +210,7 @@ where
         .into_par_iter()
         .map(synthesize)
         .collect::<std::result::Result<Vec<_>, _>>()?;
-    prove_from_assignments(ctx, key, &synthesized, blinding, gpu_index, mutex)
+    prove_from_assignments(ctx, key, &synthesized, blinding, place)
 }
 
 /// Like bellperson's `create_random_proof_batch`.
@@ -225,13 +219,12 @@ pub fn create_random_proof_batch<C, R>(
     circuits: Vec<C>,
     key: &ProvingKey,
     rng: &mut R,
-    gpu_index: impl Into<GpuIndex>,
-    mutex: Option<&sys::DeviceMutex>,
+    place: &Placement<'_>,
 ) -> Result<Vec<ProofOutput>>
 where
     C: Circuit<Scalar> + Send,
     R: RngCore,
 {
     let blinding = Blinding::random_vec(rng, circuits.len());
-    create_proof_batch(ctx, circuits, key, &blinding, gpu_index, mutex)
+    create_proof_batch(ctx, circuits, key, &blinding, place)
 }

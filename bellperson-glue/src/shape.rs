@@ -20,6 +20,7 @@ use ff::Field;
 use crate::convert::{fr_slice, limbs};
 use crate::cs::{frame, ONE_LIMBS};
 use crate::error::{Error, Result};
+use crate::flat_cs::flat_namespaces;
 
 pub use sys::{ShapeEntry, ShapeInfo};
 
@@ -336,16 +337,5 @@ impl ConstraintSystem<Scalar> for ShapeCs {
         self.recorder.constraint(&a, &b, &c);
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    flat_namespaces!();
 }

@@ -11,6 +11,7 @@ use ff::Field;
 use rayon::prelude::*;
 
 use crate::cs::SizeHint;
+use crate::flat_cs::witness_generator;
 use crate::huge_pages::vec_with_capacity;
 
 /// One proof's assignment, as bellperson orders it: `inputs[0]` is ONE.
@@ -90,32 +91,7 @@ impl ConstraintSystem<Scalar> for Witness {
         Ok(Variable::new_unchecked(Index::Input(self.inputs.len() - 1)))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
-
-    fn is_witness_generator(&self) -> bool {
-        true
-    }
+    witness_generator!();
 
     fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
         self.inputs.extend_from_slice(new_inputs);

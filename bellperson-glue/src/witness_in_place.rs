@@ -28,6 +28,7 @@ use ff::Field;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::flat_cs::witness_generator;
 use crate::witness_pieces::{
     context, own_witness, panic_message, prefix_differs, synthesize_pieces_sized,
 };
@@ -341,32 +342,7 @@ impl ConstraintSystem<Scalar> for InPlace<'_> {
         Ok(Variable::new_unchecked(Index::Input(index)))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
-
-    fn is_witness_generator(&self) -> bool {
-        true
-    }
+    witness_generator!();
 
     fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
         self.input_room(new_inputs.len())

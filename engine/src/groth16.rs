@@ -202,7 +202,7 @@ impl<C: Circuit<Scalar> + Send> Work for Groth16Work<'_, C> {
             blinding: vec![p.blinding],
             tags: vec![k as i64],
         };
-        let mut outs = gpu_prove_start(slot.ctx, &job, self.key, Some(slot.mutex), ordinal)
+        let mut outs = gpu_prove_start(slot.ctx, &job, self.key, &slot.placement())
             .and_then(|h| h.finish())
             .map_err(|source| EngineError::Partition {
                 partition: k,

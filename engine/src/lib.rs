@@ -7,6 +7,7 @@
 //! partition order, verified, with a report). It calls only
 //! `cuda-prover-pipeline`.
 
+pub mod args;
 mod collector;
 mod config;
 pub mod cpus;
@@ -30,6 +31,7 @@ mod state;
 pub mod work;
 mod worker;
 
+pub use args::{BackendArgs, EngineArgs};
 pub use config::{
     parse_memory_mib, BlindingSource, EngineConfig, Policy, MAX_HOST_DEVICES,
     MAX_WORKERS_PER_DEVICE,

@@ -14,16 +14,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use cuda_prover_engine::cpus::parse_cpu_sets;
 use cuda_prover_engine::key_store::{shape_path, KeyStore};
 use cuda_prover_engine::output::{check_not_input, OutputFile};
 use cuda_prover_engine::params::key_path;
 use cuda_prover_engine::params_dir::ParamsDir;
 use cuda_prover_engine::shape_cache::load_or_record;
-use cuda_prover_engine::{
-    list_devices, open_context, BackendChoice, BlindingSource, DeviceSelection, Engine,
-    EngineConfig, EngineError, Job, Policy, MAX_HOST_DEVICES, MAX_WORKERS_PER_DEVICE,
-};
+use cuda_prover_engine::{list_devices, BackendArgs, BlindingSource, EngineArgs, EngineError, Job};
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
 use cuda_prover_pipeline::{PartitionProof, StreamSharing, SynthesisMode};
 
@@ -36,10 +32,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 // cost threads or memory before any work (the engine keeps a little state
 // per partition and one thread per worker and synthesis thread).
 const MAX_PARTITIONS: i64 = 100_000;
-const MAX_SYNTHESIS_THREADS: i64 = 1024;
-const MAX_DEVICES: i64 = 4096;
-// Workers over all devices.
-const MAX_WORKERS: usize = 1024;
 
 #[derive(Parser)]
 #[command(
@@ -53,17 +45,6 @@ The proving daemon: `cuda-prover serve|submit|await|status|cancel --help` (run t
 struct Cli {
     #[command(subcommand)]
     command: Command,
-}
-
-#[derive(clap::Args)]
-struct DeviceArgs {
-    /// auto: CUDA when built with it and a GPU is visible, else host.
-    #[arg(long, value_enum, default_value = "auto")]
-    backend: BackendChoice,
-    /// Simulated devices of the host backend (default: CUDA_PROVER_HOST_DEVICES or 1).
-    #[arg(long, default_value_t = 0,
-          value_parser = clap::value_parser!(u32).range(0..=MAX_HOST_DEVICES))]
-    host_devices: u32,
 }
 
 // Parsed once per run: the size of the largest variant does not matter.
@@ -81,34 +62,8 @@ enum Command {
         #[arg(long, default_value_t = 4,
               value_parser = clap::value_parser!(u32).range(1..=MAX_PARTITIONS))]
         partitions: u32,
-        /// Device ordinals to use, e.g. 0,1 (default: every device).
-        #[arg(long, conflicts_with = "gpu_count")]
-        gpu_devices: Option<String>,
-        /// Use the first N devices.
-        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_DEVICES))]
-        gpu_count: Option<u32>,
-        /// round-robin or least-loaded.
-        #[arg(long, default_value = "round-robin")]
-        policy: Policy,
-        /// One CPU set per device, e.g. 0-7,8-15.
-        #[arg(long)]
-        worker_cpus: Option<String>,
-        /// Synthesis threads (default: one per worker).
-        #[arg(long, default_value_t = 0,
-              value_parser = clap::value_parser!(u32).range(0..=MAX_SYNTHESIS_THREADS))]
-        synthesis_threads: u32,
-        /// Workers per device: more overlap of hand-off and epilogue on one
-        /// device, at the cost of more partitions held in memory.
-        #[arg(long, default_value_t = 1,
-              value_parser = clap::value_parser!(u32).range(1..=MAX_WORKERS_PER_DEVICE))]
-        workers_per_device: u32,
-        /// Memory the prover may use on each device: MiB (`22528`) or a
-        /// size with its unit (`22GiB`, `512MiB`, `1TiB`), on both
-        /// backends. A proving key that does not fit next to a proof's
-        /// working set is streamed through the device in chunks; a limit
-        /// too small even for that is refused before any work.
-        #[arg(long, value_name = "SIZE", value_parser = cuda_prover_engine::parse_memory_mib)]
-        device_memory_limit: Option<u64>,
+        #[command(flatten)]
+        engine: EngineArgs,
         /// When partitions with the same streamed key share one pass over
         /// its chunks (each chunk sent up once for all of them): auto (the
         /// default: where the device measured that its copies outlast one
@@ -139,13 +94,11 @@ enum Command {
         /// DIR/partition-K.proof.
         #[arg(long)]
         proofs_out: Option<PathBuf>,
-        #[command(flatten)]
-        dev: DeviceArgs,
     },
     /// List the devices the prover would use.
     Devices {
         #[command(flatten)]
-        dev: DeviceArgs,
+        dev: BackendArgs,
     },
 }
 
@@ -241,13 +194,7 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             circuit,
             log_constraints,
             partitions,
-            gpu_devices,
-            gpu_count,
-            policy,
-            worker_cpus,
-            synthesis_threads,
-            workers_per_device,
-            device_memory_limit,
+            engine,
             stream_sharing,
             params_dir,
             report,
@@ -256,42 +203,10 @@ fn run(cli: Cli) -> Result<(), EngineError> {
             trim_after,
             synthesis,
             proofs_out,
-            dev,
         } => {
             let partitions = partitions as usize;
             let shape = BuiltIn::new(circuit, log_constraints, 0).map_err(EngineError::Setup)?;
-            let devices = match (gpu_devices, gpu_count) {
-                (Some(list), _) => {
-                    DeviceSelection::parse_list(&list).map_err(EngineError::Setup)?
-                }
-                (None, Some(n)) => DeviceSelection::Count(n as usize),
-                (None, None) => DeviceSelection::All,
-            };
-            let worker_cpus = worker_cpus
-                .map(|s| parse_cpu_sets(&s))
-                .transpose()
-                .map_err(EngineError::Setup)?;
-            let ctx = Arc::new(open_context(dev.backend, dev.host_devices, &devices)?);
-            let engine = Engine::new(
-                ctx,
-                EngineConfig {
-                    devices,
-                    policy,
-                    worker_cpus,
-                    synthesis_threads: synthesis_threads as usize,
-                    prepare_ahead: 0,
-                    workers_per_device: workers_per_device as usize,
-                    device_memory_limit: device_memory_limit.map(|mib| mib << 20),
-                    stream_sharing: Some(stream_sharing),
-                },
-            )?;
-            let workers = engine.devices().len() * workers_per_device as usize;
-            if workers > MAX_WORKERS {
-                return Err(EngineError::Setup(format!(
-                    "{} devices x --workers-per-device {workers_per_device} = {workers} workers, more than the limit of {MAX_WORKERS}",
-                    engine.devices().len()
-                )));
-            }
+            let engine = engine.engine(|c| c.stream_sharing = Some(stream_sharing))?;
             // Output paths are checked before any work, so that a bad path
             // fails now and not after the proofs, and none names an input.
             let key_stem = key_path(&params_dir, &shape)

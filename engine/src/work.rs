@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use cuda_prover_pipeline::{Context, DeviceMutex};
+use cuda_prover_pipeline::{Context, DeviceMutex, Placement};
 
 use crate::error::EngineError;
 
@@ -22,6 +22,13 @@ pub struct DeviceSlot<'a> {
     pub worker: usize,
     /// Held over the device part: serializes the workers of one device.
     pub mutex: &'a DeviceMutex,
+}
+
+impl<'a> DeviceSlot<'a> {
+    /// Where this worker's calls run: its device, under its mutex.
+    pub fn placement(&self) -> Placement<'a> {
+        Placement::new(self.ordinal, Some(self.mutex))
+    }
 }
 
 /// A job as items the engine can schedule. `prepare`, `prove` and

@@ -32,6 +32,7 @@ pub mod test_post;
 mod times;
 pub mod update;
 pub mod vanilla;
+mod vanilla_check;
 
 pub use config::{porep_config, post_config, PostKind, RegisteredSeal, SealVersion};
 pub use error::{FilecoinError, Result};

@@ -8,7 +8,6 @@
 //! as a storage provider's PoSt worker gets them.
 
 use std::collections::BTreeMap;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
 use filecoin_hashers::{Domain, Hasher};
@@ -24,6 +23,7 @@ use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound, Pu
 
 use crate::error::{FilecoinError, Result};
 use crate::prover::FilecoinProver;
+use crate::vanilla_check::{vanilla_accepted, vanilla_verdict};
 use crate::JobTimes;
 
 /// A PoSt proof (filecoin-proofs' `SnarkProof` bytes), already accepted by
@@ -129,36 +129,22 @@ pub(crate) fn check_vanilla<'a, Tree: 'static + MerkleTreeTrait>(
         },
         PoStType::Window => public_inputs.clone(),
     };
-    let vanilla_ok = vanilla_verdict(|| {
-        FallbackPoSt::<Tree>::verify_all_partitions(
-            &public_params.vanilla_params,
-            &every_opening,
-            &partitioned,
-        )
-    })?;
-    if !vanilla_ok {
-        return Err(FilecoinError::VanillaProofs(format!(
-            "filecoin-proofs' verifier rejects the {kind} vanilla proofs"
-        )));
-    }
+    vanilla_accepted(
+        "filecoin-proofs",
+        &format!("the {kind} vanilla proofs"),
+        || {
+            FallbackPoSt::<Tree>::verify_all_partitions(
+                &public_params.vanilla_params,
+                &every_opening,
+                &partitioned,
+            )
+        },
+    )?;
     Ok(CheckedVanilla {
         public_params,
         public_inputs,
         partitioned,
     })
-}
-
-/// A call into filecoin-proofs over vanilla proofs from outside: its error,
-/// or a panic on malformed proofs, is the proofs' fault.
-fn vanilla_verdict<T>(f: impl FnOnce() -> anyhow::Result<T>) -> Result<T> {
-    catch_unwind(AssertUnwindSafe(f))
-        .map_err(|p| {
-            FilecoinError::VanillaProofs(format!(
-                "filecoin-proofs stopped on malformed proofs: {}",
-                cuda_prover_pipeline::panic_message(&*p)
-            ))
-        })?
-        .map_err(|e| FilecoinError::VanillaProofs(format!("{e:#}")))
 }
 
 /// PoSt from vanilla proofs, Winning or Window after `post_config.typ`.
@@ -312,18 +298,17 @@ pub fn generate_window_post_partition_with_vanilla<Tree: 'static + MerkleTreeTra
         )
     })?;
     let partitioned = vec![partition];
-    let vanilla_ok = vanilla_verdict(|| {
-        FallbackPoSt::<Tree>::verify_all_partitions(
-            &public_params.vanilla_params,
-            &public_inputs,
-            &partitioned,
-        )
-    })?;
-    if !vanilla_ok {
-        return Err(FilecoinError::VanillaProofs(
-            "filecoin-proofs' verifier rejects the window PoSt partition's vanilla proofs".into(),
-        ));
-    }
+    vanilla_accepted(
+        "filecoin-proofs",
+        "the window PoSt partition's vanilla proofs",
+        || {
+            FallbackPoSt::<Tree>::verify_all_partitions(
+                &public_params.vanilla_params,
+                &public_inputs,
+                &partitioned,
+            )
+        },
+    )?;
     let checks = t_checks.elapsed();
 
     let t_circuits = Instant::now();

@@ -15,7 +15,6 @@
 mod partition;
 mod witness;
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -36,6 +35,7 @@ use storage_proofs_porep::stacked::{self, generate_replica_id, StackedCompound, 
 
 use crate::error::{FilecoinError, Result};
 use crate::prover::FilecoinProver;
+use crate::vanilla_check::vanilla_accepted;
 use crate::JobTimes;
 
 pub use partition::PorepPartition;
@@ -146,27 +146,17 @@ pub fn prepare_c2<Tree: 'static + MerkleTreeTrait>(
 
     // filecoin-proofs' own vanilla verifier: a tampered C1 stops here, not
     // as an unsatisfied circuit later.
-    let vanilla_ok = catch_unwind(AssertUnwindSafe(|| {
-        Vanilla::<Tree>::verify_all_partitions(
-            &public_params.vanilla_params,
-            &public_inputs,
-            &vanilla_proofs,
-        )
-    }))
-    .map_err(|p| {
-        FilecoinError::VanillaProofs(format!(
-            "the verifier stopped on malformed proofs: {}",
-            cuda_prover_pipeline::panic_message(&*p)
-        ))
-    })?
-    .map_err(|e| FilecoinError::VanillaProofs(format!("{e:#}")))?;
-    if !vanilla_ok {
-        return Err(FilecoinError::VanillaProofs(
-            "filecoin-proofs' verifier rejects the C1 output's vanilla proofs (altered, or made \
-             for other commitments or seed)"
-                .into(),
-        ));
-    }
+    vanilla_accepted(
+        "filecoin-proofs",
+        "the C1 output's vanilla proofs (altered, or made for other commitments or seed)",
+        || {
+            Vanilla::<Tree>::verify_all_partitions(
+                &public_params.vanilla_params,
+                &public_inputs,
+                &vanilla_proofs,
+            )
+        },
+    )?;
     let checks = t_checks.elapsed();
 
     // The vanilla proofs move into the partitions: one copy of them.

@@ -3,7 +3,6 @@
 //! every partition proved as an engine partition and the bytes checked by
 //! `verify_empty_sector_update_proof` before they are returned.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -23,6 +22,7 @@ use storage_proofs_update::{
 
 use crate::error::{FilecoinError, Result};
 use crate::prover::FilecoinProver;
+use crate::vanilla_check::vanilla_accepted;
 use crate::JobTimes;
 
 /// A SnapDeals proof (filecoin-proofs' `EmptySectorUpdateProof` bytes),
@@ -101,25 +101,13 @@ pub fn generate_empty_sector_update_proof_with_vanilla<
     };
     let compound = EmptySectorUpdateCompound::<Tree>::setup(&setup)
         .map_err(|e| FilecoinError::proofs("setup", e))?;
-    let vanilla_ok = catch_unwind(AssertUnwindSafe(|| {
+    vanilla_accepted("filecoin-proofs", "the SnapDeals vanilla proofs", || {
         EmptySectorUpdate::<Tree>::verify_all_partitions(
             &compound.vanilla_params,
             &public_inputs,
             &vanilla_proofs,
         )
-    }))
-    .map_err(|p| {
-        FilecoinError::VanillaProofs(format!(
-            "the verifier stopped on malformed proofs: {}",
-            cuda_prover_pipeline::panic_message(&*p)
-        ))
-    })?
-    .map_err(|e| FilecoinError::VanillaProofs(format!("{e:#}")))?;
-    if !vanilla_ok {
-        return Err(FilecoinError::VanillaProofs(
-            "filecoin-proofs' verifier rejects the SnapDeals vanilla proofs".into(),
-        ));
-    }
+    })?;
     let checks = t_checks.elapsed();
 
     let t_circuits = Instant::now();

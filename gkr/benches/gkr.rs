@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use cuda_prover_engine::{DeviceSelection, Engine, EngineConfig, Policy};
 use cuda_prover_gkr::shards::shard_input;
+use cuda_prover_gkr::Placement;
 use cuda_prover_gkr::{
     montgomery_words, prove_tower, run_shards, verify_tower, Bb4Form, Context, ShardConfig,
     ShardSpec, TowerKind, TowerOptions,
@@ -61,8 +62,7 @@ fn memory(ctx: &Context, log: u32) -> Value {
     };
     let mut t = Tower::with_options(
         ctx,
-        0,
-        None,
+        &Placement::on(0),
         0,
         TowerKind::Product,
         montgomery_words(&v),
@@ -84,11 +84,17 @@ fn tower(ctx: &Context, log: u32) -> Value {
     let input = shard_input(TowerKind::Product, 1, 0, log);
     let input_ms = ms(ti.elapsed());
     // A first small proof warms the device (contexts, allocations).
-    prove_tower(ctx, 0, None, 0, &shard_input(TowerKind::Product, 1, 0, 10)).unwrap();
+    prove_tower(
+        ctx,
+        &Placement::on(0),
+        0,
+        &shard_input(TowerKind::Product, 1, 0, 10),
+    )
+    .unwrap();
     // The first proof of this size allocates its tables; the second finds
     // them (the CUDA backend keeps released buffers for reuse).
-    let (_, first) = prove_tower(ctx, 0, None, 0, &input).unwrap();
-    let (proof, stats) = prove_tower(ctx, 0, None, 0, &input).unwrap();
+    let (_, first) = prove_tower(ctx, &Placement::on(0), 0, &input).unwrap();
+    let (proof, stats) = prove_tower(ctx, &Placement::on(0), 0, &input).unwrap();
     let tv = Instant::now();
     verify_tower(&input, &proof).unwrap();
     let verify = tv.elapsed();

@@ -30,5 +30,5 @@ pub use verifier::{verify_tower, verify_tower_by};
 
 /// Re-exported so callers need not name the layers below.
 pub use cuda_prover_pipeline::{
-    Bb4, Bb4Form, Bb4Op, Context, DeviceMutex, SumcheckTerm, TowerKind, TowerOptions,
+    Bb4, Bb4Form, Bb4Op, Context, DeviceMutex, Placement, SumcheckTerm, TowerKind, TowerOptions,
 };

@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 use p3_field::PrimeCharacteristicRing;
 
 use crate::{
-    from_bb4, montgomery_words, to_bb4, Bb4, Context, DeviceMutex, Ext, GkrError, LayerProof,
-    SumcheckTerm, TowerKind, TowerProof, Transcript,
+    from_bb4, montgomery_words, to_bb4, Bb4, Context, Ext, GkrError, LayerProof, SumcheckTerm,
+    TowerKind, TowerProof, Transcript,
 };
-use cuda_prover_pipeline::{Bb4Form, Tower, TowerOptions};
+use cuda_prover_pipeline::{Bb4Form, Placement, Tower, TowerOptions};
 
 /// What a tower proves: the product of `values`, or the sum of the
 /// fractions `values[i] / denominators[i]`.
@@ -101,25 +101,23 @@ pub struct ProveOptions {
     pub chunk_elements: usize,
 }
 
-/// Proves `input` on the device chosen by `gpu_index` (an ordinal, or the
-/// core's GPU_AUTO / GPU_BOUND); `tag` is what the core's faults and delays
-/// match.
+/// Proves `input` where `place` says (a device ordinal, or the core's
+/// GPU_AUTO / GPU_BOUND, under its mutex or the device's own); `tag` is
+/// what the core's faults and delays match.
 pub fn prove_tower(
     ctx: &Context,
-    gpu_index: i32,
-    mutex: Option<&DeviceMutex>,
+    place: &Placement<'_>,
     tag: i64,
     input: &TowerInput,
 ) -> Result<(TowerProof, ProveStats), GkrError> {
-    prove_tower_with(ctx, gpu_index, mutex, tag, input, &ProveOptions::default())
+    prove_tower_with(ctx, place, tag, input, &ProveOptions::default())
 }
 
 /// [`prove_tower`] with options. The input's elements go to the core as
 /// they are in memory (Montgomery words), with no conversion on the host.
 pub fn prove_tower_with(
     ctx: &Context,
-    gpu_index: i32,
-    mutex: Option<&DeviceMutex>,
+    place: &Placement<'_>,
     tag: i64,
     input: &TowerInput,
     options: &ProveOptions,
@@ -141,17 +139,9 @@ pub fn prove_tower_with(
             Some(montgomery_words(denominators)),
         ),
     };
-    let mut tower = Tower::with_options(
-        ctx,
-        gpu_index,
-        mutex,
-        tag,
-        kind,
-        values,
-        denominators,
-        &tower_options,
-    )
-    .map_err(GkrError::core)?;
+    let mut tower =
+        Tower::with_options(ctx, place, tag, kind, values, denominators, &tower_options)
+            .map_err(GkrError::core)?;
     let build = t0.elapsed();
     let times = tower.build_times().map_err(GkrError::core)?;
     let mut stats = ProveStats {

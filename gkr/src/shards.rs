@@ -223,21 +223,15 @@ impl Work for ShardWork<'_> {
             return Ok(());
         }
         let input = TowerInput::Product(vec![Ext::ONE; 2]);
-        prove_tower(
-            slot.ctx,
-            slot.ordinal as i32,
-            Some(slot.mutex),
-            WARM_UP_TAG,
-            &input,
-        )
-        .map(|_| ())
-        .map_err(|e| match e {
-            GkrError::Core(source) => EngineError::Device {
-                device: slot.ordinal,
-                source,
-            },
-            other => EngineError::Setup(format!("warming device {}: {other}", slot.ordinal)),
-        })
+        prove_tower(slot.ctx, &slot.placement(), WARM_UP_TAG, &input)
+            .map(|_| ())
+            .map_err(|e| match e {
+                GkrError::Core(source) => EngineError::Device {
+                    device: slot.ordinal,
+                    source,
+                },
+                other => EngineError::Setup(format!("warming device {}: {other}", slot.ordinal)),
+            })
     }
 
     fn prepare(&self, item: usize) -> Result<TowerInput, EngineError> {
@@ -251,14 +245,8 @@ impl Work for ShardWork<'_> {
         slot: &DeviceSlot<'_>,
     ) -> Result<ShardOutput, EngineError> {
         // The tag is the shard: the core's faults and delays name it.
-        let (proof, stats) = prove_tower(
-            slot.ctx,
-            slot.ordinal as i32,
-            Some(slot.mutex),
-            item as i64,
-            &input,
-        )
-        .map_err(|e| partition_error(item, slot.ordinal, e))?;
+        let (proof, stats) = prove_tower(slot.ctx, &slot.placement(), item as i64, &input)
+            .map_err(|e| partition_error(item, slot.ordinal, e))?;
         Ok(ShardOutput {
             device: stats.device,
             proof: proof.to_bytes(),

@@ -7,6 +7,7 @@
 #![cfg(feature = "cuda")]
 
 use cuda_prover_gkr::shards::shard_input;
+use cuda_prover_gkr::Placement;
 use cuda_prover_gkr::{
     prove_tower, prove_tower_with, random_ext, to_bb4, verify_tower, Bb4, Bb4Form, Bb4Op, Context,
     ProveOptions, TowerKind, TowerOptions,
@@ -49,15 +50,15 @@ fn cuda_tower_proofs_equal_host_byte_for_byte() {
     for kind in [TowerKind::Product, TowerKind::Fraction] {
         for lg in [1, 2, 7, 12, log] {
             let input = shard_input(kind, 9, lg as usize, lg);
-            let (pg, _) = prove_tower(&gpu, 0, None, 0, &input).unwrap();
-            let (ph, _) = prove_tower(&host, 0, None, 0, &input).unwrap();
+            let (pg, _) = prove_tower(&gpu, &Placement::on(0), 0, &input).unwrap();
+            let (ph, _) = prove_tower(&host, &Placement::on(0), 0, &input).unwrap();
             assert_eq!(pg.to_bytes(), ph.to_bytes(), "{kind:?} 2^{lg}");
             verify_tower(&input, &pg).unwrap();
         }
     }
     // Trim frees the GPU tables.
     let input = shard_input(TowerKind::Product, 9, 0, 12);
-    prove_tower(&gpu, 0, None, 0, &input).unwrap();
+    prove_tower(&gpu, &Placement::on(0), 0, &input).unwrap();
     gpu.trim(0).unwrap();
     assert_eq!(gpu.device_stats(0).unwrap().cache_bytes, 0);
 }
@@ -72,12 +73,11 @@ fn cuda_staged_uploads_in_any_piece_size_equal_host() {
             (20, vec![(1 << 19) + 1, 12_345, 0]),
         ] {
             let input = shard_input(kind, 2, 7, lg);
-            let (ph, _) = prove_tower(&host, 0, None, 0, &input).unwrap();
+            let (ph, _) = prove_tower(&host, &Placement::on(0), 0, &input).unwrap();
             for chunk in chunks {
                 let (pg, stats) = prove_tower_with(
                     &gpu,
-                    0,
-                    None,
+                    &Placement::on(0),
                     0,
                     &input,
                     &ProveOptions {
@@ -110,19 +110,35 @@ fn cuda_bad_words_are_named_as_on_the_host() {
                 form,
                 chunk_elements: chunk,
             };
-            let eg = Tower::with_options(&gpu, 0, None, 0, TowerKind::Product, &v, None, &opts)
-                .err()
-                .expect("refused on the GPU");
-            let eh = Tower::with_options(&host, 0, None, 0, TowerKind::Product, &v, None, &opts)
-                .err()
-                .expect("refused on the host");
+            let eg = Tower::with_options(
+                &gpu,
+                &Placement::on(0),
+                0,
+                TowerKind::Product,
+                &v,
+                None,
+                &opts,
+            )
+            .err()
+            .expect("refused on the GPU");
+            let eh = Tower::with_options(
+                &host,
+                &Placement::on(0),
+                0,
+                TowerKind::Product,
+                &v,
+                None,
+                &opts,
+            )
+            .err()
+            .expect("refused on the host");
             assert_eq!(eg.message, eh.message, "{form:?} chunk {chunk}");
             assert!(eg.message.contains("values[5000]: coefficient 1"), "{eg}");
         }
     }
     // A good tower right after the refusals (the staging ring is reusable).
     let good: Vec<Bb4> = (0..n as u32).map(|i| [i % 1000 + 1, 0, 0, 0]).collect();
-    let mut tg = Tower::new(&gpu, 0, None, 0, TowerKind::Product, &good, None).unwrap();
-    let mut th = Tower::new(&host, 0, None, 0, TowerKind::Product, &good, None).unwrap();
+    let mut tg = Tower::new(&gpu, &Placement::on(0), 0, TowerKind::Product, &good, None).unwrap();
+    let mut th = Tower::new(&host, &Placement::on(0), 0, TowerKind::Product, &good, None).unwrap();
     assert_eq!(tg.root().unwrap(), th.root().unwrap());
 }

@@ -22,8 +22,8 @@ pub use glue::{
     built_with_cuda, cuda_device_count, cuda_device_info, cuda_usable_devices, synthesize,
     synthesize_recording, synthesize_sized, synthesize_witness, Backend, Blinding, Context,
     ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, Error, ErrorCode, GpuIndex, KeyCheck,
-    Parameters, Proof, ProofOutput, ProvingKey, Result, Scalar, Shape, ShapeData, ShapeInfo,
-    SizeHint, StreamSharing, Synthesized, Timings, Witness, GPU_AUTO, GPU_BOUND,
+    Parameters, Placement, Proof, ProofOutput, ProvingKey, Result, Scalar, Shape, ShapeData,
+    ShapeInfo, SizeHint, StreamSharing, Synthesized, Timings, Witness, GPU_AUTO, GPU_BOUND,
 };
 /// Witness-only synthesis of a circuit cut into a prefix and pieces, one
 /// piece per core.
@@ -195,14 +195,13 @@ impl ProveHandle {
     }
 }
 
-/// Runs the device part of a synthesized job on `gpu_index` (an ordinal,
-/// `GPU_AUTO` or `GPU_BOUND`), holding `mutex` (or the device's own) over it.
+/// Runs the device part of a synthesized job where `place` says (a device
+/// ordinal, `GPU_AUTO` or `GPU_BOUND`, under its mutex or the device's own).
 pub fn gpu_prove_start(
     ctx: &Context,
     job: &SynthesizedJob,
     key: &ProvingKey,
-    mutex: Option<&DeviceMutex>,
-    gpu_index: impl Into<GpuIndex>,
+    place: &Placement<'_>,
 ) -> Result<ProveHandle> {
     let pending = match job.partitions.first() {
         None => return Err(Error::Invalid("the job has no partitions".into())),
@@ -215,7 +214,7 @@ pub fn gpu_prove_start(
                     Prepared::Witness { .. } => Err(mixed()),
                 })
                 .collect::<Result<Vec<_>>>()?;
-            glue::prove_start(ctx, key, &full, &job.blinding, &job.tags, gpu_index, mutex)?
+            glue::prove_start(ctx, key, &full, &job.blinding, &job.tags, place)?
         }
         Some(Prepared::Witness { shape, .. }) => {
             let witnesses = job
@@ -226,16 +225,7 @@ pub fn gpu_prove_start(
                     _ => Err(mixed()),
                 })
                 .collect::<Result<Vec<_>>>()?;
-            glue::prove_start_witness(
-                ctx,
-                key,
-                shape,
-                &witnesses,
-                &job.blinding,
-                &job.tags,
-                gpu_index,
-                mutex,
-            )?
+            glue::prove_start_witness(ctx, key, shape, &witnesses, &job.blinding, &job.tags, place)?
         }
     };
     Ok(ProveHandle {
@@ -260,27 +250,24 @@ pub fn gpu_prove(
     ctx: &Context,
     job: &SynthesizedJob,
     key: &ProvingKey,
-    mutex: Option<&DeviceMutex>,
-    gpu_index: impl Into<GpuIndex>,
+    place: &Placement<'_>,
 ) -> Result<Vec<(i64, ProofOutput, Vec<Scalar>)>> {
-    gpu_prove_start(ctx, job, key, mutex, gpu_index)?.finish()
+    gpu_prove_start(ctx, job, key, place)?.finish()
 }
 
-/// Proves `circuits` one partition at a time on `gpu_index`, synthesizing
+/// Proves `circuits` one partition at a time where `place` says, synthesizing
 /// partition k+1 on another thread while partition k is on the device (a
 /// queue of depth one bounds host memory). With a `shape`, only witnesses
 /// are synthesized (the circuits must be of that shape). `blinding(k)` gives
 /// partition k's factors; `progress(k)` is called as each partition
 /// finishes.
-#[allow(clippy::too_many_arguments)]
 pub fn prove_overlapped<C, B, P>(
     ctx: &Context,
     key: &ProvingKey,
     shape: Option<&Arc<Shape>>,
     circuits: Vec<C>,
     mut blinding: B,
-    gpu_index: impl Into<GpuIndex>,
-    mutex: Option<&DeviceMutex>,
+    place: &Placement<'_>,
     mut progress: P,
 ) -> Result<Vec<PartitionProof>>
 where
@@ -289,7 +276,6 @@ where
     P: FnMut(&PartitionProof),
 {
     let n = circuits.len();
-    let gpu_index: GpuIndex = gpu_index.into();
     let hint = key.size_hint()?;
     let (tx, rx) = crossbeam_channel::bounded::<(usize, Result<Prepared>, Duration)>(1);
     std::thread::scope(|s| {
@@ -315,7 +301,7 @@ where
                 blinding: vec![blinding(k)],
                 tags: vec![k as i64],
             };
-            let handle = gpu_prove_start(ctx, &job, key, mutex, gpu_index)?;
+            let handle = gpu_prove_start(ctx, &job, key, place)?;
             drop(job);
             for (_, output, public_inputs) in handle.finish()? {
                 let p = PartitionProof {

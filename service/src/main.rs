@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use cuda_prover_engine::{
-    open_context, BackendChoice, DeviceSelection, Engine, EngineConfig, Policy, MAX_HOST_DEVICES,
+    open_context, BackendArgs, DeviceSelection, Engine, EngineConfig, Policy,
     MAX_WORKERS_PER_DEVICE,
 };
 use cuda_prover_service::listener::{ListenAddr, Listener};
@@ -210,12 +210,8 @@ enum Command {
         /// half the host memory available at start).
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_KEY_MEMORY_MIB))]
         key_memory_mib: Option<u64>,
-        #[arg(long, value_enum, default_value = "auto")]
-        backend: BackendChoice,
-        /// Simulated devices of the host backend.
-        #[arg(long, default_value_t = 0,
-              value_parser = clap::value_parser!(u32).range(0..=MAX_HOST_DEVICES))]
-        host_devices: u32,
+        #[command(flatten)]
+        dev: BackendArgs,
         /// Device ordinals the daemon owns, e.g. 0,1 (default: all).
         #[arg(long)]
         gpu_devices: Option<String>,
@@ -554,8 +550,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             max_running,
             max_request_bytes,
             key_memory_mib,
-            backend,
-            host_devices,
+            dev,
             gpu_devices,
             policy,
             workers_per_device,
@@ -577,8 +572,9 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 Some(list) => DeviceSelection::parse_list(&list)?,
                 None => DeviceSelection::All,
             };
-            let ctx =
-                Arc::new(open_context(backend, host_devices, &devices).map_err(|e| e.to_string())?);
+            let ctx = Arc::new(
+                open_context(dev.backend, dev.host_devices, &devices).map_err(|e| e.to_string())?,
+            );
             let engine = Engine::new(
                 ctx,
                 EngineConfig {

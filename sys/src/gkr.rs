@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use crate::error::{check, Error, ErrorCode, Result};
 use crate::ffi;
-use crate::safe::{Context, DeviceMutex};
+use crate::placement::{GpuIndex, Placement};
+use crate::safe::Context;
 
 /// An extension element of BabyBear as the core takes it: canonical
 /// coefficients, lowest degree first.
@@ -98,7 +99,13 @@ pub struct SumcheckTerm {
 impl Context {
     /// `out[i] = a[i] op b[i]` computed by the device's field kernels
     /// (for testing them against a reference field).
-    pub fn bb4_batch(&self, gpu_index: i32, op: Bb4Op, a: &[Bb4], b: &[Bb4]) -> Result<Vec<Bb4>> {
+    pub fn bb4_batch(
+        &self,
+        gpu: impl Into<GpuIndex>,
+        op: Bb4Op,
+        a: &[Bb4],
+        b: &[Bb4],
+    ) -> Result<Vec<Bb4>> {
         if op != Bb4Op::Inv && a.len() != b.len() {
             return Err(invalid(format!(
                 "bb4_batch: a has {} elements, b {}",
@@ -118,7 +125,7 @@ impl Context {
         check(unsafe {
             ffi::cp_bb4_batch(
                 self.raw,
-                gpu_index,
+                gpu.into().raw(),
                 raw_op,
                 as_raw(a),
                 if op == Bb4Op::Inv {
@@ -149,11 +156,10 @@ unsafe impl Send for Sumcheck<'_> {}
 
 impl<'a> Sumcheck<'a> {
     /// Places `tables` (each of length 2^num_vars) on the device chosen by
-    /// `gpu_index`; `tag` is what faults and delays match.
+    /// `place`; `tag` is what faults and delays match.
     pub fn new(
         ctx: &'a Context,
-        gpu_index: i32,
-        mutex: Option<&'a DeviceMutex>,
+        place: &Placement<'a>,
         tag: i64,
         tables: &[&[Bb4]],
     ) -> Result<Self> {
@@ -171,8 +177,8 @@ impl<'a> Sumcheck<'a> {
         check(unsafe {
             ffi::cp_sumcheck_new(
                 ctx.raw,
-                gpu_index,
-                mutex.map(|m| m.raw).unwrap_or(ptr::null_mut()),
+                place.gpu.raw(),
+                place.raw_mutex(),
                 tag,
                 num_vars,
                 ptrs.as_ptr(),
@@ -278,8 +284,7 @@ impl<'a> Tower<'a> {
     /// Canonical coefficients, the backend's default pieces.
     pub fn new(
         ctx: &'a Context,
-        gpu_index: i32,
-        mutex: Option<&'a DeviceMutex>,
+        place: &Placement<'a>,
         tag: i64,
         kind: TowerKind,
         values: &[Bb4],
@@ -287,8 +292,7 @@ impl<'a> Tower<'a> {
     ) -> Result<Self> {
         Self::with_options(
             ctx,
-            gpu_index,
-            mutex,
+            place,
             tag,
             kind,
             values,
@@ -301,8 +305,7 @@ impl<'a> Tower<'a> {
     #[allow(clippy::too_many_arguments)]
     pub fn with_options(
         ctx: &'a Context,
-        gpu_index: i32,
-        mutex: Option<&'a DeviceMutex>,
+        place: &Placement<'a>,
         tag: i64,
         kind: TowerKind,
         values: &[Bb4],
@@ -344,8 +347,8 @@ impl<'a> Tower<'a> {
         check(unsafe {
             ffi::cp_tower_new_with(
                 ctx.raw,
-                gpu_index,
-                mutex.map(|m| m.raw).unwrap_or(ptr::null_mut()),
+                place.gpu.raw(),
+                place.raw_mutex(),
                 tag,
                 raw_kind,
                 log_size,

@@ -22,6 +22,7 @@ pub mod ffi {
 mod error;
 mod gkr;
 mod key_builder;
+mod placement;
 mod safe;
 mod shape;
 
@@ -31,6 +32,7 @@ pub use gkr::{
     BABYBEAR_P, GKR_MAX_VARS, SUMCHECK_MAX_DEGREE,
 };
 pub use key_builder::{KeySection, SrsBuilder};
+pub use placement::{GpuIndex, Placement, GPU_AUTO, GPU_BOUND};
 pub use safe::*;
 pub use shape::{
     MatrixParts, Shape, ShapeEntry, ShapeInfo, ShapeParts, Witness, COEFF_MINUS_ONE, COEFF_ONE,

@@ -7,17 +7,13 @@ use std::ptr;
 
 use crate::error::{check, check_with_message, Error, ErrorCode, Result};
 use crate::ffi;
+use crate::placement::Placement;
 
 pub use ffi::{
     cp_device_info as RawDeviceInfo, cp_device_stats as DeviceStats, cp_fr as Fr,
     cp_g1_affine as G1Affine, cp_g2_affine as G2Affine, cp_memory_estimate as MemoryEstimate,
     cp_srs_shape as SrsShape, cp_timings as Timings,
 };
-
-/// `gpu_index` value: split the circuits of a call over the devices.
-pub const GPU_AUTO: i32 = ffi::CP_GPU_AUTO;
-/// `gpu_index` value: the device bound to the calling thread.
-pub const GPU_BOUND: i32 = ffi::CP_GPU_BOUND;
 
 /// Which backend a context runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -347,8 +343,7 @@ impl Context {
         &self,
         srs: &Srs,
         circuits: &[Circuit<'_>],
-        gpu_index: i32,
-        mutex: Option<&DeviceMutex>,
+        place: &Placement<'_>,
     ) -> Result<Pending> {
         if circuits.is_empty() {
             return Err(Error::new(
@@ -366,8 +361,8 @@ impl Context {
                 srs.raw,
                 raw.as_ptr(),
                 raw.len(),
-                gpu_index,
-                mutex.map(|m| m.raw).unwrap_or(ptr::null_mut()),
+                place.gpu.raw(),
+                place.raw_mutex(),
                 &mut out,
             )
         })?;
@@ -379,10 +374,9 @@ impl Context {
         &self,
         srs: &Srs,
         circuits: &[Circuit<'_>],
-        gpu_index: i32,
-        mutex: Option<&DeviceMutex>,
+        place: &Placement<'_>,
     ) -> Result<Vec<RawProof>> {
-        self.prove_start(srs, circuits, gpu_index, mutex)?.finish()
+        self.prove_start(srs, circuits, place)?.finish()
     }
 }
 
@@ -399,19 +393,31 @@ pub struct DeviceMutex {
     pub(crate) raw: *mut ffi::cp_mutex,
 }
 
+// SAFETY: the core's mutex is made to be locked from any thread (a
+// std::mutex behind the handle); the handle itself never changes.
 unsafe impl Send for DeviceMutex {}
+// SAFETY: as above; every use through `&self` is a lock or unlock inside
+// the core.
 unsafe impl Sync for DeviceMutex {}
 
 impl DeviceMutex {
     pub fn new() -> Result<Self> {
         let mut raw = ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; on success it is ours.
         check(unsafe { ffi::cp_mutex_new(&mut raw) })?;
         Ok(Self { raw })
     }
 }
 
+impl std::fmt::Debug for DeviceMutex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceMutex").finish_non_exhaustive()
+    }
+}
+
 impl Drop for DeviceMutex {
     fn drop(&mut self) {
+        // SAFETY: we own the handle; no call can hold it past `self`.
         unsafe { ffi::cp_mutex_free(self.raw) }
     }
 }

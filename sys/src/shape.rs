@@ -6,7 +6,8 @@ use std::ptr;
 
 use crate::error::{check, Error, ErrorCode, Result};
 use crate::ffi;
-use crate::safe::{Context, DeviceMutex, Fr, Pending, RawProof, Srs};
+use crate::placement::Placement;
+use crate::safe::{Context, Fr, Pending, RawProof, Srs};
 
 pub use ffi::{cp_shape_entry as ShapeEntry, cp_shape_info as ShapeInfo};
 
@@ -143,8 +144,7 @@ impl Context {
         srs: &Srs,
         shape: &Shape,
         witnesses: &[Witness<'_>],
-        gpu_index: i32,
-        mutex: Option<&DeviceMutex>,
+        place: &Placement<'_>,
     ) -> Result<Pending> {
         if witnesses.is_empty() {
             return Err(Error::new(
@@ -164,8 +164,8 @@ impl Context {
                 shape.raw,
                 raw.as_ptr(),
                 raw.len(),
-                gpu_index,
-                mutex.map(|m| m.raw).unwrap_or(ptr::null_mut()),
+                place.gpu.raw(),
+                place.raw_mutex(),
                 &mut out,
             )
         })?;
@@ -178,10 +178,9 @@ impl Context {
         srs: &Srs,
         shape: &Shape,
         witnesses: &[Witness<'_>],
-        gpu_index: i32,
-        mutex: Option<&DeviceMutex>,
+        place: &Placement<'_>,
     ) -> Result<Vec<RawProof>> {
-        self.prove_start_witness(srs, shape, witnesses, gpu_index, mutex)?
+        self.prove_start_witness(srs, shape, witnesses, place)?
             .finish()
     }
 

@@ -29,6 +29,7 @@ use std::time::Instant;
 use bellperson::groth16::{create_proof_batch, Parameters};
 use blstrs::Bls12;
 use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
+use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{
     prove_from_assignments, prove_from_witnesses, synthesize_sized, synthesize_witness, Backend,
     Blinding, Context, ContextOptions, ProofOutput, StreamSharing,
@@ -161,7 +162,14 @@ fn cold(kind: Kind, log: u32, backend: &str, prepare: bool, params_dir: &std::pa
     let mut times = Vec::new();
     for _ in 0..3 {
         let t = Instant::now();
-        prove_from_assignments(&ctx, &key, std::slice::from_ref(&synth), &bl, 0, None).unwrap();
+        prove_from_assignments(
+            &ctx,
+            &key,
+            std::slice::from_ref(&synth),
+            &bl,
+            &Placement::on(0),
+        )
+        .unwrap();
         times.push(t.elapsed().as_secs_f64());
     }
     let later = times[1..].iter().cloned().fold(f64::MAX, f64::min);
@@ -244,8 +252,7 @@ fn stream_compare(args: &Args, spec: &str) {
                             &key,
                             std::slice::from_ref(&synth),
                             &bl,
-                            0,
-                            None,
+                            &Placement::on(0),
                         )
                         .unwrap()
                         .remove(0);
@@ -278,7 +285,8 @@ fn stream_compare(args: &Args, spec: &str) {
                     let mut best: Option<(f64, Vec<ProofOutput>)> = None;
                     for i in 0..=args.repeats.max(1) {
                         let t = Instant::now();
-                        let out = prove_from_assignments(&ctx, &key, &many, &bl, 0, None).unwrap();
+                        let out = prove_from_assignments(&ctx, &key, &many, &bl, &Placement::on(0))
+                            .unwrap();
                         let wall = t.elapsed().as_secs_f64() * 1e3;
                         if i > 0 && best.as_ref().is_none_or(|b| wall < b.0) {
                             best = Some((wall, out));
@@ -286,11 +294,12 @@ fn stream_compare(args: &Args, spec: &str) {
                     }
                     // What `Auto` makes of the same call, the pass measured.
                     ctx.set_stream_sharing(0, StreamSharing::Auto).unwrap();
-                    let auto: Vec<u64> = prove_from_assignments(&ctx, &key, &many, &bl, 0, None)
-                        .unwrap()
-                        .iter()
-                        .map(|o| o.timings.stream_shared)
-                        .collect();
+                    let auto: Vec<u64> =
+                        prove_from_assignments(&ctx, &key, &many, &bl, &Placement::on(0))
+                            .unwrap()
+                            .iter()
+                            .map(|o| o.timings.stream_shared)
+                            .collect();
                     (many, bl, best.unwrap(), auto)
                 });
                 ctx.set_memory_limit(0, None).unwrap();
@@ -311,7 +320,8 @@ fn stream_compare(args: &Args, spec: &str) {
                 );
                 let mut shared_row = Value::Null;
                 if let Some((many, bl, (wall, out), auto)) = shared {
-                    let again = prove_from_assignments(&ctx, &key, &many, &bl, 0, None).unwrap();
+                    let again =
+                        prove_from_assignments(&ctx, &key, &many, &bl, &Placement::on(0)).unwrap();
                     let same = out
                         .iter()
                         .zip(&again)
@@ -482,8 +492,7 @@ fn main() {
                         &key,
                         std::slice::from_ref(&synth),
                         &bl,
-                        0,
-                        None,
+                        &Placement::on(0),
                     )
                     .unwrap();
                     let dt = t.elapsed().as_secs_f64();
@@ -522,8 +531,7 @@ fn main() {
                         &circuit_shape,
                         std::slice::from_ref(&witness),
                         &bl,
-                        0,
-                        None,
+                        &Placement::on(0),
                     )
                     .unwrap();
                     wbest = wbest.min(t.elapsed().as_secs_f64());

@@ -1,6 +1,7 @@
 //! Times the host backend on one built-in circuit: `cargo run --release -p
 //! cuda-prover-tests --example host_prove -- chain 14`.
 use cuda_prover_bellperson::circuits::BuiltIn;
+use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{prove_from_assignments, synthesize, Blinding, Context, ProvingKey};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
@@ -23,7 +24,7 @@ fn main() {
     let ctx = Context::host(1).unwrap();
     for _ in 0..3 {
         let t = std::time::Instant::now();
-        let o = prove_from_assignments(&ctx, &key, &s, &bl, 0, None).unwrap();
+        let o = prove_from_assignments(&ctx, &key, &s, &bl, &Placement::on(0)).unwrap();
         let p = &o[0].timings;
         println!(
             "{:.3} s: ntt {:.0} h {:.0} l {:.0} a {:.0} b1 {:.0} b2 {:.0} ms",

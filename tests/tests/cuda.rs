@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use cuda_prover_bellperson::circuits::Kind;
+use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{
     prove_from_assignments, synthesize, Backend, Blinding, Context, ContextOptions, ErrorCode,
     KeyCheck, ProvingKey, GPU_AUTO,
@@ -52,7 +53,8 @@ fn cuda_equals_host_and_bellperson() {
                 let synth: Vec<_> = circuits.iter().map(|c| synthesize(*c).unwrap()).collect();
                 let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(log as u64), batch);
                 let t = std::time::Instant::now();
-                let cuda = prove_from_assignments(&ctx, &keys.key, &synth, &bl, 0, None).unwrap();
+                let cuda = prove_from_assignments(&ctx, &keys.key, &synth, &bl, &Placement::on(0))
+                    .unwrap();
                 let cuda_s = t.elapsed().as_secs_f64();
                 for (o, c) in cuda.iter().zip(&circuits) {
                     assert_eq!(o.device, 0);
@@ -77,7 +79,9 @@ fn cuda_equals_host_and_bellperson() {
                     }
                 }
                 if log <= 18 || batch > 1 {
-                    let h = prove_from_assignments(&host, &keys.key, &synth, &bl, 0, None).unwrap();
+                    let h =
+                        prove_from_assignments(&host, &keys.key, &synth, &bl, &Placement::on(0))
+                            .unwrap();
                     for (o, t) in cuda.iter().zip(&h) {
                         assert_eq!(
                             proof_bytes(&o.proof),
@@ -122,8 +126,10 @@ fn msm_scalar_patterns_equal_host() {
             };
             let synth = vec![synthesize(c).unwrap()];
             let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(n as u64), 1);
-            let cuda = prove_from_assignments(&ctx, &keys.key, &synth, &bl, 0, None).unwrap();
-            let h = prove_from_assignments(&host, &keys.key, &synth, &bl, 0, None).unwrap();
+            let cuda =
+                prove_from_assignments(&ctx, &keys.key, &synth, &bl, &Placement::on(0)).unwrap();
+            let h =
+                prove_from_assignments(&host, &keys.key, &synth, &bl, &Placement::on(0)).unwrap();
             let theirs = native_proofs(vec![c], &keys.params, &bl);
             assert!(
                 keys.key.verify(&cuda[0].proof, &c.public_inputs()).unwrap(),
@@ -166,11 +172,12 @@ fn routing_on_one_gpu() {
     };
     let s = vec![synthesize(builtin(Kind::Bits, 10, 1)).unwrap()];
     let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(1), 1);
-    let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap();
+    let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, &Placement::on(0)).unwrap();
     assert_eq!(o[0].device, 0);
-    let err = prove_from_assignments(&ctx, &keys.key, &s, &bl, n as u32, None).unwrap_err();
+    let err =
+        prove_from_assignments(&ctx, &keys.key, &s, &bl, &Placement::on(n as u32)).unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::DeviceIndex), "{err}");
-    let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, GPU_AUTO, None).unwrap();
+    let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, &Placement::on(GPU_AUTO)).unwrap();
     assert_eq!(o[0].device, 0);
     assert_eq!(
         ctx.device_stats(0).unwrap().srs_uploads,
@@ -191,7 +198,8 @@ fn many_threads_on_one_gpu() {
                     let c = builtin(Kind::Chain, 14, 100 * t + i);
                     let syn = vec![synthesize(c).unwrap()];
                     let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(t * 10 + i), 1);
-                    let o = prove_from_assignments(ctx, &keys.key, &syn, &bl, 0, None).unwrap();
+                    let o = prove_from_assignments(ctx, &keys.key, &syn, &bl, &Placement::on(0))
+                        .unwrap();
                     assert!(keys.key.verify(&o[0].proof, &[c.public_input()]).unwrap());
                 }
             });
@@ -209,7 +217,7 @@ fn too_big_for_the_card_is_a_clean_error() {
     // A card with 1 MiB left: neither the key nor, for streaming it, the
     // working set fits.
     ctx.set_memory_limit(0, Some(1 << 20)).unwrap();
-    let err = prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap_err();
+    let err = prove_from_assignments(&ctx, &keys.key, &s, &bl, &Placement::on(0)).unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::OutOfMemory), "{err}");
     assert!(err.to_string().contains("MiB"), "says how much: {err}");
     // The engine refuses the job before it starts, naming the device.
@@ -231,7 +239,7 @@ fn too_big_for_the_card_is_a_clean_error() {
     assert!(e.contains("device 0"), "{e}");
     // Lifting the limit makes the same request work.
     ctx.set_memory_limit(0, None).unwrap();
-    let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap();
+    let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, &Placement::on(0)).unwrap();
     assert!(keys
         .key
         .verify(&o[0].proof, &[builtin(Kind::Chain, 14, 2).public_input()])
@@ -258,7 +266,7 @@ fn cuda_streamed_equals_resident() {
             .map(|i| synthesize(builtin(kind, log, 30 + i)).unwrap())
             .collect();
         let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(9), 2);
-        let want = prove_from_assignments(&host, &keys.key, &s, &bl, 0, None).unwrap();
+        let want = prove_from_assignments(&host, &keys.key, &s, &bl, &Placement::on(0)).unwrap();
         let resident = est.working_bytes + est.srs_bytes;
         // Smallest buffers (many chunks), a third of the key, just short of
         // resident.
@@ -275,7 +283,7 @@ fn cuda_streamed_equals_resident() {
         {
             streamed_limits += 1;
             ctx.set_memory_limit(0, Some(limit)).unwrap();
-            let got = prove_from_assignments(&ctx, &key, &s, &bl, 0, None).unwrap();
+            let got = prove_from_assignments(&ctx, &key, &s, &bl, &Placement::on(0)).unwrap();
             for k in 0..2 {
                 let t = &got[k].timings;
                 assert!(t.stream_chunks > 0, "{kind:?} limit {limit}: streamed");
@@ -308,7 +316,7 @@ fn cuda_streamed_equals_resident() {
             est.streamed_bytes
         );
         ctx.set_memory_limit(0, None).unwrap();
-        let got = prove_from_assignments(&ctx, &key, &s, &bl, 0, None).unwrap();
+        let got = prove_from_assignments(&ctx, &key, &s, &bl, &Placement::on(0)).unwrap();
         for k in 0..2 {
             assert_eq!(got[k].timings.stream_chunks, 0, "limit lifted: resident");
             assert_eq!(proof_bytes(&got[k].proof), proof_bytes(&want[k].proof));
@@ -349,16 +357,17 @@ fn cuda_phased_pass_equals_host() {
         .map(|c| synthesize_witness(*c, hint).unwrap())
         .collect();
     let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(61), 2);
-    let want = prove_from_assignments(&host, &keys.key, &s, &bl, 0, None).unwrap();
-    let want_w = prove_from_witnesses(&host, &keys.key, &shape, &ws, &bl, 0, None).unwrap();
+    let want = prove_from_assignments(&host, &keys.key, &s, &bl, &Placement::on(0)).unwrap();
+    let want_w =
+        prove_from_witnesses(&host, &keys.key, &shape, &ws, &bl, &Placement::on(0)).unwrap();
     for limit in [
         est.compact_bytes,
         (est.compact_bytes + est.streamed_bytes) / 2,
         est.streamed_bytes - 1,
     ] {
         ctx.set_memory_limit(0, Some(limit)).unwrap();
-        let got = prove_from_assignments(&ctx, &key, &s, &bl, 0, None).unwrap();
-        let got_w = prove_from_witnesses(&ctx, &key, &shape, &ws, &bl, 0, None).unwrap();
+        let got = prove_from_assignments(&ctx, &key, &s, &bl, &Placement::on(0)).unwrap();
+        let got_w = prove_from_witnesses(&ctx, &key, &shape, &ws, &bl, &Placement::on(0)).unwrap();
         for k in 0..2 {
             for (path, got, want) in [("a, b, c", &got, &want), ("witness", &got_w, &want_w)] {
                 let t = &got[k].timings;
@@ -400,7 +409,7 @@ fn cuda_phased_pass_equals_host() {
         est.streamed_bytes + est.srs_bytes / 4,
     ] {
         ctx.set_memory_limit(0, Some(limit)).unwrap();
-        let got_w = prove_from_witnesses(&ctx, &key, &shape, &ws, &bl, 0, None).unwrap();
+        let got_w = prove_from_witnesses(&ctx, &key, &shape, &ws, &bl, &Placement::on(0)).unwrap();
         for k in 0..2 {
             let t = &got_w[k].timings;
             assert!(
@@ -429,7 +438,7 @@ fn cuda_phased_pass_equals_host() {
 
     ctx.set_memory_limit(0, Some(est.compact_bytes - 1))
         .unwrap();
-    let e = prove_from_witnesses(&ctx, &key, &shape, &ws[..1], &bl[..1], 0, None)
+    let e = prove_from_witnesses(&ctx, &key, &shape, &ws[..1], &bl[..1], &Placement::on(0))
         .unwrap_err()
         .to_string();
     assert!(e.contains("a, b, c sent up from the host"), "{e}");
@@ -452,13 +461,14 @@ fn cuda_phased_pass_equals_host() {
     let bhint = bkey.size_hint().unwrap();
     let w = vec![synthesize_witness(bad, bhint).unwrap()];
     ctx.set_memory_limit(0, Some(best.compact_bytes)).unwrap();
-    let e = prove_from_witnesses(&ctx, &bkey, &bshape, &w, &bl[..1], 0, None)
+    let e = prove_from_witnesses(&ctx, &bkey, &bshape, &w, &bl[..1], &Placement::on(0))
         .unwrap_err()
         .to_string();
     assert!(e.contains("not satisfied"), "{e}");
     let w = vec![synthesize_witness(good, bhint).unwrap()];
-    let ok = prove_from_witnesses(&ctx, &bkey, &bshape, &w, &bl[..1], 0, None).unwrap();
-    let want = prove_from_witnesses(&host, &bkeys.key, &bshape, &w, &bl[..1], 0, None).unwrap();
+    let ok = prove_from_witnesses(&ctx, &bkey, &bshape, &w, &bl[..1], &Placement::on(0)).unwrap();
+    let want =
+        prove_from_witnesses(&host, &bkeys.key, &bshape, &w, &bl[..1], &Placement::on(0)).unwrap();
     assert!(ok[0].timings.stream_chunks > 0);
     assert_eq!(proof_bytes(&ok[0].proof), proof_bytes(&want[0].proof));
     ctx.set_memory_limit(0, None).unwrap();
@@ -486,9 +496,15 @@ fn cuda_shared_streamed_passes() {
         .map(|c| cuda_prover_bellperson::synthesize_witness(*c, hint).unwrap())
         .collect();
     let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(41), ws.len());
-    let want =
-        cuda_prover_bellperson::prove_from_witnesses(&host, &keys.key, &shape, &ws, &bl, 0, None)
-            .unwrap();
+    let want = cuda_prover_bellperson::prove_from_witnesses(
+        &host,
+        &keys.key,
+        &shape,
+        &ws,
+        &bl,
+        &Placement::on(0),
+    )
+    .unwrap();
     let resident = est.working_bytes + est.srs_bytes;
     // Whenever the memory allows (at 2^14 the copies are shorter than the
     // sums, so `Auto` would stream each alone).
@@ -500,9 +516,15 @@ fn cuda_shared_streamed_passes() {
         est.streamed_bytes + (resident - est.streamed_bytes) / 2,
     ] {
         ctx.set_memory_limit(0, Some(limit)).unwrap();
-        let got =
-            cuda_prover_bellperson::prove_from_witnesses(&ctx, &key, &shape, &ws, &bl, 0, None)
-                .unwrap();
+        let got = cuda_prover_bellperson::prove_from_witnesses(
+            &ctx,
+            &key,
+            &shape,
+            &ws,
+            &bl,
+            &Placement::on(0),
+        )
+        .unwrap();
         let passes: Vec<u64> = got.iter().map(|p| p.timings.stream_shared).collect();
         eprintln!(
             "chain 2^{log} limit {} KiB: proofs per pass {passes:?}, {} chunks of {} KiB",
@@ -613,9 +635,9 @@ fn cuda_key_four_times_the_limit() {
         .collect();
     let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(22), 3);
     ctx.set_memory_limit(0, Some(limit)).unwrap();
-    let streamed = prove_from_assignments(&ctx, &key, &s, &bl, 0, None).unwrap();
+    let streamed = prove_from_assignments(&ctx, &key, &s, &bl, &Placement::on(0)).unwrap();
     ctx.set_memory_limit(0, None).unwrap();
-    let resident = prove_from_assignments(&ctx, &key, &s, &bl, 0, None).unwrap();
+    let resident = prove_from_assignments(&ctx, &key, &s, &bl, &Placement::on(0)).unwrap();
     for k in 0..3 {
         assert!(streamed[k].timings.stream_chunks > 0);
         assert!(
@@ -660,7 +682,7 @@ fn trim_returns_device_memory() {
     let keys = cached_builtin_keys(Kind::Chain, 16);
     let s = vec![synthesize(builtin(Kind::Chain, 16, 2)).unwrap()];
     let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(2), 1);
-    prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap();
+    prove_from_assignments(&ctx, &keys.key, &s, &bl, &Placement::on(0)).unwrap();
     let held = ctx.device_stats(0).unwrap().cache_bytes;
     let held_all = ctx.device_stats(0).unwrap().held_bytes;
     let before = ctx.device_info(0).unwrap().free_bytes;
@@ -682,11 +704,11 @@ fn trim_returns_device_memory() {
     // The next proof makes the cache again: lane 0's, and lane 1's where
     // the card has room for a second pass in flight.
     let allocs = ctx.device_stats(0).unwrap().cache_allocations;
-    prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap();
+    prove_from_assignments(&ctx, &keys.key, &s, &bl, &Placement::on(0)).unwrap();
     let again = ctx.device_stats(0).unwrap().cache_allocations - allocs;
     assert!((1..=2).contains(&again), "{again} allocations");
     // And a proof after that makes none.
-    prove_from_assignments(&ctx, &keys.key, &s, &bl, 0, None).unwrap();
+    prove_from_assignments(&ctx, &keys.key, &s, &bl, &Placement::on(0)).unwrap();
     assert_eq!(
         ctx.device_stats(0).unwrap().cache_allocations,
         allocs + again
@@ -770,12 +792,21 @@ fn cuda_witness_path_equals_full_path() {
                 .map(|c| synthesize_witness(*c, hint).unwrap())
                 .collect();
             let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(99), 3);
-            let full = prove_from_assignments(&ctx, &keys.key, &synth, &bl, 0, None).unwrap();
+            let full =
+                prove_from_assignments(&ctx, &keys.key, &synth, &bl, &Placement::on(0)).unwrap();
             let t = std::time::Instant::now();
-            let w = prove_from_witnesses(&ctx, &keys.key, &shape, &wit, &bl, 0, None).unwrap();
-            let w_s = t.elapsed().as_secs_f64();
-            let h = prove_from_witnesses(&host, &keys.key, &shape, &wit[..1], &bl[..1], 0, None)
+            let w = prove_from_witnesses(&ctx, &keys.key, &shape, &wit, &bl, &Placement::on(0))
                 .unwrap();
+            let w_s = t.elapsed().as_secs_f64();
+            let h = prove_from_witnesses(
+                &host,
+                &keys.key,
+                &shape,
+                &wit[..1],
+                &bl[..1],
+                &Placement::on(0),
+            )
+            .unwrap();
             for k in 0..3 {
                 assert_eq!(
                     proof_bytes(&full[k].proof),
@@ -802,8 +833,9 @@ fn cuda_witness_path_equals_full_path() {
             let mut bad = wit[0].clone();
             let n = bad.aux.len();
             bad.aux[n / 2] += blstrs::Scalar::from(1u64);
-            let e = prove_from_witnesses(&ctx, &keys.key, &shape, &[bad], &bl[..1], 0, None)
-                .unwrap_err();
+            let e =
+                prove_from_witnesses(&ctx, &keys.key, &shape, &[bad], &bl[..1], &Placement::on(0))
+                    .unwrap_err();
             assert_eq!(e.code(), Some(ErrorCode::Unsatisfied), "{e}");
             assert!(e.to_string().contains("constraint "), "{e}");
         }

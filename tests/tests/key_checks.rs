@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use bellperson::groth16::Parameters;
 use blstrs::{Bls12, G1Affine, G2Affine};
 use cuda_prover_bellperson::circuits::Kind;
+use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{
     create_proof_batch, Blinding, Context, ContextOptions, ErrorCode, KeyCheck, ProvingKey,
     SubgroupCheck,
@@ -66,7 +67,13 @@ fn torsion_points_in_parameters_are_refused() {
         // reaches a proof point, the proof is refused.
         let key = ProvingKey::from_params_with(&p, KeyCheck::TrustedUnchecked).unwrap();
         let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(1), 1);
-        match create_proof_batch(&ctx, vec![builtin(Kind::Chain, 7, 2)], &key, &bl, 0, None) {
+        match create_proof_batch(
+            &ctx,
+            vec![builtin(Kind::Chain, 7, 2)],
+            &key,
+            &bl,
+            &Placement::on(0),
+        ) {
             Err(e) => assert!(
                 e.to_string().contains("prime-order subgroup"),
                 "{name}: {e}"

@@ -51,6 +51,7 @@ use zero_tree::ZeroTree;
 use crate::config::RegisteredSeal;
 use crate::error::{FilecoinError, Result};
 use crate::fixture::seeded::StandIns;
+use crate::vanilla_check::vanilla_accepted;
 use crate::with_sector_shape;
 
 /// Where a test C1's stand-ins are drawn (its own stream of the seed).
@@ -186,18 +187,13 @@ fn check_vanilla<Tree: 'static + MerkleTreeTrait>(
     inputs: PublicInputs<<Tree::Hasher as Hasher>::Domain, DefaultPieceDomain>,
     proofs: &[Vec<Proof<Tree, DefaultPieceHasher>>],
 ) -> Result<()> {
-    let ok = StackedDrg::<'_, Tree, DefaultPieceHasher>::verify_all_partitions(
-        public_params,
-        &inputs,
-        proofs,
-    )
-    .map_err(|e| FilecoinError::VanillaProofs(format!("{e:#}")))?;
-    if !ok {
-        return Err(FilecoinError::VanillaProofs(
-            "storage-proofs' verifier rejects the test C1's vanilla proofs".into(),
-        ));
-    }
-    Ok(())
+    vanilla_accepted("storage-proofs", "the test C1's vanilla proofs", || {
+        StackedDrg::<'_, Tree, DefaultPieceHasher>::verify_all_partitions(
+            public_params,
+            &inputs,
+            proofs,
+        )
+    })
 }
 
 fn commitment<D: Domain>(d: &D) -> [u8; 32] {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use clap::{Parser, ValueEnum};
 use cuda_prover_engine::{
-    cpus, open_context, BackendChoice, DeviceSelection, Engine, EngineConfig, Policy,
+    cpus, open_context, BackendArgs, DeviceSelection, Engine, EngineConfig, Policy,
 };
 use cuda_prover_gkr::{run_shards, ShardConfig, ShardSpec, TowerKind, MAX_LOG_SIZE, MAX_SHARDS};
 
@@ -45,11 +45,8 @@ struct Cli {
     /// Which device proves which shard: round-robin or least-loaded.
     #[arg(long, default_value = "round-robin")]
     policy: Policy,
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
-    backend: BackendChoice,
-    /// Simulated devices of the host backend (default: CUDA_PROVER_HOST_DEVICES or 1).
-    #[arg(long, default_value_t = 0)]
-    host_devices: u32,
+    #[command(flatten)]
+    dev: BackendArgs,
     /// One CPU set per device's worker, e.g. 0-7,8-15.
     #[arg(long)]
     worker_cpus: Option<String>,
@@ -84,7 +81,8 @@ fn run(cli: Cli) -> Result<(), String> {
         Some(s) => DeviceSelection::parse_list(s)?,
         None => DeviceSelection::All,
     };
-    let ctx = open_context(cli.backend, cli.host_devices, &sel).map_err(|e| e.to_string())?;
+    let ctx =
+        open_context(cli.dev.backend, cli.dev.host_devices, &sel).map_err(|e| e.to_string())?;
     let backend = ctx.backend_name();
     let engine = Engine::new(
         Arc::new(ctx),

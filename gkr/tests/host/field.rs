@@ -1,6 +1,7 @@
 //! The core's BabyBear kernels (through the ABI, host backend) against
 //! Plonky3's field, element by element.
 
+use cuda_prover_gkr::Placement;
 use cuda_prover_gkr::{from_bb4, random_ext, to_bb4, Bb4, Bb4Op, Context, Ext};
 use p3_field::{Field, PrimeCharacteristicRing};
 use rand::SeedableRng;
@@ -75,8 +76,7 @@ fn a_bad_value_in_a_large_input_is_named_by_index() {
     v[120_000][0] = P;
     let e = cuda_prover_pipeline::Tower::new(
         &ctx,
-        0,
-        None,
+        &Placement::on(0),
         0,
         cuda_prover_gkr::TowerKind::Product,
         &v,

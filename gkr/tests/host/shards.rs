@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cuda_prover_engine::{DeviceSelection, Engine, EngineConfig, EngineError, Policy};
+use cuda_prover_gkr::Placement;
 use cuda_prover_gkr::{run_shards, Context, ShardConfig, ShardSpec, TowerKind};
 use cuda_prover_pipeline::ErrorCode;
 
@@ -184,7 +185,7 @@ fn the_collector_check_rejects_a_tampered_shard() {
     let shards = [ShardSpec { log_size: 6 }, ShardSpec { log_size: 7 }];
     let work = ShardWork::new(&shards, cfg(TowerKind::Product));
     let input = shard_input(TowerKind::Product, 42, 1, 7);
-    let (proof, stats) = prove_tower(&ctx, 0, None, 1, &input).unwrap();
+    let (proof, stats) = prove_tower(&ctx, &Placement::on(0), 1, &input).unwrap();
     let mut out = ShardOutput {
         device: 0,
         proof: proof.to_bytes(),

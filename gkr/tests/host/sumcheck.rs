@@ -1,6 +1,7 @@
 //! Sumcheck rounds and folds of the core (host backend, through the ABI)
 //! against a direct computation with Plonky3's field.
 
+use cuda_prover_gkr::Placement;
 use cuda_prover_gkr::{from_bb4, random_ext, to_bb4, Bb4, Context, Ext, SumcheckTerm};
 use cuda_prover_pipeline::Sumcheck;
 use p3_field::PrimeCharacteristicRing;
@@ -64,7 +65,7 @@ fn rounds_and_folds_match_direct_computation() {
         .map(|t| t.iter().map(to_bb4).collect())
         .collect();
     let refs: Vec<&[Bb4]> = raw.iter().map(|t| t.as_slice()).collect();
-    let mut sc = Sumcheck::new(&ctx, 1, None, 5, &refs).unwrap();
+    let mut sc = Sumcheck::new(&ctx, &Placement::on(1), 5, &refs).unwrap();
     assert_eq!(sc.device(), 1);
     let mut claim = None;
     for round in 0..m {
@@ -111,7 +112,7 @@ fn rounds_and_folds_match_direct_computation() {
 fn trim_frees_the_tables() {
     let ctx = Context::host(1).unwrap();
     let t: Vec<Bb4> = (0..16u32).map(|i| [i, 0, 0, 0]).collect();
-    let mut sc = Sumcheck::new(&ctx, 0, None, 1, &[&t]).unwrap();
+    let mut sc = Sumcheck::new(&ctx, &Placement::on(0), 1, &[&t]).unwrap();
     assert!(ctx.device_stats(0).unwrap().cache_bytes >= 16 * 16);
     let freed = ctx.trim(0).unwrap();
     assert!(freed >= 16 * 16, "freed {freed}");

@@ -4,13 +4,14 @@
 //! proof for other inputs.
 
 use cuda_prover_gkr::shards::shard_input;
+use cuda_prover_gkr::Placement;
 use cuda_prover_gkr::{
     prove_tower, verify_tower, Context, Ext, GkrError, TowerInput, TowerKind, TowerProof,
 };
 use p3_field::{Field, PrimeCharacteristicRing};
 
 fn prove(ctx: &Context, input: &TowerInput) -> TowerProof {
-    prove_tower(ctx, 0, None, 0, input).unwrap().0
+    prove_tower(ctx, &Placement::on(0), 0, input).unwrap().0
 }
 
 fn rejected(r: Result<Vec<Ext>, GkrError>) -> String {
@@ -111,7 +112,7 @@ fn each_layer_is_reduced_once_and_inputs_are_checked() {
     let ctx = Context::host(1).unwrap();
     let bad = TowerInput::Product(vec![Ext::ONE; 3]);
     assert!(matches!(
-        prove_tower(&ctx, 0, None, 0, &bad),
+        prove_tower(&ctx, &Placement::on(0), 0, &bad),
         Err(GkrError::Invalid(_))
     ));
     let bad = TowerInput::Fraction {
@@ -119,11 +120,11 @@ fn each_layer_is_reduced_once_and_inputs_are_checked() {
         denominators: vec![Ext::ONE; 2],
     };
     assert!(matches!(
-        prove_tower(&ctx, 0, None, 0, &bad),
+        prove_tower(&ctx, &Placement::on(0), 0, &bad),
         Err(GkrError::Invalid(_))
     ));
     // A device outside the context is the core's error, naming it.
     let input = shard_input(TowerKind::Product, 1, 0, 3);
-    let e = prove_tower(&ctx, 3, None, 0, &input).unwrap_err();
+    let e = prove_tower(&ctx, &Placement::on(3), 0, &input).unwrap_err();
     assert!(e.to_string().contains("gpu_index 3"), "{e}");
 }

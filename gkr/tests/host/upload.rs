@@ -5,6 +5,7 @@
 //! index whatever the pieces; the build reports its upload and layer times.
 
 use cuda_prover_gkr::shards::shard_input;
+use cuda_prover_gkr::Placement;
 use cuda_prover_gkr::{
     montgomery_words, prove_tower, prove_tower_with, random_ext, to_bb4, verify_tower, Bb4,
     Bb4Form, Context, ProveOptions, TowerInput, TowerKind, TowerOptions,
@@ -41,7 +42,8 @@ fn canonical_and_montgomery_inputs_build_the_same_tower() {
         };
         let ca: Vec<Bb4> = a.iter().map(to_bb4).collect();
         let cb: Option<Vec<Bb4>> = b.map(|b| b.iter().map(to_bb4).collect());
-        let mut canonical = Tower::new(&ctx, 0, None, 0, kind, &ca, cb.as_deref()).unwrap();
+        let mut canonical =
+            Tower::new(&ctx, &Placement::on(0), 0, kind, &ca, cb.as_deref()).unwrap();
         for chunk in [0usize, 1, 5, 1 << 20] {
             let opts = TowerOptions {
                 form: Bb4Form::Montgomery,
@@ -49,8 +51,7 @@ fn canonical_and_montgomery_inputs_build_the_same_tower() {
             };
             let mut mont = Tower::with_options(
                 &ctx,
-                0,
-                None,
+                &Placement::on(0),
                 0,
                 kind,
                 montgomery_words(a),
@@ -65,7 +66,8 @@ fn canonical_and_montgomery_inputs_build_the_same_tower() {
                 chunk_elements: chunk,
             };
             let mut again =
-                Tower::with_options(&ctx, 0, None, 0, kind, &ca, cb.as_deref(), &opts).unwrap();
+                Tower::with_options(&ctx, &Placement::on(0), 0, kind, &ca, cb.as_deref(), &opts)
+                    .unwrap();
             assert_eq!(again.root().unwrap(), canonical.root().unwrap(), "{kind:?}");
         }
     }
@@ -76,13 +78,12 @@ fn piece_sizes_that_do_not_divide_the_input_give_the_same_proof() {
     let ctx = Context::host(1).unwrap();
     for kind in [TowerKind::Product, TowerKind::Fraction] {
         let input = shard_input(kind, 3, 1, 11);
-        let (reference, _) = prove_tower(&ctx, 0, None, 0, &input).unwrap();
+        let (reference, _) = prove_tower(&ctx, &Placement::on(0), 0, &input).unwrap();
         verify_tower(&input, &reference).unwrap();
         for chunk in [1usize, 3, 7, 1000, 2047, 2049] {
             let (p, stats) = prove_tower_with(
                 &ctx,
-                0,
-                None,
+                &Placement::on(0),
                 0,
                 &input,
                 &ProveOptions {
@@ -111,9 +112,17 @@ fn a_bad_word_is_named_by_its_first_index_in_any_piece_size() {
                 form,
                 chunk_elements: chunk,
             };
-            let e = Tower::with_options(&ctx, 1, None, 0, TowerKind::Product, &v, None, &opts)
-                .err()
-                .expect("a word >= p is refused");
+            let e = Tower::with_options(
+                &ctx,
+                &Placement::on(1),
+                0,
+                TowerKind::Product,
+                &v,
+                None,
+                &opts,
+            )
+            .err()
+            .expect("a word >= p is refused");
             assert!(
                 e.message.contains("values[1234]: coefficient 1"),
                 "{form:?} chunk {chunk}: {e}"
@@ -121,8 +130,7 @@ fn a_bad_word_is_named_by_its_first_index_in_any_piece_size() {
             // The denominators of a fraction tree are named as such.
             let e = Tower::with_options(
                 &ctx,
-                1,
-                None,
+                &Placement::on(1),
                 0,
                 TowerKind::Fraction,
                 &good,
@@ -142,7 +150,7 @@ fn a_bad_word_is_named_by_its_first_index_in_any_piece_size() {
 fn build_times_are_reported() {
     let ctx = Context::host(1).unwrap();
     let input = shard_input(TowerKind::Product, 1, 0, 16);
-    let (_, stats) = prove_tower(&ctx, 0, None, 0, &input).unwrap();
+    let (_, stats) = prove_tower(&ctx, &Placement::on(0), 0, &input).unwrap();
     assert!(stats.build_upload > std::time::Duration::ZERO, "{stats:?}");
     assert!(stats.build_layers > std::time::Duration::ZERO, "{stats:?}");
 }

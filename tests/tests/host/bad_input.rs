@@ -1,6 +1,7 @@
 //! Bad input gives a clear error, never a crash or a panic across the FFI.
 
 use cuda_prover_bellperson::circuits::Kind;
+use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{
     create_proof_batch, prove_from_assignments, synthesize, Blinding, Context, ErrorCode,
     ProvingKey,
@@ -80,11 +81,13 @@ fn params_of_another_circuit_are_rejected() {
     let chain7 = builtin_keys(Kind::Chain, 7);
     // Same domain, different shape.
     let bits = builtin(Kind::Bits, 7, 1);
-    let err = create_proof_batch(&ctx, vec![bits], &chain7.key, &bl(1), 0, None).unwrap_err();
+    let err =
+        create_proof_batch(&ctx, vec![bits], &chain7.key, &bl(1), &Placement::on(0)).unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::ShapeMismatch), "{err}");
     // Bigger circuit of the same kind.
     let chain8 = builtin(Kind::Chain, 8, 1);
-    let err = create_proof_batch(&ctx, vec![chain8], &chain7.key, &bl(1), 0, None).unwrap_err();
+    let err =
+        create_proof_batch(&ctx, vec![chain8], &chain7.key, &bl(1), &Placement::on(0)).unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::ShapeMismatch), "{err}");
     assert_eq!(ctx.device_stats(0).unwrap().proofs, 0);
 }
@@ -98,7 +101,7 @@ fn unsatisfied_circuit_is_rejected() {
     let keys = cuda_prover_tests::keys_for("broken-60", shape);
     let ctx = Context::host(1).unwrap();
     // The honest witness proves.
-    let good = create_proof_batch(&ctx, vec![shape], &keys.key, &bl(1), 0, None).unwrap();
+    let good = create_proof_batch(&ctx, vec![shape], &keys.key, &bl(1), &Placement::on(0)).unwrap();
     assert_eq!(good.len(), 1);
     let err = create_proof_batch(
         &ctx,
@@ -108,8 +111,7 @@ fn unsatisfied_circuit_is_rejected() {
         }],
         &keys.key,
         &bl(1),
-        0,
-        None,
+        &Placement::on(0),
     )
     .unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::Unsatisfied), "{err}");
@@ -125,10 +127,10 @@ fn mismatched_lengths_are_rejected_before_the_core() {
     let ctx = Context::host(1).unwrap();
     let mut s = synthesize(builtin(Kind::Chain, 7, 1)).unwrap();
     s.b.pop();
-    let err = prove_from_assignments(&ctx, &keys.key, &[s], &bl(1), 0, None).unwrap_err();
+    let err = prove_from_assignments(&ctx, &keys.key, &[s], &bl(1), &Placement::on(0)).unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::InvalidArgument), "{err}");
     let s = synthesize(builtin(Kind::Chain, 7, 1)).unwrap();
-    let err = prove_from_assignments(&ctx, &keys.key, &[s], &bl(2), 0, None).unwrap_err();
+    let err = prove_from_assignments(&ctx, &keys.key, &[s], &bl(2), &Placement::on(0)).unwrap_err();
     assert!(err.to_string().contains("blinding"), "{err}");
 }
 
@@ -139,12 +141,25 @@ fn memory_limit_gives_a_clean_out_of_memory_error() {
     let s = synthesize(builtin(Kind::Chain, 10, 1)).unwrap();
     ctx.set_memory_limit(1, Some(1024)).unwrap();
     assert!(ctx.device_info(1).unwrap().free_bytes <= 1024);
-    let err = prove_from_assignments(&ctx, &keys.key, std::slice::from_ref(&s), &bl(1), 1, None)
-        .unwrap_err();
+    let err = prove_from_assignments(
+        &ctx,
+        &keys.key,
+        std::slice::from_ref(&s),
+        &bl(1),
+        &Placement::on(1),
+    )
+    .unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::OutOfMemory), "{err}");
     assert!(err.to_string().contains("device 1"), "{err}");
     // Device 0 is not limited.
-    prove_from_assignments(&ctx, &keys.key, std::slice::from_ref(&s), &bl(1), 0, None).unwrap();
+    prove_from_assignments(
+        &ctx,
+        &keys.key,
+        std::slice::from_ref(&s),
+        &bl(1),
+        &Placement::on(0),
+    )
+    .unwrap();
     ctx.set_memory_limit(1, None).unwrap();
-    prove_from_assignments(&ctx, &keys.key, &[s], &bl(1), 1, None).unwrap();
+    prove_from_assignments(&ctx, &keys.key, &[s], &bl(1), &Placement::on(1)).unwrap();
 }

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
+use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{Backend, Context, ContextOptions, ErrorCode, GPU_AUTO};
 use cuda_prover_engine::{
     open_context, BackendChoice, BlindingSource, DeviceSelection, Engine, EngineConfig, Job,
@@ -125,7 +126,11 @@ fn closed_devices_are_refused_by_name() {
         .map(|_| cuda_prover_bellperson::Blinding::random(&mut rng))
         .collect();
     let outs = cuda_prover_bellperson::prove_from_assignments(
-        &ctx, &keys.key, &synth, &blinding, GPU_AUTO, None,
+        &ctx,
+        &keys.key,
+        &synth,
+        &blinding,
+        &Placement::on(GPU_AUTO),
     )
     .unwrap();
     let devices: Vec<i32> = outs.iter().map(|o| o.device as i32).collect();
@@ -135,9 +140,15 @@ fn closed_devices_are_refused_by_name() {
         "automatic routing over the open devices"
     );
     let err = core(
-        cuda_prover_bellperson::prove_from_assignments(&ctx, &keys.key, &synth, &blinding, 0, None)
-            .err()
-            .unwrap(),
+        cuda_prover_bellperson::prove_from_assignments(
+            &ctx,
+            &keys.key,
+            &synth,
+            &blinding,
+            &Placement::on(0),
+        )
+        .err()
+        .unwrap(),
     );
     assert_eq!(err.code, ErrorCode::DeviceIndex, "{err}");
     assert!(!ctx.touched(0).unwrap());

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use blstrs::{G1Affine, G2Affine};
 use cuda_prover_bellperson::circuits::Kind;
+use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{
     create_proof_batch, Blinding, Context, ErrorCode, KeyCheck, ProvingKey,
 };
@@ -330,7 +331,7 @@ fn judge(
             assert!(kind.may_be_accepted(), "{kind:?} mutant accepted");
             let c = builtin(Kind::Chain, LOG, 3);
             let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(9), 1);
-            let proofs = create_proof_batch(ctx, vec![c], &key, &bl, 0, None)
+            let proofs = create_proof_batch(ctx, vec![c], &key, &bl, &Placement::on(0))
                 .unwrap_or_else(|e| panic!("{kind:?}: an accepted key must prove: {e}"));
             let p = &proofs[0].proof;
             assert!(
@@ -360,7 +361,7 @@ fn mutation_campaign_over_buffers() {
     let key = ProvingKey::from_bytes(&orig).unwrap();
     let c = builtin(Kind::Chain, LOG, 3);
     let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(9), 1);
-    let p = create_proof_batch(&ctx, vec![c], &key, &bl, 0, None).unwrap();
+    let p = create_proof_batch(&ctx, vec![c], &key, &bl, &Placement::on(0)).unwrap();
     assert!(key.verify(&p[0].proof, &[c.public_input()]).unwrap());
 
     let mut rng = ChaCha8Rng::seed_from_u64(SEED);

@@ -1,6 +1,7 @@
 //! The pipeline layer: start/finish and overlapped partitions.
 
 use cuda_prover_bellperson::circuits::Kind;
+use cuda_prover_bellperson::Placement;
 use cuda_prover_pipeline::{
     gpu_prove, gpu_prove_start, prove_overlapped, synthesize, Blinding, Context, SynthesizedJob,
     GPU_AUTO,
@@ -22,7 +23,7 @@ fn start_then_finish_keeps_order_and_devices() {
         blinding: Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(1), 4),
         tags: vec![10, 11, 12, 13],
     };
-    let h = gpu_prove_start(&ctx, &job, &keys.key, None, GPU_AUTO).unwrap();
+    let h = gpu_prove_start(&ctx, &job, &keys.key, &Placement::on(GPU_AUTO)).unwrap();
     assert_eq!(h.devices(), vec![0, 0, 1, 1]);
     let out = h.finish().unwrap();
     for (i, (tag, o, public)) in out.iter().enumerate() {
@@ -30,7 +31,7 @@ fn start_then_finish_keeps_order_and_devices() {
         assert_eq!(public, &vec![circuits[i].public_input()]);
         assert!(keys.key.verify(&o.proof, public).unwrap());
     }
-    let again = gpu_prove(&ctx, &job, &keys.key, None, 1).unwrap();
+    let again = gpu_prove(&ctx, &job, &keys.key, &Placement::on(1)).unwrap();
     assert!(again.iter().all(|(_, o, _)| o.device == 1));
 }
 
@@ -46,8 +47,7 @@ fn overlapped_partitions_verify_in_order() {
         None,
         circuits.clone(),
         |k| Blinding::random(&mut ChaCha8Rng::seed_from_u64(k as u64)),
-        0,
-        None,
+        &Placement::on(0),
         |p| seen.push(p.partition),
     )
     .unwrap();
@@ -85,8 +85,7 @@ fn overlapped_stops_at_the_first_failure() {
         None,
         circuits,
         |_| Blinding::random(&mut ChaCha8Rng::seed_from_u64(1)),
-        0,
-        None,
+        &Placement::on(0),
         |_| done += 1,
     )
     .unwrap_err();
@@ -114,8 +113,7 @@ fn overlapped_turns_a_circuit_panic_into_an_error() {
         None,
         vec![Panics],
         |_| Blinding::random(&mut ChaCha8Rng::seed_from_u64(1)),
-        0,
-        None,
+        &Placement::on(0),
         |_| {},
     )
     .unwrap_err();

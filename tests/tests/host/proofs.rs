@@ -3,6 +3,7 @@
 
 use blstrs::Scalar;
 use cuda_prover_bellperson::circuits::Kind;
+use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{
     create_proof_batch as core_batch, prove_from_assignments, synthesize, Blinding, Context,
     GPU_AUTO,
@@ -24,7 +25,7 @@ fn check_builtin(kind: Kind, log: u32, batch: usize) {
         .map(|i| builtin(kind, log, 100 + i as u64))
         .collect();
     let bl = blinding(batch, 7);
-    let ours = core_batch(&ctx, circuits.clone(), &keys.key, &bl, 0, None).unwrap();
+    let ours = core_batch(&ctx, circuits.clone(), &keys.key, &bl, &Placement::on(0)).unwrap();
     let theirs = native_proofs(circuits.clone(), &keys.params, &bl);
     assert_eq!(ours.len(), batch);
     for ((o, t), c) in ours.iter().zip(&theirs).zip(&circuits) {
@@ -73,7 +74,7 @@ fn several_public_inputs() {
         })
         .collect();
     let bl = blinding(2, 9);
-    let ours = core_batch(&ctx, circuits.clone(), &keys.key, &bl, 0, None).unwrap();
+    let ours = core_batch(&ctx, circuits.clone(), &keys.key, &bl, &Placement::on(0)).unwrap();
     let theirs = native_proofs(circuits.clone(), &keys.params, &bl);
     for ((o, t), c) in ours.iter().zip(&theirs).zip(&circuits) {
         assert!(keys.key.verify(&o.proof, &c.public_inputs()).unwrap());
@@ -96,7 +97,7 @@ fn aux_used_only_in_c() {
     let ctx = Context::host(1).unwrap();
     let c = COnly { n: 40, seed: 3 };
     let bl = blinding(1, 11);
-    let ours = core_batch(&ctx, vec![c], &keys.key, &bl, 0, None).unwrap();
+    let ours = core_batch(&ctx, vec![c], &keys.key, &bl, &Placement::on(0)).unwrap();
     let theirs = native_proofs(vec![c], &keys.params, &bl);
     assert!(keys.key.verify(&ours[0].proof, &c.public_inputs()).unwrap());
     assert_eq!(proof_bytes(&ours[0].proof), proof_bytes(&theirs[0]));
@@ -121,7 +122,7 @@ fn scalar_patterns_equal_bellperson() {
             seed: 5,
         };
         let bl = blinding(1, 13);
-        let ours = core_batch(&ctx, vec![c], &keys.key, &bl, 0, None).unwrap();
+        let ours = core_batch(&ctx, vec![c], &keys.key, &bl, &Placement::on(0)).unwrap();
         let theirs = native_proofs(vec![c], &keys.params, &bl);
         assert!(keys.key.verify(&ours[0].proof, &c.public_inputs()).unwrap());
         assert_eq!(
@@ -147,10 +148,22 @@ fn params_file_gives_the_same_proofs() {
     let c = builtin(Kind::Bits, 8, 5);
     let s = synthesize(c).unwrap();
     let bl = blinding(1, 12);
-    let a =
-        prove_from_assignments(&ctx, &keys.key, std::slice::from_ref(&s), &bl, 0, None).unwrap();
-    let b =
-        prove_from_assignments(&ctx, &from_file, std::slice::from_ref(&s), &bl, 0, None).unwrap();
+    let a = prove_from_assignments(
+        &ctx,
+        &keys.key,
+        std::slice::from_ref(&s),
+        &bl,
+        &Placement::on(0),
+    )
+    .unwrap();
+    let b = prove_from_assignments(
+        &ctx,
+        &from_file,
+        std::slice::from_ref(&s),
+        &bl,
+        &Placement::on(0),
+    )
+    .unwrap();
     assert_eq!(proof_bytes(&a[0].proof), proof_bytes(&b[0].proof));
     assert!(from_file.verify(&b[0].proof, &[c.public_input()]).unwrap());
     std::fs::remove_dir_all(&dir).ok();
@@ -167,8 +180,7 @@ fn random_blinding_differs_and_verifies() {
         vec![c, c],
         &keys.key,
         &mut rng,
-        GPU_AUTO,
-        None,
+        &Placement::on(GPU_AUTO),
     )
     .unwrap();
     assert_ne!(proof_bytes(&p[0].proof), proof_bytes(&p[1].proof));

@@ -4,17 +4,12 @@ use std::sync::Barrier;
 use std::time::Duration;
 
 use cuda_prover_bellperson::circuits::Kind;
+use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{
     prove_from_assignments, prove_start, synthesize, Blinding, Context, DeviceMutex, ErrorCode,
     GpuIndex, Synthesized, GPU_AUTO, GPU_BOUND,
 };
 
-/// blstrs scalars as the core's (same layout, checked in the glue).
-fn fr(s: &[blstrs::Scalar]) -> &[cuda_prover_sys::Fr] {
-    // SAFETY: blstrs::Scalar is repr(transparent) over blst_fr, which is
-    // cp_fr; the glue asserts equal size and alignment at compile time.
-    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const cuda_prover_sys::Fr, s.len()) }
-}
 use cuda_prover_tests::{builtin, builtin_keys};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
@@ -54,7 +49,8 @@ fn explicit_index_proves_everything_there() {
             let before: Vec<u64> = (0..devices)
                 .map(|d| ctx.device_stats(d).unwrap().proofs)
                 .collect();
-            let pending = prove_start(&ctx, &keys.key, &cs, &blinding(3), &[], k, None).unwrap();
+            let pending =
+                prove_start(&ctx, &keys.key, &cs, &blinding(3), &[], &Placement::on(k)).unwrap();
             assert_eq!(pending.devices(), vec![k; 3]);
             let outs = pending.finish().unwrap();
             assert!(outs.iter().all(|o| o.device == k));
@@ -87,7 +83,8 @@ fn automatic_splits_in_contiguous_ranges() {
         let ctx = Context::host(devices).unwrap();
         let cs = circuits(n);
         let outs =
-            prove_from_assignments(&ctx, &keys.key, &cs, &blinding(n), GPU_AUTO, None).unwrap();
+            prove_from_assignments(&ctx, &keys.key, &cs, &blinding(n), &Placement::on(GPU_AUTO))
+                .unwrap();
         let got: Vec<u32> = outs.iter().map(|o| o.device).collect();
         assert_eq!(got, expect, "{devices} devices, {n} circuits");
         verify_all(&keys, &outs, n);
@@ -99,13 +96,26 @@ fn automatic_splits_in_contiguous_ranges() {
 }
 
 #[test]
+fn gpu_index_keeps_the_c_convention_and_refuses_the_rest() {
+    for v in [0, 1, 7, -1, -2] {
+        assert_eq!(GpuIndex::try_from(v).unwrap().raw(), v);
+    }
+    for v in [-3, -100, i32::MIN] {
+        assert!(GpuIndex::try_from(v).is_err(), "{v}");
+    }
+    assert_eq!(GpuIndex::Device(u32::MAX).raw(), i32::MAX);
+    assert_eq!(GpuIndex::from(3u32), GpuIndex::Device(3));
+    assert_eq!((GPU_AUTO, GPU_BOUND), (GpuIndex::Auto, GpuIndex::Bound));
+}
+
+#[test]
 fn out_of_range_index_is_an_error_not_device_zero() {
     let keys = builtin_keys(Kind::Bits, 8);
     let ctx = Context::host(2).unwrap();
     let cs = circuits(1);
     for bad in [2u32, 7, 1 << 20] {
-        let err =
-            prove_from_assignments(&ctx, &keys.key, &cs, &blinding(1), bad, None).unwrap_err();
+        let err = prove_from_assignments(&ctx, &keys.key, &cs, &blinding(1), &Placement::on(bad))
+            .unwrap_err();
         assert_eq!(
             err.code(),
             Some(ErrorCode::DeviceIndex),
@@ -117,43 +127,15 @@ fn out_of_range_index_is_an_error_not_device_zero() {
         );
     }
     // An ordinal beyond i32 reaches the core as i32::MAX: out of range too.
-    let err =
-        prove_from_assignments(&ctx, &keys.key, &cs, &blinding(1), u32::MAX, None).unwrap_err();
+    let err = prove_from_assignments(&ctx, &keys.key, &cs, &blinding(1), &Placement::on(u32::MAX))
+        .unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::DeviceIndex), "{err}");
-    // The C convention's other negatives are no GpuIndex at all ...
+    // The C convention's other negatives are no GpuIndex at all.
     for bad in [-3, i32::MIN] {
         let err = GpuIndex::try_from(bad).unwrap_err();
         assert!(err.to_string().contains(&bad.to_string()), "{err}");
     }
-    // ... and the core refuses them when they come through the C ABI.
-    let synth: Vec<Synthesized> = cs.clone();
-    let raw = synth
-        .iter()
-        .map(|c| {
-            cuda_prover_sys::Circuit::new(cuda_prover_sys::CircuitParts {
-                a: fr(&c.a),
-                b: fr(&c.b),
-                c: fr(&c.c),
-                inputs: fr(&c.inputs),
-                aux: fr(&c.aux),
-                a_aux_density: c.a_aux_density.words(),
-                b_input_density: c.b_input_density.words(),
-                b_aux_density: c.b_aux_density.words(),
-                r: cuda_prover_sys::Fr::default(),
-                s: cuda_prover_sys::Fr::default(),
-                tag: None,
-            })
-            .unwrap()
-        })
-        .collect::<Vec<_>>();
-    for bad in [-3, i32::MIN] {
-        let err = ctx
-            .prove_start(keys.key.srs(), &raw, bad, None)
-            .err()
-            .unwrap();
-        assert_eq!(err.code, ErrorCode::DeviceIndex, "gpu_index {bad}: {err}");
-        assert!(err.to_string().contains(&bad.to_string()), "{err}");
-    }
+    // (The core refuses them from C callers: core_selftest's "out of range -3".)
     assert_eq!(ctx.device_stats(0).unwrap().proofs, 0);
     assert_eq!(ctx.device_stats(1).unwrap().proofs, 0);
 }
@@ -165,8 +147,14 @@ fn unbound_thread_is_refused_and_bound_thread_uses_its_device() {
     let cs = circuits(1);
     std::thread::scope(|s| {
         s.spawn(|| {
-            let err = prove_from_assignments(&ctx, &keys.key, &cs, &blinding(1), GPU_BOUND, None)
-                .unwrap_err();
+            let err = prove_from_assignments(
+                &ctx,
+                &keys.key,
+                &cs,
+                &blinding(1),
+                &Placement::on(GPU_BOUND),
+            )
+            .unwrap_err();
             assert_eq!(err.code(), Some(ErrorCode::NoDeviceBound), "{err}");
             assert_eq!(
                 ctx.current_gpu().unwrap_err().code,
@@ -176,8 +164,14 @@ fn unbound_thread_is_refused_and_bound_thread_uses_its_device() {
         s.spawn(|| {
             ctx.select_gpu(Some(1)).unwrap();
             assert_eq!(ctx.current_gpu().unwrap(), 1);
-            let outs = prove_from_assignments(&ctx, &keys.key, &cs, &blinding(1), GPU_BOUND, None)
-                .unwrap();
+            let outs = prove_from_assignments(
+                &ctx,
+                &keys.key,
+                &cs,
+                &blinding(1),
+                &Placement::on(GPU_BOUND),
+            )
+            .unwrap();
             assert_eq!(outs[0].device, 1);
         });
     });
@@ -202,9 +196,14 @@ fn two_threads(
                 let (cs, keys, barrier) = (&cs, &keys, &barrier);
                 s.spawn(move || {
                     barrier.wait();
-                    let o =
-                        prove_from_assignments(ctx, &keys.key, cs, &blinding(1), d, shared_mutex)
-                            .unwrap();
+                    let o = prove_from_assignments(
+                        ctx,
+                        &keys.key,
+                        cs,
+                        &blinding(1),
+                        &Placement::new(d, shared_mutex),
+                    )
+                    .unwrap();
                     assert_eq!(o[0].device, d);
                     (o[0].timings.wait_ns, o[0].timings.device_ns)
                 })
@@ -264,7 +263,7 @@ fn trim_frees_one_device_only() {
     let keys = builtin_keys(Kind::Bits, 8);
     let ctx = Context::host(2).unwrap();
     let cs = circuits(2);
-    prove_from_assignments(&ctx, &keys.key, &cs, &blinding(2), GPU_AUTO, None).unwrap();
+    prove_from_assignments(&ctx, &keys.key, &cs, &blinding(2), &Placement::on(GPU_AUTO)).unwrap();
     let held0 = ctx.device_stats(0).unwrap().cache_bytes;
     let held1 = ctx.device_stats(1).unwrap().cache_bytes;
     assert!(held0 > 0 && held1 > 0);
@@ -277,7 +276,7 @@ fn trim_frees_one_device_only() {
     assert_eq!(ctx.device_stats(1).unwrap().cache_bytes, held1);
     // Proving again on device 1 reuses its cache; device 0 reallocates.
     let allocs1 = ctx.device_stats(1).unwrap().cache_allocations;
-    prove_from_assignments(&ctx, &keys.key, &cs, &blinding(2), GPU_AUTO, None).unwrap();
+    prove_from_assignments(&ctx, &keys.key, &cs, &blinding(2), &Placement::on(GPU_AUTO)).unwrap();
     assert_eq!(ctx.device_stats(1).unwrap().cache_allocations, allocs1);
     assert!(ctx.device_stats(0).unwrap().cache_bytes > 0);
 }
@@ -296,7 +295,7 @@ fn prepare_allocates_ahead_of_the_first_proof() {
         "only the named device"
     );
     let cs = circuits(2);
-    prove_from_assignments(&ctx, &keys.key, &cs, &blinding(2), 1, None).unwrap();
+    prove_from_assignments(&ctx, &keys.key, &cs, &blinding(2), &Placement::on(1)).unwrap();
     assert_eq!(
         ctx.device_stats(1).unwrap().cache_allocations,
         1,

@@ -5,6 +5,7 @@
 //! feature and two GPUs it runs on the GPUs too.
 
 use cuda_prover_bellperson::circuits::Kind;
+use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{Backend, Context, ContextOptions, DeviceMutex, GPU_AUTO};
 use cuda_prover_pipeline::{prove_overlapped, Blinding};
 use cuda_prover_tests::{builtin, builtin_keys};
@@ -27,8 +28,7 @@ fn two_workers(ctx: &Context, kind: Kind, log: u32, keys: &cuda_prover_tests::Ke
                     None,
                     circuits.clone(),
                     |i| Blinding::random(&mut ChaCha8Rng::seed_from_u64(mine[i])),
-                    ordinal,
-                    Some(mutex),
+                    &Placement::new(ordinal, Some(mutex)),
                     |_| {},
                 )
                 .unwrap();
@@ -57,7 +57,7 @@ fn caches_stay_per_device(ctx: &Context, kind: Kind, log: u32, keys: &cuda_prove
     let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(9), 2);
     // gpu_index = 1: everything on device 1, device 0 untouched.
     let before0 = ctx.device_stats(0).unwrap();
-    let o = prove_from_assignments(ctx, &keys.key, &s, &bl, 1, None).unwrap();
+    let o = prove_from_assignments(ctx, &keys.key, &s, &bl, &Placement::on(1)).unwrap();
     assert!(o.iter().all(|p| p.device == 1));
     let after0 = ctx.device_stats(0).unwrap();
     assert_eq!(
@@ -65,14 +65,14 @@ fn caches_stay_per_device(ctx: &Context, kind: Kind, log: u32, keys: &cuda_prove
         (before0.proofs, before0.cache_bytes)
     );
     // gpu_index = -1 with two circuits: one on each device.
-    let o = prove_from_assignments(ctx, &keys.key, &s, &bl, GPU_AUTO, None).unwrap();
+    let o = prove_from_assignments(ctx, &keys.key, &s, &bl, &Placement::on(GPU_AUTO)).unwrap();
     assert_eq!(o.iter().map(|p| p.device).collect::<Vec<_>>(), vec![0, 1]);
     // Alternating devices never reallocates a cache.
     let allocs: Vec<u64> = (0..2)
         .map(|d| ctx.device_stats(d).unwrap().cache_allocations)
         .collect();
     for i in 0..6 {
-        prove_from_assignments(ctx, &keys.key, &s[..1], &bl[..1], i % 2, None).unwrap();
+        prove_from_assignments(ctx, &keys.key, &s[..1], &bl[..1], &Placement::on(i % 2)).unwrap();
     }
     for d in 0..2u32 {
         assert_eq!(

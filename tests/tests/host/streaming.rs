@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
+use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{
     prove_from_assignments, prove_from_witnesses, synthesize, synthesize_witness, Blinding,
     Context, ErrorCode, Shape, ShapeData, StreamSharing,
@@ -93,10 +94,11 @@ fn streamed_same_as_resident(kind: Kind, witness: bool) {
             let bl = &bl[k..k + 1];
             out.extend(if witness {
                 let ws = [synthesize_witness(c.clone(), hint).unwrap()];
-                prove_from_witnesses(&ctx, &keys.key, &shape, &ws, bl, device, None).unwrap()
+                prove_from_witnesses(&ctx, &keys.key, &shape, &ws, bl, &Placement::on(device))
+                    .unwrap()
             } else {
                 let full = [synthesize(c.clone()).unwrap()];
-                prove_from_assignments(&ctx, &keys.key, &full, bl, device, None).unwrap()
+                prove_from_assignments(&ctx, &keys.key, &full, bl, &Placement::on(device)).unwrap()
             });
         }
         out
@@ -189,10 +191,10 @@ fn call_shares_passes(witness: bool) {
                 .cloned()
                 .map(|c| synthesize_witness(c, hint).unwrap())
                 .collect();
-            prove_from_witnesses(&ctx, &keys.key, &shape, &ws, &bl, device, None).unwrap()
+            prove_from_witnesses(&ctx, &keys.key, &shape, &ws, &bl, &Placement::on(device)).unwrap()
         } else {
             let full: Vec<_> = cs.iter().cloned().map(|c| synthesize(c).unwrap()).collect();
-            prove_from_assignments(&ctx, &keys.key, &full, &bl, device, None).unwrap()
+            prove_from_assignments(&ctx, &keys.key, &full, &bl, &Placement::on(device)).unwrap()
         }
     };
     let resident = prove(0);
@@ -304,7 +306,8 @@ fn unsatisfied_witness_in_a_shared_pass() {
     let bl = blinding(3, 9);
     let mid = ws[1].aux.len() / 2;
     ws[1].aux[mid] += blstrs::Scalar::from(1u64);
-    let err = prove_from_witnesses(&ctx, &keys.key, &shape, &ws, &bl, 1, None).unwrap_err();
+    let err =
+        prove_from_witnesses(&ctx, &keys.key, &shape, &ws, &bl, &Placement::on(1)).unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::Unsatisfied), "{err}");
     assert!(err.to_string().contains("circuit 1"), "{err}");
 }
@@ -366,7 +369,8 @@ fn many_chunks_for_the_smallest_buffers() {
     assert!(expected_stream_chunks(&keys.params, MIN_BUFFER) > 40);
     ctx.set_memory_limit(1, Some(limit)).unwrap();
     let s = synthesize(builtin(Kind::Chain, LOG, 3)).unwrap();
-    let p = prove_from_assignments(&ctx, &keys.key, &[s], &blinding(1, 3), 1, None).unwrap();
+    let p =
+        prove_from_assignments(&ctx, &keys.key, &[s], &blinding(1, 3), &Placement::on(1)).unwrap();
     assert_eq!(
         p[0].timings.stream_chunks,
         expected_stream_chunks(&keys.params, MIN_BUFFER)
@@ -382,7 +386,8 @@ fn too_small_for_one_chunk_is_a_clear_error() {
     ctx.set_memory_limit(1, Some(est.streamed_bytes - 1))
         .unwrap();
     let s = synthesize(builtin(Kind::Chain, LOG, 4)).unwrap();
-    let err = prove_from_assignments(&ctx, &keys.key, &[s], &blinding(1, 4), 1, None).unwrap_err();
+    let err = prove_from_assignments(&ctx, &keys.key, &[s], &blinding(1, 4), &Placement::on(1))
+        .unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::OutOfMemory), "{err}");
     let msg = err.to_string();
     assert!(

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use bellpepper_core::Circuit;
 use blstrs::Scalar;
 use cuda_prover_bellperson::circuits::Kind;
+use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{
     prove_from_assignments, prove_from_witnesses, shape_file, synthesize, synthesize_recording,
     synthesize_witness, Blinding, Context, ErrorCode, Shape, ShapeData, SizeHint, GPU_AUTO,
@@ -51,8 +52,16 @@ where
         );
         assert_eq!(w.aux, f.aux, "witness-only aux equal the full synthesis");
     }
-    let a = prove_from_assignments(&ctx, &keys.key, &full, &bl, GPU_AUTO, None).unwrap();
-    let b = prove_from_witnesses(&ctx, &keys.key, &shape, &witnesses, &bl, GPU_AUTO, None).unwrap();
+    let a = prove_from_assignments(&ctx, &keys.key, &full, &bl, &Placement::on(GPU_AUTO)).unwrap();
+    let b = prove_from_witnesses(
+        &ctx,
+        &keys.key,
+        &shape,
+        &witnesses,
+        &bl,
+        &Placement::on(GPU_AUTO),
+    )
+    .unwrap();
     let native = native_proofs(circuits.clone(), &keys.params, &bl);
     for k in 0..n {
         assert_eq!(
@@ -157,8 +166,15 @@ fn unsatisfied_witness_is_refused_with_its_row() {
     )
     .unwrap();
     let ctx = Context::host(1).unwrap();
-    let e =
-        prove_from_witnesses(&ctx, &keys.key, &shape, &[w], &blinding(1, 1), 0, None).unwrap_err();
+    let e = prove_from_witnesses(
+        &ctx,
+        &keys.key,
+        &shape,
+        &[w],
+        &blinding(1, 1),
+        &Placement::on(0),
+    )
+    .unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::Unsatisfied), "{e}");
     assert!(e.to_string().contains("constraint 5 "), "{e}");
     assert!(e.to_string().contains("on device 0"), "{e}");
@@ -179,8 +195,7 @@ fn mismatched_shapes_and_witnesses_are_refused() {
         &bits_shape,
         &[w],
         &blinding(1, 2),
-        0,
-        None,
+        &Placement::on(0),
     )
     .unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::ShapeMismatch), "{e}");
@@ -195,8 +210,7 @@ fn mismatched_shapes_and_witnesses_are_refused() {
         &chain_shape,
         &[w],
         &blinding(1, 3),
-        0,
-        None,
+        &Placement::on(0),
     )
     .unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::ShapeMismatch), "{e}");
@@ -210,8 +224,7 @@ fn mismatched_shapes_and_witnesses_are_refused() {
         &chain_shape,
         &[w],
         &blinding(1, 3),
-        0,
-        None,
+        &Placement::on(0),
     )
     .unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::InvalidArgument), "{e}");
