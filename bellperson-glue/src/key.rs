@@ -31,7 +31,7 @@ pub fn vk_fingerprint(vk: &VerifyingKey<Bls12>) -> [u8; 32] {
 
 /// A proving key loaded into the core, with the verifying key beside it.
 pub struct ProvingKey {
-    srs: sys::Srs,
+    core: sys::Key,
     vk: VerifyingKey<Bls12>,
     pvk: PreparedVerifyingKey<Bls12>,
     fingerprint: [u8; 32],
@@ -48,8 +48,8 @@ impl ProvingKey {
     /// [`KeyCheck::TrustedUnchecked`] skips the subgroup checks, for a
     /// caller that generated the parameters itself.
     pub fn from_params_with(p: &Parameters<Bls12>, check: KeyCheck) -> Result<Self> {
-        let (srs, _) = sys::Srs::load_parts(
-            &sys::SrsParts {
+        let (core, _) = sys::Key::load_parts(
+            &sys::KeyParts {
                 alpha_g1: g1(&p.vk.alpha_g1),
                 beta_g1: g1(&p.vk.beta_g1),
                 beta_g2: g2(&p.vk.beta_g2),
@@ -65,7 +65,7 @@ impl ProvingKey {
             },
             check,
         )?;
-        Ok(Self::with_vk(srs, p.vk.clone()))
+        Ok(Self::with_vk(core, p.vk.clone()))
     }
 
     /// From a file written by bellperson's `Parameters::write`. The core
@@ -77,8 +77,8 @@ impl ProvingKey {
 
     /// From a file, checked as `check` says, with what the load did.
     pub fn load_file(path: &Path, check: KeyCheck) -> Result<(Self, LoadReport)> {
-        let (srs, report) = sys::Srs::load_file(path, check)?;
-        Ok((Self::from_srs(srs)?, report))
+        let (core, report) = sys::Key::load_file(path, check)?;
+        Ok((Self::from_core(core)?, report))
     }
 
     /// From the file `name` of the directory open as `dir` (one path
@@ -90,8 +90,8 @@ impl ProvingKey {
         shown: &Path,
         check: KeyCheck,
     ) -> Result<(Self, LoadReport)> {
-        let (srs, report) = sys::Srs::load_file_at(None, dir, name, shown, check)?;
-        Ok((Self::from_srs(srs)?, report))
+        let (core, report) = sys::Key::load_file_at(None, dir, name, shown, check)?;
+        Ok((Self::from_core(core)?, report))
     }
 
     /// From a file, checked as `check` says, the subgroup checks (when
@@ -102,8 +102,8 @@ impl ProvingKey {
         path: &Path,
         check: KeyCheck,
     ) -> Result<(Self, LoadReport)> {
-        let (srs, report) = sys::Srs::load_file_on(ctx, ordinal, path, check)?;
-        Ok((Self::from_srs(srs)?, report))
+        let (core, report) = sys::Key::load_file_on(ctx, ordinal, path, check)?;
+        Ok((Self::from_core(core)?, report))
     }
 
     /// The same format from memory, every point checked.
@@ -113,11 +113,11 @@ impl ProvingKey {
 
     /// The same format from memory, checked as `check` says.
     pub fn from_bytes_with(bytes: &[u8], check: KeyCheck) -> Result<Self> {
-        Self::from_srs(sys::Srs::load_bytes(bytes, check)?.0)
+        Self::from_core(sys::Key::load_bytes(bytes, check)?.0)
     }
 
-    fn from_srs(srs: sys::Srs) -> Result<Self> {
-        let raw = srs.vk()?;
+    fn from_core(core: sys::Key) -> Result<Self> {
+        let raw = core.vk()?;
         let bad = || Error::Invalid("the core returned a verifying key point off the curve".into());
         let vk = VerifyingKey {
             alpha_g1: to_g1(&raw.alpha_g1).ok_or_else(bad)?,
@@ -132,14 +132,14 @@ impl ProvingKey {
                 .map(|p| to_g1(p).ok_or_else(bad))
                 .collect::<Result<_>>()?,
         };
-        Ok(Self::with_vk(srs, vk))
+        Ok(Self::with_vk(core, vk))
     }
 
-    pub(crate) fn with_vk(srs: sys::Srs, vk: VerifyingKey<Bls12>) -> Self {
+    pub(crate) fn with_vk(core: sys::Key, vk: VerifyingKey<Bls12>) -> Self {
         let pvk = prepare_verifying_key(&vk);
         let fingerprint = vk_fingerprint(&vk);
         Self {
-            srs,
+            core,
             vk,
             pvk,
             fingerprint,
@@ -159,13 +159,14 @@ impl ProvingKey {
         &self.pvk
     }
 
-    pub fn srs(&self) -> &sys::Srs {
-        &self.srs
+    /// The core's handle of this key.
+    pub fn core(&self) -> &sys::Key {
+        &self.core
     }
 
     /// Lengths of the key's queries.
-    pub fn shape(&self) -> Result<sys::SrsShape> {
-        Ok(self.srs.shape()?)
+    pub fn shape(&self) -> Result<sys::KeyShape> {
+        Ok(self.core.shape()?)
     }
 
     /// The evaluation domain of the key's circuit (the H query has one
@@ -188,26 +189,26 @@ impl ProvingKey {
     /// Uploads this key to `ordinal` and allocates the working cache for
     /// its full domain, so the first proof there pays neither.
     pub fn prepare(&self, ctx: &sys::Context, ordinal: u32) -> Result<()> {
-        Ok(ctx.prepare(ordinal, &self.srs, self.domain_size()?)?)
+        Ok(ctx.prepare(ordinal, &self.core, self.domain_size()?)?)
     }
 
     /// [`ProvingKey::prepare`] for proofs from `shape`: the shape's
     /// matrices are placed on the device too.
     pub fn prepare_shape(&self, ctx: &sys::Context, ordinal: u32, shape: &Shape) -> Result<()> {
-        Ok(ctx.prepare_shape(ordinal, &self.srs, shape.core())?)
+        Ok(ctx.prepare_shape(ordinal, &self.core, shape.core())?)
     }
 
     /// Whether `shape` belongs to this key (query lengths and densities);
     /// the error names the first disagreement.
     pub fn check_shape(&self, shape: &Shape) -> Result<()> {
-        Ok(self.srs.check_shape(shape.core())?)
+        Ok(self.core.check_shape(shape.core())?)
     }
 
     /// Memory one proof of `num_constraints` constraints needs by the host
     /// backend's layout (no context). For a device, use
     /// [`ProvingKey::device_memory_estimate`].
     pub fn memory_estimate(&self, num_constraints: u64) -> Result<sys::MemoryEstimate> {
-        Ok(self.srs.memory_estimate(num_constraints)?)
+        Ok(self.core.memory_estimate(num_constraints)?)
     }
 
     /// Device memory one proof of `num_constraints` constraints needs on
@@ -218,7 +219,7 @@ impl ProvingKey {
         ordinal: u32,
         num_constraints: u64,
     ) -> Result<sys::MemoryEstimate> {
-        Ok(ctx.memory_estimate(ordinal, &self.srs, num_constraints)?)
+        Ok(ctx.memory_estimate(ordinal, &self.core, num_constraints)?)
     }
 
     /// Checks a proof with bellperson's verifier. `public_inputs` excludes ONE.

@@ -135,7 +135,7 @@ pub fn prove_start<S: Borrow<Synthesized>>(
             })
         })
         .collect::<sys::Result<Vec<_>>>()?;
-    let inner = ctx.prove_start(key.srs(), &raw, place)?;
+    let inner = ctx.prove_start(key.core(), &raw, place)?;
     Ok(PendingProofs { inner })
 }
 
@@ -167,7 +167,7 @@ pub fn prove_start_witness<W: Borrow<Witness>>(
             )
         })
         .collect();
-    let inner = ctx.prove_start_witness(key.srs(), shape.core(), &raw, place)?;
+    let inner = ctx.prove_start_witness(key.core(), shape.core(), &raw, place)?;
     Ok(PendingProofs { inner })
 }
 

@@ -5,9 +5,9 @@
 
 pub const CP_GPU_AUTO: i32 = -1;
 pub const CP_GPU_BOUND: i32 = -2;
-pub const CP_SRS_CHECKED: u32 = 0;
-pub const CP_SRS_TRUSTED_UNCHECKED: u32 = 1;
-pub const CP_SRS_NO_DIGEST: u32 = 2;
+pub const CP_KEY_CHECKED: u32 = 0;
+pub const CP_KEY_TRUSTED_UNCHECKED: u32 = 1;
+pub const CP_KEY_NO_DIGEST: u32 = 2;
 pub const CP_COEFF_ONE: u32 = 0;
 pub const CP_COEFF_MINUS_ONE: u32 = 1;
 pub const CP_GKR_MAX_VARS: u32 = 30;
@@ -297,12 +297,12 @@ const _: () = {
 };
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
-pub struct cp_srs {
+pub struct cp_key {
     _unused: [u8; 0],
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
-pub struct cp_srs_parts {
+pub struct cp_key_parts {
     pub alpha_g1: cp_g1_affine,
     pub beta_g1: cp_g1_affine,
     pub beta_g2: cp_g2_affine,
@@ -324,40 +324,40 @@ pub struct cp_srs_parts {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_srs_parts"][::std::mem::size_of::<cp_srs_parts>() - 960usize];
-    ["Alignment of cp_srs_parts"][::std::mem::align_of::<cp_srs_parts>() - 8usize];
-    ["Offset of field: cp_srs_parts::alpha_g1"]
-        [::std::mem::offset_of!(cp_srs_parts, alpha_g1) - 0usize];
-    ["Offset of field: cp_srs_parts::beta_g1"]
-        [::std::mem::offset_of!(cp_srs_parts, beta_g1) - 96usize];
-    ["Offset of field: cp_srs_parts::beta_g2"]
-        [::std::mem::offset_of!(cp_srs_parts, beta_g2) - 192usize];
-    ["Offset of field: cp_srs_parts::gamma_g2"]
-        [::std::mem::offset_of!(cp_srs_parts, gamma_g2) - 384usize];
-    ["Offset of field: cp_srs_parts::delta_g1"]
-        [::std::mem::offset_of!(cp_srs_parts, delta_g1) - 576usize];
-    ["Offset of field: cp_srs_parts::delta_g2"]
-        [::std::mem::offset_of!(cp_srs_parts, delta_g2) - 672usize];
-    ["Offset of field: cp_srs_parts::ic"][::std::mem::offset_of!(cp_srs_parts, ic) - 864usize];
-    ["Offset of field: cp_srs_parts::ic_len"]
-        [::std::mem::offset_of!(cp_srs_parts, ic_len) - 872usize];
-    ["Offset of field: cp_srs_parts::h"][::std::mem::offset_of!(cp_srs_parts, h) - 880usize];
-    ["Offset of field: cp_srs_parts::h_len"]
-        [::std::mem::offset_of!(cp_srs_parts, h_len) - 888usize];
-    ["Offset of field: cp_srs_parts::l"][::std::mem::offset_of!(cp_srs_parts, l) - 896usize];
-    ["Offset of field: cp_srs_parts::l_len"]
-        [::std::mem::offset_of!(cp_srs_parts, l_len) - 904usize];
-    ["Offset of field: cp_srs_parts::a"][::std::mem::offset_of!(cp_srs_parts, a) - 912usize];
-    ["Offset of field: cp_srs_parts::a_len"]
-        [::std::mem::offset_of!(cp_srs_parts, a_len) - 920usize];
-    ["Offset of field: cp_srs_parts::b_g1"][::std::mem::offset_of!(cp_srs_parts, b_g1) - 928usize];
-    ["Offset of field: cp_srs_parts::b_g1_len"]
-        [::std::mem::offset_of!(cp_srs_parts, b_g1_len) - 936usize];
-    ["Offset of field: cp_srs_parts::b_g2"][::std::mem::offset_of!(cp_srs_parts, b_g2) - 944usize];
-    ["Offset of field: cp_srs_parts::b_g2_len"]
-        [::std::mem::offset_of!(cp_srs_parts, b_g2_len) - 952usize];
+    ["Size of cp_key_parts"][::std::mem::size_of::<cp_key_parts>() - 960usize];
+    ["Alignment of cp_key_parts"][::std::mem::align_of::<cp_key_parts>() - 8usize];
+    ["Offset of field: cp_key_parts::alpha_g1"]
+        [::std::mem::offset_of!(cp_key_parts, alpha_g1) - 0usize];
+    ["Offset of field: cp_key_parts::beta_g1"]
+        [::std::mem::offset_of!(cp_key_parts, beta_g1) - 96usize];
+    ["Offset of field: cp_key_parts::beta_g2"]
+        [::std::mem::offset_of!(cp_key_parts, beta_g2) - 192usize];
+    ["Offset of field: cp_key_parts::gamma_g2"]
+        [::std::mem::offset_of!(cp_key_parts, gamma_g2) - 384usize];
+    ["Offset of field: cp_key_parts::delta_g1"]
+        [::std::mem::offset_of!(cp_key_parts, delta_g1) - 576usize];
+    ["Offset of field: cp_key_parts::delta_g2"]
+        [::std::mem::offset_of!(cp_key_parts, delta_g2) - 672usize];
+    ["Offset of field: cp_key_parts::ic"][::std::mem::offset_of!(cp_key_parts, ic) - 864usize];
+    ["Offset of field: cp_key_parts::ic_len"]
+        [::std::mem::offset_of!(cp_key_parts, ic_len) - 872usize];
+    ["Offset of field: cp_key_parts::h"][::std::mem::offset_of!(cp_key_parts, h) - 880usize];
+    ["Offset of field: cp_key_parts::h_len"]
+        [::std::mem::offset_of!(cp_key_parts, h_len) - 888usize];
+    ["Offset of field: cp_key_parts::l"][::std::mem::offset_of!(cp_key_parts, l) - 896usize];
+    ["Offset of field: cp_key_parts::l_len"]
+        [::std::mem::offset_of!(cp_key_parts, l_len) - 904usize];
+    ["Offset of field: cp_key_parts::a"][::std::mem::offset_of!(cp_key_parts, a) - 912usize];
+    ["Offset of field: cp_key_parts::a_len"]
+        [::std::mem::offset_of!(cp_key_parts, a_len) - 920usize];
+    ["Offset of field: cp_key_parts::b_g1"][::std::mem::offset_of!(cp_key_parts, b_g1) - 928usize];
+    ["Offset of field: cp_key_parts::b_g1_len"]
+        [::std::mem::offset_of!(cp_key_parts, b_g1_len) - 936usize];
+    ["Offset of field: cp_key_parts::b_g2"][::std::mem::offset_of!(cp_key_parts, b_g2) - 944usize];
+    ["Offset of field: cp_key_parts::b_g2_len"]
+        [::std::mem::offset_of!(cp_key_parts, b_g2_len) - 952usize];
 };
-impl Default for cp_srs_parts {
+impl Default for cp_key_parts {
     fn default() -> Self {
         let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
         unsafe {
@@ -368,7 +368,7 @@ impl Default for cp_srs_parts {
 }
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
-pub struct cp_srs_shape {
+pub struct cp_key_shape {
     pub ic_len: u64,
     pub h_len: u64,
     pub l_len: u64,
@@ -378,17 +378,17 @@ pub struct cp_srs_shape {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_srs_shape"][::std::mem::size_of::<cp_srs_shape>() - 48usize];
-    ["Alignment of cp_srs_shape"][::std::mem::align_of::<cp_srs_shape>() - 8usize];
-    ["Offset of field: cp_srs_shape::ic_len"]
-        [::std::mem::offset_of!(cp_srs_shape, ic_len) - 0usize];
-    ["Offset of field: cp_srs_shape::h_len"][::std::mem::offset_of!(cp_srs_shape, h_len) - 8usize];
-    ["Offset of field: cp_srs_shape::l_len"][::std::mem::offset_of!(cp_srs_shape, l_len) - 16usize];
-    ["Offset of field: cp_srs_shape::a_len"][::std::mem::offset_of!(cp_srs_shape, a_len) - 24usize];
-    ["Offset of field: cp_srs_shape::b_g1_len"]
-        [::std::mem::offset_of!(cp_srs_shape, b_g1_len) - 32usize];
-    ["Offset of field: cp_srs_shape::b_g2_len"]
-        [::std::mem::offset_of!(cp_srs_shape, b_g2_len) - 40usize];
+    ["Size of cp_key_shape"][::std::mem::size_of::<cp_key_shape>() - 48usize];
+    ["Alignment of cp_key_shape"][::std::mem::align_of::<cp_key_shape>() - 8usize];
+    ["Offset of field: cp_key_shape::ic_len"]
+        [::std::mem::offset_of!(cp_key_shape, ic_len) - 0usize];
+    ["Offset of field: cp_key_shape::h_len"][::std::mem::offset_of!(cp_key_shape, h_len) - 8usize];
+    ["Offset of field: cp_key_shape::l_len"][::std::mem::offset_of!(cp_key_shape, l_len) - 16usize];
+    ["Offset of field: cp_key_shape::a_len"][::std::mem::offset_of!(cp_key_shape, a_len) - 24usize];
+    ["Offset of field: cp_key_shape::b_g1_len"]
+        [::std::mem::offset_of!(cp_key_shape, b_g1_len) - 32usize];
+    ["Offset of field: cp_key_shape::b_g2_len"]
+        [::std::mem::offset_of!(cp_key_shape, b_g2_len) - 40usize];
 };
 pub const CP_SUBGROUP_CHECKED: cp_subgroup_status = 0;
 pub const CP_SUBGROUP_DIGEST_MATCHED: cp_subgroup_status = 1;
@@ -396,7 +396,7 @@ pub const CP_SUBGROUP_TRUSTED: cp_subgroup_status = 2;
 pub type cp_subgroup_status = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
-pub struct cp_srs_load_report {
+pub struct cp_key_load_report {
     pub subgroup: i32,
     pub digest_written: i32,
     pub bytes: u64,
@@ -407,73 +407,73 @@ pub struct cp_srs_load_report {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_srs_load_report"][::std::mem::size_of::<cp_srs_load_report>() - 48usize];
-    ["Alignment of cp_srs_load_report"][::std::mem::align_of::<cp_srs_load_report>() - 8usize];
-    ["Offset of field: cp_srs_load_report::subgroup"]
-        [::std::mem::offset_of!(cp_srs_load_report, subgroup) - 0usize];
-    ["Offset of field: cp_srs_load_report::digest_written"]
-        [::std::mem::offset_of!(cp_srs_load_report, digest_written) - 4usize];
-    ["Offset of field: cp_srs_load_report::bytes"]
-        [::std::mem::offset_of!(cp_srs_load_report, bytes) - 8usize];
-    ["Offset of field: cp_srs_load_report::points"]
-        [::std::mem::offset_of!(cp_srs_load_report, points) - 16usize];
-    ["Offset of field: cp_srs_load_report::read_ns"]
-        [::std::mem::offset_of!(cp_srs_load_report, read_ns) - 24usize];
-    ["Offset of field: cp_srs_load_report::subgroup_ns"]
-        [::std::mem::offset_of!(cp_srs_load_report, subgroup_ns) - 32usize];
-    ["Offset of field: cp_srs_load_report::total_ns"]
-        [::std::mem::offset_of!(cp_srs_load_report, total_ns) - 40usize];
+    ["Size of cp_key_load_report"][::std::mem::size_of::<cp_key_load_report>() - 48usize];
+    ["Alignment of cp_key_load_report"][::std::mem::align_of::<cp_key_load_report>() - 8usize];
+    ["Offset of field: cp_key_load_report::subgroup"]
+        [::std::mem::offset_of!(cp_key_load_report, subgroup) - 0usize];
+    ["Offset of field: cp_key_load_report::digest_written"]
+        [::std::mem::offset_of!(cp_key_load_report, digest_written) - 4usize];
+    ["Offset of field: cp_key_load_report::bytes"]
+        [::std::mem::offset_of!(cp_key_load_report, bytes) - 8usize];
+    ["Offset of field: cp_key_load_report::points"]
+        [::std::mem::offset_of!(cp_key_load_report, points) - 16usize];
+    ["Offset of field: cp_key_load_report::read_ns"]
+        [::std::mem::offset_of!(cp_key_load_report, read_ns) - 24usize];
+    ["Offset of field: cp_key_load_report::subgroup_ns"]
+        [::std::mem::offset_of!(cp_key_load_report, subgroup_ns) - 32usize];
+    ["Offset of field: cp_key_load_report::total_ns"]
+        [::std::mem::offset_of!(cp_key_load_report, total_ns) - 40usize];
 };
 unsafe extern "C" {
-    pub fn cp_srs_load_parts(
-        parts: *const cp_srs_parts,
+    pub fn cp_key_load_parts(
+        parts: *const cp_key_parts,
         flags: u32,
-        report: *mut cp_srs_load_report,
-        out: *mut *mut cp_srs,
+        report: *mut cp_key_load_report,
+        out: *mut *mut cp_key,
     ) -> cp_status;
 }
 unsafe extern "C" {
-    pub fn cp_srs_load_file(
+    pub fn cp_key_load_file(
         path: *const ::std::os::raw::c_char,
         flags: u32,
-        report: *mut cp_srs_load_report,
-        out: *mut *mut cp_srs,
+        report: *mut cp_key_load_report,
+        out: *mut *mut cp_key,
     ) -> cp_status;
 }
 unsafe extern "C" {
-    pub fn cp_srs_load_bytes(
+    pub fn cp_key_load_bytes(
         data: *const u8,
         len: usize,
         flags: u32,
-        report: *mut cp_srs_load_report,
-        out: *mut *mut cp_srs,
+        report: *mut cp_key_load_report,
+        out: *mut *mut cp_key,
     ) -> cp_status;
 }
 unsafe extern "C" {
-    pub fn cp_srs_load_file_on(
+    pub fn cp_key_load_file_on(
         ctx: *mut cp_context,
         ordinal: i32,
         path: *const ::std::os::raw::c_char,
         flags: u32,
-        report: *mut cp_srs_load_report,
-        out: *mut *mut cp_srs,
+        report: *mut cp_key_load_report,
+        out: *mut *mut cp_key,
     ) -> cp_status;
 }
 unsafe extern "C" {
-    pub fn cp_srs_load_file_at(
+    pub fn cp_key_load_file_at(
         ctx: *mut cp_context,
         ordinal: i32,
         dirfd: ::std::os::raw::c_int,
         name: *const ::std::os::raw::c_char,
         shown: *const ::std::os::raw::c_char,
         flags: u32,
-        report: *mut cp_srs_load_report,
-        out: *mut *mut cp_srs,
+        report: *mut cp_key_load_report,
+        out: *mut *mut cp_key,
     ) -> cp_status;
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
-pub struct cp_srs_builder {
+pub struct cp_key_builder {
     _unused: [u8; 0],
 }
 pub const CP_SECTION_H: cp_key_section = 0;
@@ -483,13 +483,13 @@ pub const CP_SECTION_B_G1: cp_key_section = 3;
 pub const CP_SECTION_B_G2: cp_key_section = 4;
 pub type cp_key_section = ::std::os::raw::c_uint;
 unsafe extern "C" {
-    pub fn cp_srs_builder_new(vk: *const cp_srs_parts, out: *mut *mut cp_srs_builder) -> cp_status;
+    pub fn cp_key_builder_new(vk: *const cp_key_parts, out: *mut *mut cp_key_builder) -> cp_status;
 }
 unsafe extern "C" {
-    pub fn cp_srs_builder_fill(
+    pub fn cp_key_builder_fill(
         ctx: *mut cp_context,
         ordinal: i32,
-        b: *mut cp_srs_builder,
+        b: *mut cp_key_builder,
         section: i32,
         start: u64,
         scalars: *const cp_fr,
@@ -497,37 +497,37 @@ unsafe extern "C" {
     ) -> cp_status;
 }
 unsafe extern "C" {
-    pub fn cp_srs_builder_finish(
-        b: *mut cp_srs_builder,
+    pub fn cp_key_builder_finish(
+        b: *mut cp_key_builder,
         path: *const ::std::os::raw::c_char,
-        out: *mut *mut cp_srs,
+        out: *mut *mut cp_key,
     ) -> cp_status;
 }
 unsafe extern "C" {
-    pub fn cp_srs_builder_free(b: *mut cp_srs_builder);
+    pub fn cp_key_builder_free(b: *mut cp_key_builder);
 }
 unsafe extern "C" {
-    pub fn cp_srs_from_parts(parts: *const cp_srs_parts, out: *mut *mut cp_srs) -> cp_status;
+    pub fn cp_key_from_parts(parts: *const cp_key_parts, out: *mut *mut cp_key) -> cp_status;
 }
 unsafe extern "C" {
-    pub fn cp_srs_from_file(
+    pub fn cp_key_from_file(
         path: *const ::std::os::raw::c_char,
-        out: *mut *mut cp_srs,
+        out: *mut *mut cp_key,
     ) -> cp_status;
 }
 unsafe extern "C" {
-    pub fn cp_srs_from_bytes(data: *const u8, len: usize, out: *mut *mut cp_srs) -> cp_status;
+    pub fn cp_key_from_bytes(data: *const u8, len: usize, out: *mut *mut cp_key) -> cp_status;
 }
 unsafe extern "C" {
-    pub fn cp_srs_free(srs: *mut cp_srs);
+    pub fn cp_key_free(srs: *mut cp_key);
 }
 unsafe extern "C" {
-    pub fn cp_srs_shape_get(srs: *const cp_srs, out: *mut cp_srs_shape) -> cp_status;
+    pub fn cp_key_shape_get(srs: *const cp_key, out: *mut cp_key_shape) -> cp_status;
 }
 unsafe extern "C" {
-    pub fn cp_srs_vk_get(
-        srs: *const cp_srs,
-        vk_out: *mut cp_srs_parts,
+    pub fn cp_key_vk_get(
+        srs: *const cp_key,
+        vk_out: *mut cp_key_parts,
         ic_out: *mut cp_g1_affine,
         ic_cap: usize,
     ) -> cp_status;
@@ -555,7 +555,7 @@ const _: () = {
 };
 unsafe extern "C" {
     pub fn cp_memory_estimate_get(
-        srs: *const cp_srs,
+        srs: *const cp_key,
         num_constraints: u64,
         out: *mut cp_memory_estimate,
     ) -> cp_status;
@@ -564,7 +564,7 @@ unsafe extern "C" {
     pub fn cp_device_memory_estimate(
         ctx: *const cp_context,
         ordinal: i32,
-        srs: *const cp_srs,
+        srs: *const cp_key,
         num_constraints: u64,
         out: *mut cp_memory_estimate,
     ) -> cp_status;
@@ -573,7 +573,7 @@ unsafe extern "C" {
     pub fn cp_device_prepare(
         ctx: *mut cp_context,
         ordinal: i32,
-        srs: *const cp_srs,
+        srs: *const cp_key,
         num_constraints: u64,
     ) -> cp_status;
 }
@@ -714,7 +714,7 @@ pub struct cp_pending {
 unsafe extern "C" {
     pub fn cp_prove_start(
         ctx: *mut cp_context,
-        srs: *const cp_srs,
+        srs: *const cp_key,
         circuits: *const cp_circuit,
         num_circuits: usize,
         gpu_index: i32,
@@ -737,7 +737,7 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn cp_prove(
         ctx: *mut cp_context,
-        srs: *const cp_srs,
+        srs: *const cp_key,
         circuits: *const cp_circuit,
         num_circuits: usize,
         gpu_index: i32,
@@ -870,7 +870,7 @@ unsafe extern "C" {
     pub fn cp_shape_info_get(shape: *const cp_shape, out: *mut cp_shape_info) -> cp_status;
 }
 unsafe extern "C" {
-    pub fn cp_groth16_shape_check(srs: *const cp_srs, shape: *const cp_shape) -> cp_status;
+    pub fn cp_groth16_shape_check(srs: *const cp_key, shape: *const cp_shape) -> cp_status;
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -908,7 +908,7 @@ impl Default for cp_witness {
 unsafe extern "C" {
     pub fn cp_groth16_prove_start_witness(
         ctx: *mut cp_context,
-        srs: *const cp_srs,
+        srs: *const cp_key,
         shape: *const cp_shape,
         witnesses: *const cp_witness,
         num_witnesses: usize,
@@ -920,7 +920,7 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn cp_groth16_prove_witness(
         ctx: *mut cp_context,
-        srs: *const cp_srs,
+        srs: *const cp_key,
         shape: *const cp_shape,
         witnesses: *const cp_witness,
         num_witnesses: usize,
@@ -933,7 +933,7 @@ unsafe extern "C" {
     pub fn cp_device_prepare_shape(
         ctx: *mut cp_context,
         ordinal: i32,
-        srs: *const cp_srs,
+        srs: *const cp_key,
         shape: *const cp_shape,
     ) -> cp_status;
 }

@@ -1,5 +1,5 @@
-//! Keys made in memory from their scalars ([`SrsBuilder`]) and keys loaded
-//! with their subgroup checks on a device ([`Srs::load_file_on`]).
+//! Keys made in memory from their scalars ([`KeyBuilder`]) and keys loaded
+//! with their subgroup checks on a device ([`Key::load_file_on`]).
 
 use std::ffi::CString;
 use std::path::Path;
@@ -7,7 +7,7 @@ use std::ptr;
 
 use crate::error::{check, check_with_message, Error, ErrorCode, Result};
 use crate::ffi;
-use crate::safe::{Context, Fr, LoadReport, Srs, SrsShape, SrsVk};
+use crate::safe::{Context, Fr, Key, KeyShape, KeyVk, LoadReport};
 
 /// A section of a proving key whose points are multiples of a generator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,19 +46,19 @@ fn c_path(path: &Path) -> Result<CString> {
 /// section's points the generator times a scalar, computed on a device of a
 /// [`Context`] (the CUDA kernels, or the host backend's threads). Sections
 /// are filled in order.
-pub struct SrsBuilder {
-    raw: *mut ffi::cp_srs_builder,
+pub struct KeyBuilder {
+    raw: *mut ffi::cp_key_builder,
 }
 
 // SAFETY: the builder is only used through `&mut self` or by value, so one
 // thread at a time; the core keeps no thread affinity for it.
-unsafe impl Send for SrsBuilder {}
+unsafe impl Send for KeyBuilder {}
 
-impl SrsBuilder {
+impl KeyBuilder {
     /// Allocates a key with `vk`'s points and sections of `lens`' lengths
     /// (`ic_len` is `vk.ic`'s).
-    pub fn new(vk: &SrsVk, lens: &SrsShape) -> Result<Self> {
-        let parts = ffi::cp_srs_parts {
+    pub fn new(vk: &KeyVk, lens: &KeyShape) -> Result<Self> {
+        let parts = ffi::cp_key_parts {
             alpha_g1: vk.alpha_g1,
             beta_g1: vk.beta_g1,
             beta_g2: vk.beta_g2,
@@ -81,7 +81,7 @@ impl SrsBuilder {
         let mut raw = ptr::null_mut();
         // SAFETY: `parts.ic` points to `vk.ic`, alive for the call (the
         // core copies it); the section pointers are NULL and ignored.
-        check(unsafe { ffi::cp_srs_builder_new(&parts, &mut raw) })?;
+        check(unsafe { ffi::cp_key_builder_new(&parts, &mut raw) })?;
         Ok(Self { raw })
     }
 
@@ -98,7 +98,7 @@ impl SrsBuilder {
         // SAFETY: `self.raw` is a live builder used by this thread alone;
         // `scalars` is valid for reads of its length for the call.
         check(unsafe {
-            ffi::cp_srs_builder_fill(
+            ffi::cp_key_builder_fill(
                 ctx.raw,
                 ordinal as i32,
                 self.raw,
@@ -113,32 +113,32 @@ impl SrsBuilder {
     /// The key; with `path`, also written there in bellperson's params
     /// format with its verified record. The note says why a record could
     /// not be written.
-    pub fn finish(self, path: Option<&Path>) -> Result<(Srs, Option<String>)> {
+    pub fn finish(self, path: Option<&Path>) -> Result<(Key, Option<String>)> {
         let c = path.map(c_path).transpose()?;
         let mut raw = ptr::null_mut();
         // SAFETY: `self.raw` is live; `c` (when given) is NUL-terminated and
         // alive for the call. `self` is dropped afterwards, freeing the
         // builder, whose key has moved into `raw`.
         let note = check_with_message(unsafe {
-            ffi::cp_srs_builder_finish(
+            ffi::cp_key_builder_finish(
                 self.raw,
                 c.as_ref().map_or(ptr::null(), |c| c.as_ptr()),
                 &mut raw,
             )
         })?;
-        Ok((Srs { raw }, note))
+        Ok((Key { raw }, note))
     }
 }
 
-impl Drop for SrsBuilder {
+impl Drop for KeyBuilder {
     fn drop(&mut self) {
-        // SAFETY: `self.raw` came from cp_srs_builder_new and is freed once.
-        unsafe { ffi::cp_srs_builder_free(self.raw) }
+        // SAFETY: `self.raw` came from cp_key_builder_new and is freed once.
+        unsafe { ffi::cp_key_builder_free(self.raw) }
     }
 }
 
-impl Srs {
-    /// [`Srs::load_file`] with the subgroup checks, when it makes them, on
+impl Key {
+    /// [`Key::load_file`] with the subgroup checks, when it makes them, on
     /// device `ordinal` of `ctx`.
     pub fn load_file_on(
         ctx: &Context,
@@ -148,11 +148,11 @@ impl Srs {
     ) -> Result<(Self, LoadReport)> {
         let c = c_path(path)?;
         let mut raw = ptr::null_mut();
-        let mut rep = ffi::cp_srs_load_report::default();
+        let mut rep = ffi::cp_key_load_report::default();
         // SAFETY: `c` is NUL-terminated and alive for the call; the out
         // pointers are valid; `ctx.raw` is a live context.
         let note = check_with_message(unsafe {
-            ffi::cp_srs_load_file_on(
+            ffi::cp_key_load_file_on(
                 ctx.raw,
                 ordinal as i32,
                 c.as_ptr(),

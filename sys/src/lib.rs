@@ -31,7 +31,7 @@ pub use gkr::{
     Bb4, Bb4Form, Bb4Op, Sumcheck, SumcheckTerm, Tower, TowerBuildTimes, TowerKind, TowerOptions,
     BABYBEAR_P, GKR_MAX_VARS, SUMCHECK_MAX_DEGREE,
 };
-pub use key_builder::{KeySection, SrsBuilder};
+pub use key_builder::{KeyBuilder, KeySection};
 pub use placement::{GpuIndex, Placement, GPU_AUTO, GPU_BOUND};
 pub use safe::*;
 pub use shape::{

@@ -11,8 +11,8 @@ use crate::placement::Placement;
 
 pub use ffi::{
     cp_device_info as RawDeviceInfo, cp_device_stats as DeviceStats, cp_fr as Fr,
-    cp_g1_affine as G1Affine, cp_g2_affine as G2Affine, cp_memory_estimate as MemoryEstimate,
-    cp_srs_shape as SrsShape, cp_timings as Timings,
+    cp_g1_affine as G1Affine, cp_g2_affine as G2Affine, cp_key_shape as KeyShape,
+    cp_memory_estimate as MemoryEstimate, cp_timings as Timings,
 };
 
 /// Which backend a context runs on.
@@ -245,18 +245,18 @@ impl Context {
     }
 
     /// What device `ordinal` needs for proofs of `num_constraints`
-    /// constraints with `srs`, by its own backend's layout.
+    /// constraints with `key`, by its own backend's layout.
     pub fn memory_estimate(
         &self,
         ordinal: u32,
-        srs: &Srs,
+        key: &Key,
         num_constraints: u64,
     ) -> Result<MemoryEstimate> {
         let mut e = MemoryEstimate::default();
         let o = i32::try_from(ordinal).unwrap_or(i32::MAX);
         // SAFETY: a live context and key, and a valid out pointer.
         check(unsafe {
-            ffi::cp_device_memory_estimate(self.raw, o, srs.raw, num_constraints, &mut e)
+            ffi::cp_device_memory_estimate(self.raw, o, key.raw, num_constraints, &mut e)
         })?;
         Ok(e)
     }
@@ -274,10 +274,10 @@ impl Context {
         Ok(freed)
     }
 
-    /// Uploads `srs` to `ordinal` and allocates the working cache for proofs
+    /// Uploads `key` to `ordinal` and allocates the working cache for proofs
     /// of `num_constraints` constraints, so the first proof pays neither.
-    pub fn prepare(&self, ordinal: u32, srs: &Srs, num_constraints: u64) -> Result<()> {
-        check(unsafe { ffi::cp_device_prepare(self.raw, ordinal as i32, srs.raw, num_constraints) })
+    pub fn prepare(&self, ordinal: u32, key: &Key, num_constraints: u64) -> Result<()> {
+        check(unsafe { ffi::cp_device_prepare(self.raw, ordinal as i32, key.raw, num_constraints) })
     }
 
     /// Binds the calling thread to `ordinal` (`None` unbinds).
@@ -341,7 +341,7 @@ impl Context {
     /// Runs the device part of every circuit and returns once it is done.
     pub fn prove_start(
         &self,
-        srs: &Srs,
+        key: &Key,
         circuits: &[Circuit<'_>],
         place: &Placement<'_>,
     ) -> Result<Pending> {
@@ -358,7 +358,7 @@ impl Context {
         check(unsafe {
             ffi::cp_prove_start(
                 self.raw,
-                srs.raw,
+                key.raw,
                 raw.as_ptr(),
                 raw.len(),
                 place.gpu.raw(),
@@ -372,11 +372,11 @@ impl Context {
     /// Device part and host epilogue in one call.
     pub fn prove(
         &self,
-        srs: &Srs,
+        key: &Key,
         circuits: &[Circuit<'_>],
         place: &Placement<'_>,
     ) -> Result<Vec<RawProof>> {
-        self.prove_start(srs, circuits, place)?.finish()
+        self.prove_start(key, circuits, place)?.finish()
     }
 }
 
@@ -423,7 +423,7 @@ impl Drop for DeviceMutex {
 }
 
 /// The points of a proving key, borrowed, in the core's layout.
-pub struct SrsParts<'a> {
+pub struct KeyParts<'a> {
     pub alpha_g1: G1Affine,
     pub beta_g1: G1Affine,
     pub beta_g2: G2Affine,
@@ -440,7 +440,7 @@ pub struct SrsParts<'a> {
 
 /// The verifying-key points of a proving key.
 #[derive(Debug, Clone)]
-pub struct SrsVk {
+pub struct KeyVk {
     pub alpha_g1: G1Affine,
     pub beta_g1: G1Affine,
     pub beta_g2: G2Affine,
@@ -472,9 +472,9 @@ pub enum KeyCheck {
 impl KeyCheck {
     pub(crate) fn flags(self) -> u32 {
         match self {
-            KeyCheck::Full => ffi::CP_SRS_CHECKED,
-            KeyCheck::FullNoDigest => ffi::CP_SRS_NO_DIGEST,
-            KeyCheck::TrustedUnchecked => ffi::CP_SRS_TRUSTED_UNCHECKED,
+            KeyCheck::Full => ffi::CP_KEY_CHECKED,
+            KeyCheck::FullNoDigest => ffi::CP_KEY_NO_DIGEST,
+            KeyCheck::TrustedUnchecked => ffi::CP_KEY_TRUSTED_UNCHECKED,
         }
     }
 }
@@ -533,7 +533,7 @@ impl LoadReport {
         }
     }
 
-    pub(crate) fn from_raw(r: &ffi::cp_srs_load_report, note: Option<String>) -> Self {
+    pub(crate) fn from_raw(r: &ffi::cp_key_load_report, note: Option<String>) -> Self {
         let d = std::time::Duration::from_nanos;
         Self {
             subgroup: match r.subgroup as u32 {
@@ -553,24 +553,24 @@ impl LoadReport {
 }
 
 /// A proving key held by the core (host copy; devices get theirs on use).
-pub struct Srs {
-    pub(crate) raw: *mut ffi::cp_srs,
+pub struct Key {
+    pub(crate) raw: *mut ffi::cp_key,
 }
 
 // SAFETY: the core never mutates a key's host points after loading; its
 // per-device copies are guarded by the key's own mutex.
-unsafe impl Send for Srs {}
-unsafe impl Sync for Srs {}
+unsafe impl Send for Key {}
+unsafe impl Sync for Key {}
 
-impl Srs {
+impl Key {
     /// From in-memory parts, every point checked ([`KeyCheck::Full`]).
-    pub fn from_parts(p: &SrsParts<'_>) -> Result<Self> {
+    pub fn from_parts(p: &KeyParts<'_>) -> Result<Self> {
         Ok(Self::load_parts(p, KeyCheck::Full)?.0)
     }
 
     /// From in-memory parts, checked as `check` says.
-    pub fn load_parts(p: &SrsParts<'_>, check: KeyCheck) -> Result<(Self, LoadReport)> {
-        let parts = ffi::cp_srs_parts {
+    pub fn load_parts(p: &KeyParts<'_>, check: KeyCheck) -> Result<(Self, LoadReport)> {
+        let parts = ffi::cp_key_parts {
             alpha_g1: p.alpha_g1,
             beta_g1: p.beta_g1,
             beta_g2: p.beta_g2,
@@ -591,11 +591,11 @@ impl Srs {
             b_g2_len: p.b_g2.len(),
         };
         let mut raw = ptr::null_mut();
-        let mut rep = ffi::cp_srs_load_report::default();
+        let mut rep = ffi::cp_key_load_report::default();
         // SAFETY: each pointer/length pair comes from a live slice valid for
         // the call; the core copies the points and keeps no pointer.
         let note = check_with_message(unsafe {
-            ffi::cp_srs_load_parts(&parts, check.flags(), &mut rep, &mut raw)
+            ffi::cp_key_load_parts(&parts, check.flags(), &mut rep, &mut raw)
         })?;
         Ok((Self { raw }, LoadReport::from_raw(&rep, note)))
     }
@@ -617,11 +617,11 @@ impl Srs {
             )
         })?;
         let mut raw = ptr::null_mut();
-        let mut rep = ffi::cp_srs_load_report::default();
+        let mut rep = ffi::cp_key_load_report::default();
         // SAFETY: `c` is a NUL-terminated string alive for the call; the out
         // pointers are valid.
         let note = check_with_message(unsafe {
-            ffi::cp_srs_load_file(c.as_ptr(), check.flags(), &mut rep, &mut raw)
+            ffi::cp_key_load_file(c.as_ptr(), check.flags(), &mut rep, &mut raw)
         })?;
         Ok((Self { raw }, LoadReport::from_raw(&rep, note)))
     }
@@ -653,13 +653,13 @@ impl Srs {
             None => (ptr::null_mut(), 0),
         };
         let mut raw = ptr::null_mut();
-        let mut rep = ffi::cp_srs_load_report::default();
+        let mut rep = ffi::cp_key_load_report::default();
         // SAFETY: both strings are NUL-terminated and alive for the call;
         // `dir` is an open descriptor borrowed for the call (the core opens
         // files relative to it and neither keeps nor closes it); `ctx` is a
         // live context or NULL; the out pointers are valid.
         let note = check_with_message(unsafe {
-            ffi::cp_srs_load_file_at(
+            ffi::cp_key_load_file_at(
                 ctx,
                 ordinal,
                 dir.as_raw_fd(),
@@ -681,10 +681,10 @@ impl Srs {
     /// The same format from memory, checked as `check` says.
     pub fn load_bytes(bytes: &[u8], check: KeyCheck) -> Result<(Self, LoadReport)> {
         let mut raw = ptr::null_mut();
-        let mut rep = ffi::cp_srs_load_report::default();
+        let mut rep = ffi::cp_key_load_report::default();
         // SAFETY: `bytes` is valid for reads of its length for the call.
         let note = check_with_message(unsafe {
-            ffi::cp_srs_load_bytes(
+            ffi::cp_key_load_bytes(
                 bytes.as_ptr(),
                 bytes.len(),
                 check.flags(),
@@ -695,15 +695,15 @@ impl Srs {
         Ok((Self { raw }, LoadReport::from_raw(&rep, note)))
     }
 
-    pub fn shape(&self) -> Result<SrsShape> {
-        let mut s = SrsShape::default();
-        check(unsafe { ffi::cp_srs_shape_get(self.raw, &mut s) })?;
+    pub fn shape(&self) -> Result<KeyShape> {
+        let mut s = KeyShape::default();
+        check(unsafe { ffi::cp_key_shape_get(self.raw, &mut s) })?;
         Ok(s)
     }
 
-    pub fn vk(&self) -> Result<SrsVk> {
+    pub fn vk(&self) -> Result<KeyVk> {
         let shape = self.shape()?;
-        let mut parts = ffi::cp_srs_parts {
+        let mut parts = ffi::cp_key_parts {
             ic: ptr::null(),
             h: ptr::null(),
             l: ptr::null(),
@@ -713,8 +713,8 @@ impl Srs {
             ..unsafe { std::mem::zeroed() }
         };
         let mut ic = vec![G1Affine::default(); shape.ic_len as usize];
-        check(unsafe { ffi::cp_srs_vk_get(self.raw, &mut parts, ic.as_mut_ptr(), ic.len()) })?;
-        Ok(SrsVk {
+        check(unsafe { ffi::cp_key_vk_get(self.raw, &mut parts, ic.as_mut_ptr(), ic.len()) })?;
+        Ok(KeyVk {
             alpha_g1: parts.alpha_g1,
             beta_g1: parts.beta_g1,
             beta_g2: parts.beta_g2,
@@ -733,9 +733,9 @@ impl Srs {
     }
 }
 
-impl Drop for Srs {
+impl Drop for Key {
     fn drop(&mut self) {
-        unsafe { ffi::cp_srs_free(self.raw) }
+        unsafe { ffi::cp_key_free(self.raw) }
     }
 }
 

@@ -7,7 +7,7 @@ use std::ptr;
 use crate::error::{check, Error, ErrorCode, Result};
 use crate::ffi;
 use crate::placement::Placement;
-use crate::safe::{Context, Fr, Pending, RawProof, Srs};
+use crate::safe::{Context, Fr, Key, Pending, RawProof};
 
 pub use ffi::{cp_shape_entry as ShapeEntry, cp_shape_info as ShapeInfo};
 
@@ -127,7 +127,7 @@ impl<'a> Witness<'a> {
     }
 }
 
-impl Srs {
+impl Key {
     /// Whether `shape` fits this key (query lengths and densities); the
     /// error names the first disagreement.
     pub fn check_shape(&self, shape: &Shape) -> Result<()> {
@@ -141,7 +141,7 @@ impl Context {
     /// their witnesses: a, b, c are evaluated and checked by the core.
     pub fn prove_start_witness(
         &self,
-        srs: &Srs,
+        key: &Key,
         shape: &Shape,
         witnesses: &[Witness<'_>],
         place: &Placement<'_>,
@@ -160,7 +160,7 @@ impl Context {
         check(unsafe {
             ffi::cp_groth16_prove_start_witness(
                 self.raw,
-                srs.raw,
+                key.raw,
                 shape.raw,
                 raw.as_ptr(),
                 raw.len(),
@@ -175,19 +175,19 @@ impl Context {
     /// Device part and host epilogue in one call.
     pub fn prove_witness(
         &self,
-        srs: &Srs,
+        key: &Key,
         shape: &Shape,
         witnesses: &[Witness<'_>],
         place: &Placement<'_>,
     ) -> Result<Vec<RawProof>> {
-        self.prove_start_witness(srs, shape, witnesses, place)?
+        self.prove_start_witness(key, shape, witnesses, place)?
             .finish()
     }
 
     /// [`Context::prepare`] for proofs from `shape`: also places the
     /// shape's device copy.
-    pub fn prepare_shape(&self, ordinal: u32, srs: &Srs, shape: &Shape) -> Result<()> {
+    pub fn prepare_shape(&self, ordinal: u32, key: &Key, shape: &Shape) -> Result<()> {
         // SAFETY: the handles are live for the call.
-        check(unsafe { ffi::cp_device_prepare_shape(self.raw, ordinal as i32, srs.raw, shape.raw) })
+        check(unsafe { ffi::cp_device_prepare_shape(self.raw, ordinal as i32, key.raw, shape.raw) })
     }
 }

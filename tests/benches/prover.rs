@@ -155,7 +155,7 @@ fn cold(kind: Kind, log: u32, backend: &str, prepare: bool, params_dir: &std::pa
     let context_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     if prepare {
-        ctx.prepare(0, key.srs(), synth.num_constraints() as u64)
+        ctx.prepare(0, key.core(), synth.num_constraints() as u64)
             .unwrap();
     }
     let prepare_s = t.elapsed().as_secs_f64();

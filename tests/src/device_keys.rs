@@ -306,13 +306,13 @@ impl DevicePoints {
 /// section holds the generator (of G1, or G2 for b_g2) times `s`, h the
 /// scalars cycled to 2^k - 1 points.
 pub fn multiply_on(ctx: &Context, ordinal: u32, s: &[blstrs::Scalar]) -> DevicePoints {
-    use cuda_prover_sys::{KeySection, SrsBuilder, SrsShape, SrsVk};
+    use cuda_prover_sys::{KeyBuilder, KeySection, KeyShape, KeyVk};
     use group::{Curve, Group};
     let n = s.len();
     let hn = (n + 1).next_power_of_two() - 1;
     let g1 = blstrs::G1Projective::generator().to_affine();
     let g2 = blstrs::G2Projective::generator().to_affine();
-    let vk = SrsVk {
+    let vk = KeyVk {
         alpha_g1: core_g1(&g1),
         beta_g1: core_g1(&g1),
         beta_g2: core_g2(&g2),
@@ -321,7 +321,7 @@ pub fn multiply_on(ctx: &Context, ordinal: u32, s: &[blstrs::Scalar]) -> DeviceP
         delta_g2: core_g2(&g2),
         ic: vec![core_g1(&g1)],
     };
-    let lens = SrsShape {
+    let lens = KeyShape {
         ic_len: 1,
         h_len: hn as u64,
         l_len: n as u64,
@@ -331,7 +331,7 @@ pub fn multiply_on(ctx: &Context, ordinal: u32, s: &[blstrs::Scalar]) -> DeviceP
     };
     let fr: Vec<_> = s.iter().map(core_fr).collect();
     let h_fr: Vec<_> = s.iter().cycle().take(hn).map(core_fr).collect();
-    let mut b = SrsBuilder::new(&vk, &lens).unwrap();
+    let mut b = KeyBuilder::new(&vk, &lens).unwrap();
     b.fill(ctx, ordinal, KeySection::H, 0, &h_fr).unwrap();
     for sec in [
         KeySection::L,

@@ -338,7 +338,7 @@ pub fn make_test_key_on(
         step = Instant::now();
     };
     lap(&mut report, "evaluation");
-    let vk = sys::SrsVk {
+    let vk = sys::KeyVk {
         alpha_g1: convert::g1(&plan.vk.alpha_g1),
         beta_g1: convert::g1(&plan.vk.beta_g1),
         beta_g2: convert::g2(&plan.vk.beta_g2),
@@ -347,7 +347,7 @@ pub fn make_test_key_on(
         delta_g2: convert::g2(&plan.vk.delta_g2),
         ic: plan.vk.ic.iter().map(convert::g1).collect(),
     };
-    let lens = sys::SrsShape {
+    let lens = sys::KeyShape {
         ic_len: plan.ni as u64,
         h_len: plan.count(KeySection::H) as u64,
         l_len: plan.count(KeySection::L) as u64,
@@ -358,7 +358,7 @@ pub fn make_test_key_on(
     fn core(what: &str) -> impl Fn(sys::Error) -> Error + '_ {
         move |e| Error::Invalid(format!("{what}: {e}"))
     }
-    let mut builder = sys::SrsBuilder::new(&vk, &lens).map_err(core("allocating the key"))?;
+    let mut builder = sys::KeyBuilder::new(&vk, &lens).map_err(core("allocating the key"))?;
     lap(&mut report, "allocation");
     // The next chunk's scalars are drawn on the host while the device
     // multiplies this one.

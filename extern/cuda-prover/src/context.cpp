@@ -267,7 +267,7 @@ cp_status cp_device_touched(const cp_context *ctx, int32_t ordinal, int32_t *out
     });
 }
 
-cp_status cp_device_memory_estimate(const cp_context *ctx, int32_t ordinal, const cp_srs *srs,
+cp_status cp_device_memory_estimate(const cp_context *ctx, int32_t ordinal, const cp_key *srs,
                                     uint64_t num_constraints, cp_memory_estimate *out) {
     return guard("cp_device_memory_estimate", [&] {
         if (!ctx || !srs || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_device_memory_estimate: NULL argument");
@@ -339,7 +339,7 @@ cp_status cp_device_trim(cp_context *ctx, int32_t ordinal, uint64_t *freed_bytes
     });
 }
 
-cp_status cp_device_prepare(cp_context *ctx, int32_t ordinal, const cp_srs *srs,
+cp_status cp_device_prepare(cp_context *ctx, int32_t ordinal, const cp_key *srs,
                             uint64_t num_constraints) {
     return guard("cp_device_prepare", [&] {
         if (!ctx || !srs) fail(CP_ERR_INVALID_ARGUMENT, "cp_device_prepare: NULL argument");

@@ -1,4 +1,4 @@
-// Owns: the definitions of the opaque ABI handles (cp_context, cp_srs,
+// Owns: the definitions of the opaque ABI handles (cp_context, cp_key,
 // cp_mutex, cp_shape, cp_pending) and the per-thread device binding, shared by
 // context.cpp, srs.cpp, shape.cpp, dispatch.cpp and groth16.cpp.
 #pragma once
@@ -81,7 +81,7 @@ struct cp_mutex {
     std::mutex m;
 };
 
-struct cp_srs {
+struct cp_key {
     cp::srs key;
 };
 

@@ -267,7 +267,7 @@ cp_pending *run_jobs(cp_context &ctx, const srs &key, const std::vector<circuit_
     return p.release();
 }
 
-void prove_start(cp_context *ctx, const cp_srs *key_h, const cp_circuit *circuits, size_t n,
+void prove_start(cp_context *ctx, const cp_key *key_h, const cp_circuit *circuits, size_t n,
                  int32_t gpu_index, cp_mutex *mutex, cp_pending **out) {
     if (out) *out = nullptr;
     if (!ctx || !key_h || !circuits || !out)
@@ -294,7 +294,7 @@ void prove_start(cp_context *ctx, const cp_srs *key_h, const cp_circuit *circuit
     *out = run_jobs(*ctx, key, jobs, bl, rt, mutex);
 }
 
-void prove_start_witness(cp_context *ctx, const cp_srs *key_h, const cp_shape *shape_h,
+void prove_start_witness(cp_context *ctx, const cp_key *key_h, const cp_shape *shape_h,
                          const cp_witness *ws, size_t n, int32_t gpu_index, cp_mutex *mutex,
                          cp_pending **out) {
     if (out) *out = nullptr;
@@ -385,7 +385,7 @@ using namespace cp;
 
 extern "C" {
 
-cp_status cp_prove_start(cp_context *ctx, const cp_srs *srs, const cp_circuit *circuits,
+cp_status cp_prove_start(cp_context *ctx, const cp_key *srs, const cp_circuit *circuits,
                          size_t num_circuits, int32_t gpu_index, cp_mutex *mutex, cp_pending **out) {
     return guard("cp_prove_start",
                  [&] { prove_start(ctx, srs, circuits, num_circuits, gpu_index, mutex, out); });
@@ -411,7 +411,7 @@ void cp_pending_free(cp_pending *p) {
     guard_void([&] { delete p; });
 }
 
-cp_status cp_groth16_prove_start_witness(cp_context *ctx, const cp_srs *srs,
+cp_status cp_groth16_prove_start_witness(cp_context *ctx, const cp_key *srs,
                                          const cp_shape *shape, const cp_witness *witnesses,
                                          size_t num_witnesses, int32_t gpu_index,
                                          cp_mutex *mutex, cp_pending **out) {
@@ -420,7 +420,7 @@ cp_status cp_groth16_prove_start_witness(cp_context *ctx, const cp_srs *srs,
     });
 }
 
-cp_status cp_groth16_prove_witness(cp_context *ctx, const cp_srs *srs, const cp_shape *shape,
+cp_status cp_groth16_prove_witness(cp_context *ctx, const cp_key *srs, const cp_shape *shape,
                                    const cp_witness *witnesses, size_t num_witnesses,
                                    int32_t gpu_index, cp_mutex *mutex, cp_proof *proofs_out) {
     if (!proofs_out)
@@ -432,14 +432,14 @@ cp_status cp_groth16_prove_witness(cp_context *ctx, const cp_srs *srs, const cp_
     return cp_prove_finish(p, proofs_out);
 }
 
-cp_status cp_groth16_shape_check(const cp_srs *srs, const cp_shape *shape) {
+cp_status cp_groth16_shape_check(const cp_key *srs, const cp_shape *shape) {
     return guard("cp_groth16_shape_check", [&] {
         if (!srs || !shape) fail(CP_ERR_INVALID_ARGUMENT, "cp_groth16_shape_check: NULL argument");
         check_key("the shape", shape_job("the shape", shape->sh), srs->key);
     });
 }
 
-cp_status cp_device_prepare_shape(cp_context *ctx, int32_t ordinal, const cp_srs *srs,
+cp_status cp_device_prepare_shape(cp_context *ctx, int32_t ordinal, const cp_key *srs,
                                   const cp_shape *shape) {
     return guard("cp_device_prepare_shape", [&] {
         if (!ctx || !srs || !shape)
@@ -453,7 +453,7 @@ cp_status cp_device_prepare_shape(cp_context *ctx, int32_t ordinal, const cp_srs
     });
 }
 
-cp_status cp_prove(cp_context *ctx, const cp_srs *srs, const cp_circuit *circuits,
+cp_status cp_prove(cp_context *ctx, const cp_key *srs, const cp_circuit *circuits,
                    size_t num_circuits, int32_t gpu_index, cp_mutex *mutex, cp_proof *proofs_out) {
     if (!proofs_out) return make_status(CP_ERR_INVALID_ARGUMENT, "cp_prove: proofs_out is NULL");
     cp_pending *p = nullptr;

@@ -1,4 +1,4 @@
-// Owns: keys made in memory from their scalars (cp_srs_builder): the
+// Owns: keys made in memory from their scalars (cp_key_builder): the
 // verifying key given, every other point the generator of its group times
 // a scalar, computed on a device of a context (the CUDA kernels of
 // cuda/point_batch.cu, or the host backend's threads), and the key written
@@ -27,8 +27,8 @@
 #include "points.hpp"
 #include "status.hpp"
 
-struct cp_srs_builder {
-    std::unique_ptr<cp_srs> key;
+struct cp_key_builder {
+    std::unique_ptr<cp_key> key;
     uint64_t filled[5] = {};  // points filled so far, by cp_key_section
 };
 
@@ -180,30 +180,30 @@ using namespace cp;
 
 extern "C" {
 
-cp_status cp_srs_builder_new(const cp_srs_parts *vk, cp_srs_builder **out) {
-    return guard("cp_srs_builder_new", [&] {
-        if (!vk || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_builder_new: NULL argument");
+cp_status cp_key_builder_new(const cp_key_parts *vk, cp_key_builder **out) {
+    return guard("cp_key_builder_new", [&] {
+        if (!vk || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_builder_new: NULL argument");
         *out = nullptr;
         const uint64_t lens[6] = {vk->ic_len, vk->h_len, vk->l_len,
                                   vk->a_len, vk->b_g1_len, vk->b_g2_len};
         for (int i = 0; i < 6; i++)
             if (lens[i] > MAX_SECTION)
                 fail(CP_ERR_INVALID_ARGUMENT,
-                     "cp_srs_builder_new: a section of " + std::to_string(lens[i]) +
+                     "cp_key_builder_new: a section of " + std::to_string(lens[i]) +
                          " points (the params format holds at most 2^32 - 1)");
         if (((vk->h_len + 1) & vk->h_len) != 0)
-            fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_builder_new: h_len " +
+            fail(CP_ERR_INVALID_ARGUMENT, "cp_key_builder_new: h_len " +
                                               std::to_string(vk->h_len) +
                                               " is not 2^k - 1 (a domain's size less one)");
         if (vk->b_g1_len != vk->b_g2_len)
-            fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_builder_new: b_g1_len " +
+            fail(CP_ERR_INVALID_ARGUMENT, "cp_key_builder_new: b_g1_len " +
                                               std::to_string(vk->b_g1_len) + " and b_g2_len " +
                                               std::to_string(vk->b_g2_len) + " differ");
         if (vk->ic_len && !vk->ic)
-            fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_builder_new: ic is NULL with length " +
+            fail(CP_ERR_INVALID_ARGUMENT, "cp_key_builder_new: ic is NULL with length " +
                                               std::to_string(vk->ic_len));
-        std::unique_ptr<cp_srs_builder> b(new cp_srs_builder);
-        b->key.reset(new cp_srs);
+        std::unique_ptr<cp_key_builder> b(new cp_key_builder);
+        b->key.reset(new cp_key);
         srs &k = b->key->key;
         std::memcpy(&k.alpha_g1, &vk->alpha_g1, sizeof k.alpha_g1);
         std::memcpy(&k.beta_g1, &vk->beta_g1, sizeof k.beta_g1);
@@ -225,7 +225,7 @@ cp_status cp_srs_builder_new(const cp_srs_parts *vk, cp_srs_builder **out) {
             k.b_g1.resize(vk->b_g1_len);
             k.b_g2.resize(vk->b_g2_len);
         } catch (const std::bad_alloc &) {
-            fail(CP_ERR_OUT_OF_MEMORY, "cp_srs_builder_new: no host memory for a key of " +
+            fail(CP_ERR_OUT_OF_MEMORY, "cp_key_builder_new: no host memory for a key of " +
                                            std::to_string(vk->h_len + vk->l_len + vk->a_len +
                                                           vk->b_g1_len + vk->b_g2_len) +
                                            " points");
@@ -234,26 +234,26 @@ cp_status cp_srs_builder_new(const cp_srs_parts *vk, cp_srs_builder **out) {
     });
 }
 
-cp_status cp_srs_builder_fill(cp_context *ctx, int32_t ordinal, cp_srs_builder *b,
+cp_status cp_key_builder_fill(cp_context *ctx, int32_t ordinal, cp_key_builder *b,
                               int32_t section, uint64_t start, const cp_fr *scalars, size_t n) {
-    return guard("cp_srs_builder_fill", [&] {
-        if (!ctx || !b) fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_builder_fill: NULL argument");
-        if (!b->key) fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_builder_fill: the builder is finished");
+    return guard("cp_key_builder_fill", [&] {
+        if (!ctx || !b) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_builder_fill: NULL argument");
+        if (!b->key) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_builder_fill: the builder is finished");
         if (section < CP_SECTION_H || section > CP_SECTION_B_G2)
             fail(CP_ERR_INVALID_ARGUMENT,
-                 "cp_srs_builder_fill: unknown section " + std::to_string(section));
-        if (n && !scalars) fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_builder_fill: scalars is NULL");
-        check_ordinal(ctx, ordinal, "cp_srs_builder_fill");
+                 "cp_key_builder_fill: unknown section " + std::to_string(section));
+        if (n && !scalars) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_builder_fill: scalars is NULL");
+        check_ordinal(ctx, ordinal, "cp_key_builder_fill");
         srs &k = b->key->key;
         const uint64_t len = section_len(k, section);
         if (start != b->filled[section])
             fail(CP_ERR_INVALID_ARGUMENT,
-                 std::string("cp_srs_builder_fill: section ") + section_label(section) +
+                 std::string("cp_key_builder_fill: section ") + section_label(section) +
                      " is filled in order: the next point is " +
                      std::to_string(b->filled[section]) + ", not " + std::to_string(start));
         if (n > len - start)
             fail(CP_ERR_INVALID_ARGUMENT,
-                 std::string("cp_srs_builder_fill: section ") + section_label(section) +
+                 std::string("cp_key_builder_fill: section ") + section_label(section) +
                      " holds " + std::to_string(len) + " points; " + std::to_string(start) +
                      " + " + std::to_string(n) + " is past its end");
         if (n == 0) return;
@@ -263,7 +263,7 @@ cp_status cp_srs_builder_fill(cp_context *ctx, int32_t ordinal, cp_srs_builder *
             const uint64_t *l = scalars[i].l;
             if ((l[0] | l[1] | l[2] | l[3]) == 0)
                 fail(CP_ERR_INVALID_ARGUMENT,
-                     std::string("cp_srs_builder_fill: the scalar of section ") +
+                     std::string("cp_key_builder_fill: the scalar of section ") +
                          section_label(section) + " point " + std::to_string(start + i) +
                          " is zero (a key's points are never the point at infinity)");
         }
@@ -280,17 +280,17 @@ cp_status cp_srs_builder_fill(cp_context *ctx, int32_t ordinal, cp_srs_builder *
     });
 }
 
-cp_status cp_srs_builder_finish(cp_srs_builder *b, const char *path, cp_srs **out) {
+cp_status cp_key_builder_finish(cp_key_builder *b, const char *path, cp_key **out) {
     std::string note;
-    cp_status st = guard("cp_srs_builder_finish", [&] {
-        if (!b || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_builder_finish: NULL argument");
+    cp_status st = guard("cp_key_builder_finish", [&] {
+        if (!b || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_builder_finish: NULL argument");
         *out = nullptr;
-        if (!b->key) fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_builder_finish: already finished");
+        if (!b->key) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_builder_finish: already finished");
         const srs &k = b->key->key;
         for (int s = CP_SECTION_H; s <= CP_SECTION_B_G2; s++)
             if (b->filled[s] != section_len(k, s))
                 fail(CP_ERR_INVALID_ARGUMENT,
-                     std::string("cp_srs_builder_finish: section ") + section_label(s) +
+                     std::string("cp_key_builder_finish: section ") + section_label(s) +
                          " has " + std::to_string(b->filled[s]) + " of its " +
                          std::to_string(section_len(k, s)) + " points");
         if (path) note = write_key(k, path);
@@ -300,7 +300,7 @@ cp_status cp_srs_builder_finish(cp_srs_builder *b, const char *path, cp_srs **ou
     return st;
 }
 
-void cp_srs_builder_free(cp_srs_builder *b) {
+void cp_key_builder_free(cp_key_builder *b) {
     guard_void([&] { delete b; });
 }
 

@@ -1,4 +1,4 @@
-// Owns: proving keys (cp_srs): loading them from bellperson 0.27's
+// Owns: proving keys (cp_key): loading them from bellperson 0.27's
 // Parameters::write format (file or buffer, parsed on every core:
 // params_read.hpp) or from in-memory parts, with every point checked, and
 // the shape / verifying-key / memory-estimate queries.
@@ -12,7 +12,7 @@
 // curve check waits for the digest: it runs only when the digest does not
 // match, before the subgroup checks on the host, beside them when a device
 // makes them). Only a caller that says
-// so (CP_SRS_TRUSTED_UNCHECKED) gets a key whose subgroups were not checked.
+// so (CP_KEY_TRUSTED_UNCHECKED) gets a key whose subgroups were not checked.
 #include <fcntl.h>
 
 #include <algorithm>
@@ -47,7 +47,7 @@ uint64_t ns_since(clock_type::time_point t0) {
         std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now() - t0).count());
 }
 
-constexpr uint32_t KNOWN_FLAGS = CP_SRS_TRUSTED_UNCHECKED | CP_SRS_NO_DIGEST;
+constexpr uint32_t KNOWN_FLAGS = CP_KEY_TRUSTED_UNCHECKED | CP_KEY_NO_DIGEST;
 // Sections of at most this many points are subgroup-checked on every load.
 constexpr size_t SMALL_SECTION_POINTS = 4096;
 
@@ -61,7 +61,7 @@ void check_flags(uint32_t flags, const char *where) {
              }());
 }
 
-void fill_report(cp_srs_load_report *rep, int32_t subgroup, bool written, uint64_t bytes,
+void fill_report(cp_key_load_report *rep, int32_t subgroup, bool written, uint64_t bytes,
                  uint64_t points, uint64_t read_ns, uint64_t subgroup_ns, uint64_t total_ns) {
     if (!rep) return;
     rep->subgroup = subgroup;
@@ -79,18 +79,18 @@ constexpr size_t MAX_SECTION_POINTS = std::numeric_limits<uint32_t>::max();
 template <class T>
 void copy_array(point_vector<T> &dst, const void *src, size_t n, const char *name) {
     if (n > MAX_SECTION_POINTS)
-        fail(CP_ERR_INVALID_ARGUMENT, std::string("cp_srs_from_parts: ") + name + "_len " +
+        fail(CP_ERR_INVALID_ARGUMENT, std::string("cp_key_from_parts: ") + name + "_len " +
                                           std::to_string(n) +
                                           " is larger than any proving key (at most 2^32 - 1 "
                                           "points per section, as in the params format)");
     if (n && !src)
-        fail(CP_ERR_INVALID_ARGUMENT, std::string("cp_srs_from_parts: ") + name +
+        fail(CP_ERR_INVALID_ARGUMENT, std::string("cp_key_from_parts: ") + name +
                                           " is NULL with length " + std::to_string(n));
     dst.resize(n);
     if (n) std::memcpy(dst.data(), src, n * sizeof(T));
 }
 
-const cp::srs &key_of(const cp_srs *s) { return s->key; }
+const cp::srs &key_of(const cp_key *s) { return s->key; }
 
 }  // namespace
 }  // namespace cp
@@ -164,7 +164,7 @@ struct file_ref {
 };
 
 cp_status load_file(const char *where, const file_ref &ref, uint32_t flags,
-                    cp_srs_load_report *report, cp_srs **out, const subgroup_checker &check_subgroups) {
+                    cp_key_load_report *report, cp_key **out, const subgroup_checker &check_subgroups) {
     std::string note;
     cp_status st = guard(where, [&] {
         if (!ref.name || !ref.shown || !out)
@@ -183,9 +183,9 @@ cp_status load_file(const char *where, const file_ref &ref, uint32_t flags,
         const char *path = ref.shown;
         const auto t0 = clock_type::now();
         params_file f(ref.dirfd, ref.name, ref.shown, ref.confined);
-        std::unique_ptr<cp_srs> s(new cp_srs);
-        const bool trusted = flags & CP_SRS_TRUSTED_UNCHECKED;
-        const bool use_digest = !trusted && !(flags & CP_SRS_NO_DIGEST);
+        std::unique_ptr<cp_key> s(new cp_key);
+        const bool trusted = flags & CP_KEY_TRUSTED_UNCHECKED;
+        const bool use_digest = !trusted && !(flags & CP_KEY_NO_DIGEST);
         try {
             const params_layout L = locate_sections(f.size(), [&](uint64_t off) {
                 uint8_t b[4];
@@ -244,14 +244,14 @@ using namespace cp;
 
 extern "C" {
 
-cp_status cp_srs_load_parts(const cp_srs_parts *parts, uint32_t flags, cp_srs_load_report *report,
-                            cp_srs **out) {
-    return guard("cp_srs_load_parts", [&] {
-        if (!parts || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_load_parts: NULL argument");
+cp_status cp_key_load_parts(const cp_key_parts *parts, uint32_t flags, cp_key_load_report *report,
+                            cp_key **out) {
+    return guard("cp_key_load_parts", [&] {
+        if (!parts || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_load_parts: NULL argument");
         *out = nullptr;
-        check_flags(flags, "cp_srs_load_parts");
+        check_flags(flags, "cp_key_load_parts");
         const auto t0 = clock_type::now();
-        std::unique_ptr<cp_srs> s(new cp_srs);
+        std::unique_ptr<cp_key> s(new cp_key);
         srs &k = s->key;
         std::memcpy(&k.alpha_g1, &parts->alpha_g1, sizeof k.alpha_g1);
         std::memcpy(&k.beta_g1, &parts->beta_g1, sizeof k.beta_g1);
@@ -270,7 +270,7 @@ cp_status cp_srs_load_parts(const cp_srs_parts *parts, uint32_t flags, cp_srs_lo
         check_points(spans, point_check::encoding, threads);
         const uint64_t read_ns = ns_since(t0);
         const auto t1 = clock_type::now();
-        const bool trusted = flags & CP_SRS_TRUSTED_UNCHECKED;
+        const bool trusted = flags & CP_KEY_TRUSTED_UNCHECKED;
         if (!trusted) check_points(spans, point_check::subgroup, threads);
         fill_report(report, trusted ? CP_SUBGROUP_TRUSTED : CP_SUBGROUP_CHECKED, false, 0,
                     total_points(spans), read_ns, trusted ? 0 : ns_since(t1), ns_since(t0));
@@ -278,26 +278,26 @@ cp_status cp_srs_load_parts(const cp_srs_parts *parts, uint32_t flags, cp_srs_lo
     });
 }
 
-cp_status cp_srs_from_parts(const cp_srs_parts *parts, cp_srs **out) {
-    return cp_srs_load_parts(parts, 0, nullptr, out);
+cp_status cp_key_from_parts(const cp_key_parts *parts, cp_key **out) {
+    return cp_key_load_parts(parts, 0, nullptr, out);
 }
 
-cp_status cp_srs_load_bytes(const uint8_t *data, size_t len, uint32_t flags,
-                            cp_srs_load_report *report, cp_srs **out) {
-    return guard("cp_srs_load_bytes", [&] {
-        if (!out) fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_load_bytes: out is NULL");
+cp_status cp_key_load_bytes(const uint8_t *data, size_t len, uint32_t flags,
+                            cp_key_load_report *report, cp_key **out) {
+    return guard("cp_key_load_bytes", [&] {
+        if (!out) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_load_bytes: out is NULL");
         *out = nullptr;
-        if (!data && len) fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_load_bytes: data is NULL");
-        check_flags(flags, "cp_srs_load_bytes");
+        if (!data && len) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_load_bytes: data is NULL");
+        check_flags(flags, "cp_key_load_bytes");
         const auto t0 = clock_type::now();
         const params_layout L = locate_sections(len, [&](uint64_t off) { return be32(data + off); });
-        std::unique_ptr<cp_srs> s(new cp_srs);
+        std::unique_ptr<cp_key> s(new cp_key);
         const parse_result r = parse_params(params_source{nullptr, data}, L, s->key, false, false,
                                             hardware_threads());
         const uint64_t read_ns = ns_since(t0);
         const auto t1 = clock_type::now();
         const std::vector<point_span> spans = key_spans(s->key, r.offsets);
-        const bool trusted = flags & CP_SRS_TRUSTED_UNCHECKED;
+        const bool trusted = flags & CP_KEY_TRUSTED_UNCHECKED;
         if (!trusted) check_points(spans, point_check::subgroup, hardware_threads());
         fill_report(report, trusted ? CP_SUBGROUP_TRUSTED : CP_SUBGROUP_CHECKED, false, len,
                     total_points(spans), read_ns, trusted ? 0 : ns_since(t1), ns_since(t0));
@@ -305,62 +305,62 @@ cp_status cp_srs_load_bytes(const uint8_t *data, size_t len, uint32_t flags,
     });
 }
 
-cp_status cp_srs_from_bytes(const uint8_t *data, size_t len, cp_srs **out) {
-    return cp_srs_load_bytes(data, len, 0, nullptr, out);
+cp_status cp_key_from_bytes(const uint8_t *data, size_t len, cp_key **out) {
+    return cp_key_load_bytes(data, len, 0, nullptr, out);
 }
 
 
-cp_status cp_srs_load_file(const char *path, uint32_t flags, cp_srs_load_report *report,
-                           cp_srs **out) {
-    return load_file("cp_srs_load_file", file_ref{AT_FDCWD, path, path, false}, flags, report, out,
+cp_status cp_key_load_file(const char *path, uint32_t flags, cp_key_load_report *report,
+                           cp_key **out) {
+    return load_file("cp_key_load_file", file_ref{AT_FDCWD, path, path, false}, flags, report, out,
                      check_on_host);
 }
 
-cp_status cp_srs_load_file_on(cp_context *ctx, int32_t ordinal, const char *path, uint32_t flags,
-                              cp_srs_load_report *report, cp_srs **out) {
-    cp_status st = guard("cp_srs_load_file_on", [&] {
-        if (!ctx) fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_load_file_on: ctx is NULL");
-        check_ordinal(ctx, ordinal, "cp_srs_load_file_on");
+cp_status cp_key_load_file_on(cp_context *ctx, int32_t ordinal, const char *path, uint32_t flags,
+                              cp_key_load_report *report, cp_key **out) {
+    cp_status st = guard("cp_key_load_file_on", [&] {
+        if (!ctx) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_load_file_on: ctx is NULL");
+        check_ordinal(ctx, ordinal, "cp_key_load_file_on");
     });
     if (st.code != CP_OK) {
         if (out) *out = nullptr;
         return st;
     }
-    return load_file("cp_srs_load_file_on", file_ref{AT_FDCWD, path, path, false}, flags, report,
+    return load_file("cp_key_load_file_on", file_ref{AT_FDCWD, path, path, false}, flags, report,
                      out, [&](const std::vector<point_span> &spans, bool curve) {
                          check_on_device(*ctx, ordinal, spans, curve);
                      });
 }
 
-cp_status cp_srs_load_file_at(cp_context *ctx, int32_t ordinal, int dirfd, const char *name,
-                              const char *shown, uint32_t flags, cp_srs_load_report *report,
-                              cp_srs **out) {
+cp_status cp_key_load_file_at(cp_context *ctx, int32_t ordinal, int dirfd, const char *name,
+                              const char *shown, uint32_t flags, cp_key_load_report *report,
+                              cp_key **out) {
     const file_ref ref{dirfd, name, shown ? shown : name, true};
-    if (!ctx) return load_file("cp_srs_load_file_at", ref, flags, report, out, check_on_host);
-    cp_status st = guard("cp_srs_load_file_at", [&] {
-        check_ordinal(ctx, ordinal, "cp_srs_load_file_at");
+    if (!ctx) return load_file("cp_key_load_file_at", ref, flags, report, out, check_on_host);
+    cp_status st = guard("cp_key_load_file_at", [&] {
+        check_ordinal(ctx, ordinal, "cp_key_load_file_at");
     });
     if (st.code != CP_OK) {
         if (out) *out = nullptr;
         return st;
     }
-    return load_file("cp_srs_load_file_at", ref, flags, report, out,
+    return load_file("cp_key_load_file_at", ref, flags, report, out,
                      [&](const std::vector<point_span> &spans, bool curve) {
                          check_on_device(*ctx, ordinal, spans, curve);
                      });
 }
 
-cp_status cp_srs_from_file(const char *path, cp_srs **out) {
-    return cp_srs_load_file(path, 0, nullptr, out);
+cp_status cp_key_from_file(const char *path, cp_key **out) {
+    return cp_key_load_file(path, 0, nullptr, out);
 }
 
-void cp_srs_free(cp_srs *srs) {
+void cp_key_free(cp_key *srs) {
     guard_void([&] { delete srs; });
 }
 
-cp_status cp_srs_shape_get(const cp_srs *s, cp_srs_shape *out) {
-    return guard("cp_srs_shape_get", [&] {
-        if (!s || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_shape_get: NULL argument");
+cp_status cp_key_shape_get(const cp_key *s, cp_key_shape *out) {
+    return guard("cp_key_shape_get", [&] {
+        if (!s || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_shape_get: NULL argument");
         const srs &k = key_of(s);
         out->ic_len = k.ic.size();
         out->h_len = k.h.size();
@@ -371,9 +371,9 @@ cp_status cp_srs_shape_get(const cp_srs *s, cp_srs_shape *out) {
     });
 }
 
-cp_status cp_srs_vk_get(const cp_srs *s, cp_srs_parts *vk, cp_g1_affine *ic_out, size_t ic_cap) {
-    return guard("cp_srs_vk_get", [&] {
-        if (!s || !vk) fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_vk_get: NULL argument");
+cp_status cp_key_vk_get(const cp_key *s, cp_key_parts *vk, cp_g1_affine *ic_out, size_t ic_cap) {
+    return guard("cp_key_vk_get", [&] {
+        if (!s || !vk) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_vk_get: NULL argument");
         const srs &k = key_of(s);
         std::memset(vk, 0, sizeof *vk);
         std::memcpy(&vk->alpha_g1, &k.alpha_g1, sizeof vk->alpha_g1);
@@ -391,7 +391,7 @@ cp_status cp_srs_vk_get(const cp_srs *s, cp_srs_parts *vk, cp_g1_affine *ic_out,
         vk->b_g2_len = k.b_g2.size();
         if (ic_out == nullptr && ic_cap == 0) return;  // a query for ic_len
         if (ic_out == nullptr || ic_cap < k.ic.size())
-            fail(CP_ERR_INVALID_ARGUMENT, "cp_srs_vk_get: ic_out holds " + std::to_string(ic_cap) +
+            fail(CP_ERR_INVALID_ARGUMENT, "cp_key_vk_get: ic_out holds " + std::to_string(ic_cap) +
                                               " points, the key has " +
                                               std::to_string(k.ic.size()));
         if (!k.ic.empty()) std::memcpy(ic_out, k.ic.data(), k.ic.size() * sizeof(cp_g1_affine));
@@ -399,7 +399,7 @@ cp_status cp_srs_vk_get(const cp_srs *s, cp_srs_parts *vk, cp_g1_affine *ic_out,
     });
 }
 
-cp_status cp_memory_estimate_get(const cp_srs *s, uint64_t num_constraints, cp_memory_estimate *out) {
+cp_status cp_memory_estimate_get(const cp_key *s, uint64_t num_constraints, cp_memory_estimate *out) {
     return guard("cp_memory_estimate_get", [&] {
         if (!s || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_memory_estimate_get: NULL argument");
         if (num_constraints > (uint64_t(1) << MAX_LG_DOMAIN))

@@ -292,8 +292,8 @@ struct key_parts {
     std::vector<blst_p1_affine> ic, h, l, a, b_g1;
     std::vector<blst_p2_affine> b_g2;
 
-    cp_srs_parts parts() const {
-        cp_srs_parts p;
+    cp_key_parts parts() const {
+        cp_key_parts p;
         std::memset(&p, 0, sizeof p);
         std::memcpy(&p.alpha_g1, &alpha_g1, sizeof alpha_g1);
         std::memcpy(&p.beta_g1, &beta_g1, sizeof beta_g1);
@@ -350,43 +350,43 @@ static void test_params() {
     std::printf("params parsing\n");
     key_parts k = random_key(2, 3, 2, 3, 2);
     std::vector<uint8_t> bytes = k.bytes();
-    cp_srs *s = nullptr;
-    EXPECT_OK(cp_srs_from_bytes(bytes.data(), bytes.size(), &s));
+    cp_key *s = nullptr;
+    EXPECT_OK(cp_key_from_bytes(bytes.data(), bytes.size(), &s));
     if (s) {
-        cp_srs_shape sh;
-        EXPECT_OK(cp_srs_shape_get(s, &sh));
+        cp_key_shape sh;
+        EXPECT_OK(cp_key_shape_get(s, &sh));
         CHECK(sh.ic_len == 2 && sh.h_len == 3 && sh.l_len == 2 && sh.a_len == 3 && sh.b_g1_len == 2 &&
                   sh.b_g2_len == 2,
               "shape");
-        cp_srs_parts vk;
+        cp_key_parts vk;
         std::vector<blst_p1_affine> ic(2);
-        EXPECT_OK(cp_srs_vk_get(s, &vk, reinterpret_cast<cp_g1_affine *>(ic.data()), 2));
+        EXPECT_OK(cp_key_vk_get(s, &vk, reinterpret_cast<cp_g1_affine *>(ic.data()), 2));
         CHECK(std::memcmp(&vk.alpha_g1, &k.alpha_g1, sizeof k.alpha_g1) == 0, "alpha_g1");
         CHECK(std::memcmp(&vk.beta_g2, &k.beta_g2, sizeof k.beta_g2) == 0, "beta_g2");
         CHECK(std::memcmp(&vk.gamma_g2, &k.gamma_g2, sizeof k.gamma_g2) == 0, "gamma_g2");
         CHECK(std::memcmp(&vk.delta_g2, &k.delta_g2, sizeof k.delta_g2) == 0, "delta_g2");
         CHECK(same_points(k.ic, ic.data(), 2), "ic");
-        EXPECT_CODE(cp_srs_vk_get(s, &vk, reinterpret_cast<cp_g1_affine *>(ic.data()), 1),
+        EXPECT_CODE(cp_key_vk_get(s, &vk, reinterpret_cast<cp_g1_affine *>(ic.data()), 1),
                     CP_ERR_INVALID_ARGUMENT);
         // Internal arrays: compare through a round trip via parts.
-        cp_srs_free(s);
+        cp_key_free(s);
     }
     // Round trip through parts and a file.
     {
-        cp_srs_parts p = k.parts();
-        cp_srs *s2 = nullptr;
-        EXPECT_OK(cp_srs_from_parts(&p, &s2));
-        cp_srs_free(s2);
+        cp_key_parts p = k.parts();
+        cp_key *s2 = nullptr;
+        EXPECT_OK(cp_key_from_parts(&p, &s2));
+        cp_key_free(s2);
         const char *path = "/tmp/cp_selftest_params.bin";
         FILE *f = std::fopen(path, "wb");
         std::fwrite(bytes.data(), 1, bytes.size(), f);
         std::fclose(f);
-        cp_srs *s3 = nullptr;
-        EXPECT_OK(cp_srs_from_file(path, &s3));
-        cp_srs_free(s3);
+        cp_key *s3 = nullptr;
+        EXPECT_OK(cp_key_from_file(path, &s3));
+        cp_key_free(s3);
         std::remove(path);
         std::remove("/tmp/cp_selftest_params.bin.verified");  // written by the checked load
-        cp_status st = cp_srs_from_file("/nonexistent/cp_params", &s3);
+        cp_status st = cp_key_from_file("/nonexistent/cp_params", &s3);
         int code = st.code;
         std::string msg = take(st);
         CHECK(code == CP_ERR_PARAMS_IO && msg.find("/nonexistent/cp_params") != std::string::npos,
@@ -396,12 +396,12 @@ static void test_params() {
     int bad = 0;
     std::string example;
     for (size_t len = 0; len < bytes.size(); len++) {
-        cp_srs *t = nullptr;
-        cp_status st = cp_srs_from_bytes(bytes.data(), len, &t);
+        cp_key *t = nullptr;
+        cp_status st = cp_key_from_bytes(bytes.data(), len, &t);
         if (st.code != CP_ERR_PARAMS_FORMAT || t) bad++;
         if (len == bytes.size() - 100) example = st.message ? st.message : "";
         cp_string_free(st.message);
-        cp_srs_free(t);
+        cp_key_free(t);
     }
     CHECK(bad == 0, "%d truncations not rejected", bad);
     std::printf("  e.g. %s\n", example.c_str());
@@ -409,23 +409,23 @@ static void test_params() {
     {
         std::vector<uint8_t> v = bytes;
         v.push_back(0);
-        cp_srs *t = nullptr;
-        EXPECT_CODE(cp_srs_from_bytes(v.data(), v.size(), &t), CP_ERR_PARAMS_FORMAT);
+        cp_key *t = nullptr;
+        EXPECT_CODE(cp_key_from_bytes(v.data(), v.size(), &t), CP_ERR_PARAMS_FORMAT);
     }
     // A huge section length must fail cleanly (no giant allocation).
     {
         std::vector<uint8_t> v(bytes.begin(), bytes.begin() + 864);
         put_u32(v, 0xffffffffu);
-        cp_srs *t = nullptr;
-        EXPECT_CODE(cp_srs_from_bytes(v.data(), v.size(), &t), CP_ERR_PARAMS_FORMAT);
+        cp_key *t = nullptr;
+        EXPECT_CODE(cp_key_from_bytes(v.data(), v.size(), &t), CP_ERR_PARAMS_FORMAT);
     }
     // Corrupt points: off curve, infinity, compressed flag.
     {
         size_t h0 = 864 + 4 + 2 * 96 + 4;  // first h point
         std::vector<uint8_t> v = bytes;
         v[h0 + 95] ^= 1;
-        cp_srs *t = nullptr;
-        cp_status st = cp_srs_from_bytes(v.data(), v.size(), &t);
+        cp_key *t = nullptr;
+        cp_status st = cp_key_from_bytes(v.data(), v.size(), &t);
         int code = st.code;
         std::string msg = take(st);
         CHECK(code == CP_ERR_PARAMS_FORMAT && msg.find("section h point 0") != std::string::npos,
@@ -433,13 +433,13 @@ static void test_params() {
         v = bytes;
         std::memset(&v[h0 + 96], 0, 96);
         v[h0 + 96] = 0x40;
-        EXPECT_CODE(cp_srs_from_bytes(v.data(), v.size(), &t), CP_ERR_PARAMS_FORMAT);
+        EXPECT_CODE(cp_key_from_bytes(v.data(), v.size(), &t), CP_ERR_PARAMS_FORMAT);
         v = bytes;
         v[h0] |= 0x80;
-        EXPECT_CODE(cp_srs_from_bytes(v.data(), v.size(), &t), CP_ERR_PARAMS_FORMAT);
+        EXPECT_CODE(cp_key_from_bytes(v.data(), v.size(), &t), CP_ERR_PARAMS_FORMAT);
         v = bytes;
         v[0] ^= 0x01;  // alpha_g1 x changed: off curve (or bad encoding)
-        EXPECT_CODE(cp_srs_from_bytes(v.data(), v.size(), &t), CP_ERR_PARAMS_FORMAT);
+        EXPECT_CODE(cp_key_from_bytes(v.data(), v.size(), &t), CP_ERR_PARAMS_FORMAT);
     }
 }
 
@@ -521,9 +521,9 @@ static void test_routing() {
 
     const size_t nc = 20, ni = 2, na = 9;
     key_parts k = key_for(nc, ni, na);
-    cp_srs_parts kp = k.parts();
-    cp_srs *srs = nullptr;
-    EXPECT_OK(cp_srs_from_parts(&kp, &srs));
+    cp_key_parts kp = k.parts();
+    cp_key *srs = nullptr;
+    EXPECT_OK(cp_key_from_parts(&kp, &srs));
     std::vector<test_circuit> tcs;
     for (int i = 0; i < 6; i++) tcs.push_back(random_circuit(nc, ni, na));
     std::vector<cp_circuit> cs;
@@ -702,7 +702,7 @@ static void test_routing() {
         EXPECT_CODE(cp_device_prepare(ctx, 2, srs, nc), CP_ERR_OUT_OF_MEMORY);
         EXPECT_OK(cp_set_device_memory_limit(ctx, 2, 0));
     }
-    cp_srs_free(srs);
+    cp_key_free(srs);
     cp_context_free(ctx);
 
     // Options.
@@ -737,9 +737,9 @@ static void test_mutex() {
     if (!ctx) return;
     const size_t nc = 8, ni = 1, na = 3;
     key_parts k = key_for(nc, ni, na);
-    cp_srs_parts kp = k.parts();
-    cp_srs *srs = nullptr;
-    EXPECT_OK(cp_srs_from_parts(&kp, &srs));
+    cp_key_parts kp = k.parts();
+    cp_key *srs = nullptr;
+    EXPECT_OK(cp_key_from_parts(&kp, &srs));
     test_circuit t = random_circuit(nc, ni, na);
     const uint64_t delay = 150 * 1000 * 1000ull;
     EXPECT_OK(cp_set_device_delay(ctx, 0, delay));
@@ -781,7 +781,7 @@ static void test_mutex() {
         EXPECT_OK(cp_device_stats_get(ctx, 1, &st));
         CHECK(st.busy_ns >= delay, "busy_ns counts the delay");
     }
-    cp_srs_free(srs);
+    cp_key_free(srs);
     cp_context_free(ctx);
 }
 
@@ -1202,8 +1202,8 @@ static bool groth16_roundtrip(size_t ni, size_t n_gates, int threads, int device
 
     // Load the key through the params format to cover the parser as well.
     std::vector<uint8_t> bytes = k.bytes();
-    cp_srs *srs = nullptr;
-    EXPECT_OK(cp_srs_from_bytes(bytes.data(), bytes.size(), &srs));
+    cp_key *srs = nullptr;
+    EXPECT_OK(cp_key_from_bytes(bytes.data(), bytes.size(), &srs));
     cp_context *ctx = host_ctx(devices, threads);
     if (!srs || !ctx) return false;
     const size_t nproofs = 3;
@@ -1241,7 +1241,7 @@ static bool groth16_roundtrip(size_t ni, size_t n_gates, int threads, int device
         all &= ok;
     }
     // A wrong public input must not verify (sanity of the check itself).
-    cp_srs_free(srs);
+    cp_key_free(srs);
     cp_context_free(ctx);
     return all;
 }

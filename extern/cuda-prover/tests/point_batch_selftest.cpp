@@ -219,7 +219,7 @@ static void test_builder() {
     setenv("CUDA_PROVER_STATE_DIR", dir, 1);  // the record key lives here
     cp_context *ctx = host_ctx();
 
-    cp_srs_parts vk;
+    cp_key_parts vk;
     std::memset(&vk, 0, sizeof vk);
     put(&vk.alpha_g1, g1_times(rnd_fr()));
     put(&vk.beta_g1, g1_times(rnd_fr()));
@@ -237,35 +237,35 @@ static void test_builder() {
     vk.b_g2_len = 4;
     const size_t lens[5] = {7, 5, 6, 4, 4};
 
-    cp_srs_builder *b = nullptr;
-    EXPECT_OK(cp_srs_builder_new(&vk, &b));
+    cp_key_builder *b = nullptr;
+    EXPECT_OK(cp_key_builder_new(&vk, &b));
     std::vector<std::vector<blst_fr>> scalars(5);
     for (int s = 0; s < 5; s++)
         for (size_t i = 0; i < lens[s]; i++) scalars[s].push_back(rnd_fr());
     const cp_fr *fr0 = reinterpret_cast<const cp_fr *>(scalars[0].data());
-    EXPECT_CODE(cp_srs_builder_fill(ctx, 0, b, CP_SECTION_H, 1, fr0, 2), CP_ERR_INVALID_ARGUMENT);
-    EXPECT_CODE(cp_srs_builder_fill(ctx, 0, b, CP_SECTION_H, 0, fr0, 8), CP_ERR_INVALID_ARGUMENT);
-    EXPECT_CODE(cp_srs_builder_fill(ctx, 7, b, CP_SECTION_H, 0, fr0, 2), CP_ERR_DEVICE_INDEX);
-    EXPECT_CODE(cp_srs_builder_fill(ctx, 0, b, 9, 0, fr0, 2), CP_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(cp_key_builder_fill(ctx, 0, b, CP_SECTION_H, 1, fr0, 2), CP_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(cp_key_builder_fill(ctx, 0, b, CP_SECTION_H, 0, fr0, 8), CP_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(cp_key_builder_fill(ctx, 7, b, CP_SECTION_H, 0, fr0, 2), CP_ERR_DEVICE_INDEX);
+    EXPECT_CODE(cp_key_builder_fill(ctx, 0, b, 9, 0, fr0, 2), CP_ERR_INVALID_ARGUMENT);
     // A zero scalar would be the point at infinity, which no key holds.
     std::vector<blst_fr> with_zero = scalars[CP_SECTION_L];
     std::memset(&with_zero[1], 0, sizeof(blst_fr));
-    EXPECT_CODE(cp_srs_builder_fill(ctx, 0, b, CP_SECTION_L, 0,
+    EXPECT_CODE(cp_key_builder_fill(ctx, 0, b, CP_SECTION_L, 0,
                                     reinterpret_cast<const cp_fr *>(with_zero.data()), 3),
                 CP_ERR_INVALID_ARGUMENT);
-    cp_srs *unfinished = nullptr;
-    EXPECT_CODE(cp_srs_builder_finish(b, nullptr, &unfinished), CP_ERR_INVALID_ARGUMENT);
+    cp_key *unfinished = nullptr;
+    EXPECT_CODE(cp_key_builder_finish(b, nullptr, &unfinished), CP_ERR_INVALID_ARGUMENT);
     for (int s = 0; s < 5; s++) {
         const cp_fr *fr = reinterpret_cast<const cp_fr *>(scalars[s].data());
         // Two fills per section, on the two simulated devices.
-        EXPECT_OK(cp_srs_builder_fill(ctx, 0, b, s, 0, fr, 3));
-        EXPECT_OK(cp_srs_builder_fill(ctx, 1, b, s, 3, fr + 3, lens[s] - 3));
+        EXPECT_OK(cp_key_builder_fill(ctx, 0, b, s, 0, fr, 3));
+        EXPECT_OK(cp_key_builder_fill(ctx, 1, b, s, 3, fr + 3, lens[s] - 3));
     }
     const std::string path = std::string(dir) + "/key.params";
-    cp_srs *key = nullptr;
-    cp_status st = cp_srs_builder_finish(b, path.c_str(), &key);
+    cp_key *key = nullptr;
+    cp_status st = cp_key_builder_finish(b, path.c_str(), &key);
     CHECK(st.code == CP_OK && st.message == nullptr, "finish: %d %s", st.code, take(st).c_str());
-    cp_srs_builder_free(b);
+    cp_key_builder_free(b);
 
     // The file is exactly bellperson's format of the generators times the
     // scalars.
@@ -308,18 +308,18 @@ static void test_builder() {
     CHECK(access((path + ".partial").c_str(), F_OK) != 0, "the partial file was left behind");
 
     // The record the builder wrote vouches for the file.
-    cp_srs *loaded = nullptr;
-    cp_srs_load_report rep{};
-    EXPECT_OK(cp_srs_load_file(path.c_str(), CP_SRS_CHECKED, &rep, &loaded));
+    cp_key *loaded = nullptr;
+    cp_key_load_report rep{};
+    EXPECT_OK(cp_key_load_file(path.c_str(), CP_KEY_CHECKED, &rep, &loaded));
     CHECK(rep.subgroup == CP_SUBGROUP_DIGEST_MATCHED, "the built key's record was not matched (%d)",
           rep.subgroup);
-    cp_srs_free(loaded);
+    cp_key_free(loaded);
 
     // Checked on a device: the same key passes, and a point outside G1 in h
     // is named as the host's check names it.
-    EXPECT_OK(cp_srs_load_file_on(ctx, 1, path.c_str(), CP_SRS_NO_DIGEST, &rep, &loaded));
+    EXPECT_OK(cp_key_load_file_on(ctx, 1, path.c_str(), CP_KEY_NO_DIGEST, &rep, &loaded));
     CHECK(rep.subgroup == CP_SUBGROUP_CHECKED, "device check: subgroup %d", rep.subgroup);
-    cp_srs_free(loaded);
+    cp_key_free(loaded);
     blst_p1_affine bad = curve_point_g1();
     while (blst_p1_affine_in_g1(&bad)) bad = curve_point_g1();
     const size_t h1 = 864 + 4 + 2 * 96 + 4 + 96;  // vk, ic, h's length, h point 0
@@ -330,18 +330,18 @@ static void test_builder() {
         std::fclose(f);
     }
     for (int on_device = 0; on_device < 2; on_device++) {
-        cp_srs *k = nullptr;
+        cp_key *k = nullptr;
         cp_status s2 = on_device
-                           ? cp_srs_load_file_on(ctx, 0, bad_path.c_str(), CP_SRS_NO_DIGEST, nullptr, &k)
-                           : cp_srs_load_file(bad_path.c_str(), CP_SRS_NO_DIGEST, nullptr, &k);
+                           ? cp_key_load_file_on(ctx, 0, bad_path.c_str(), CP_KEY_NO_DIGEST, nullptr, &k)
+                           : cp_key_load_file(bad_path.c_str(), CP_KEY_NO_DIGEST, nullptr, &k);
         const int code = s2.code;
         const std::string msg = take(s2);
         CHECK(code == CP_ERR_PARAMS_FORMAT && msg.find("section h point 1") != std::string::npos &&
                   msg.find("subgroup") != std::string::npos && k == nullptr,
               "%s: %d %s", on_device ? "device" : "host", code, msg.c_str());
     }
-    EXPECT_CODE(cp_srs_load_file_on(ctx, 5, path.c_str(), 0, nullptr, &loaded), CP_ERR_DEVICE_INDEX);
-    cp_srs_free(key);
+    EXPECT_CODE(cp_key_load_file_on(ctx, 5, path.c_str(), 0, nullptr, &loaded), CP_ERR_DEVICE_INDEX);
+    cp_key_free(key);
     cp_context_free(ctx);
 }
 

@@ -2,7 +2,7 @@
 // (torsion points built here: on the curve, outside the prime-order
 // subgroup), the verified digest beside a params file, hostile files (named
 // pipe, directory, a file that shrinks while it is read), corrupt length
-// fields named correctly, huge lengths through cp_srs_load_parts, the
+// fields named correctly, huge lengths through cp_key_load_parts, the
 // saturating memory estimate and status messages. Run with
 // tests/run-selftest.sh.
 #include <fcntl.h>
@@ -127,8 +127,8 @@ struct key_parts {
     std::vector<blst_p1_affine> ic, h, l, a, b_g1;
     std::vector<blst_p2_affine> b_g2;
 
-    cp_srs_parts parts() const {
-        cp_srs_parts p;
+    cp_key_parts parts() const {
+        cp_key_parts p;
         std::memset(&p, 0, sizeof p);
         std::memcpy(&p.alpha_g1, &alpha_g1, sizeof alpha_g1);
         std::memcpy(&p.beta_g1, &beta_g1, sizeof beta_g1);
@@ -170,26 +170,26 @@ static key_parts random_key() {
     return k;
 }
 
-static result load_bytes(const std::vector<uint8_t> &v, uint32_t flags, cp_srs_load_report *rep) {
-    cp_srs *s = nullptr;
-    result r = take(cp_srs_load_bytes(v.data(), v.size(), flags, rep, &s));
+static result load_bytes(const std::vector<uint8_t> &v, uint32_t flags, cp_key_load_report *rep) {
+    cp_key *s = nullptr;
+    result r = take(cp_key_load_bytes(v.data(), v.size(), flags, rep, &s));
     CHECK((r.code == CP_OK) == (s != nullptr), "out set iff success");
-    cp_srs_free(s);
+    cp_key_free(s);
     return r;
 }
-static result load_parts(const key_parts &k, uint32_t flags, cp_srs_load_report *rep) {
-    cp_srs *s = nullptr;
-    cp_srs_parts p = k.parts();
-    result r = take(cp_srs_load_parts(&p, flags, rep, &s));
+static result load_parts(const key_parts &k, uint32_t flags, cp_key_load_report *rep) {
+    cp_key *s = nullptr;
+    cp_key_parts p = k.parts();
+    result r = take(cp_key_load_parts(&p, flags, rep, &s));
     CHECK((r.code == CP_OK) == (s != nullptr), "out set iff success");
-    cp_srs_free(s);
+    cp_key_free(s);
     return r;
 }
-static result load_file(const std::string &path, uint32_t flags, cp_srs_load_report *rep) {
-    cp_srs *s = nullptr;
-    result r = take(cp_srs_load_file(path.c_str(), flags, rep, &s));
+static result load_file(const std::string &path, uint32_t flags, cp_key_load_report *rep) {
+    cp_key *s = nullptr;
+    result r = take(cp_key_load_file(path.c_str(), flags, rep, &s));
     CHECK((r.code == CP_OK) == (s != nullptr), "out set iff success");
-    cp_srs_free(s);
+    cp_key_free(s);
     return r;
 }
 static void write_file(const std::string &path, const std::vector<uint8_t> &v) {
@@ -228,14 +228,14 @@ static void test_torsion_points() {
         key_parts k = good;
         pl.put(k, t1, t2);
         for (int how = 0; how < 2; how++) {
-            cp_srs_load_report rep;
+            cp_key_load_report rep;
             result r = how == 0 ? load_bytes(k.bytes(), 0, &rep) : load_parts(k, 0, &rep);
             CHECK(r.code == CP_ERR_PARAMS_FORMAT && r.msg.find(pl.name) != std::string::npos &&
                       r.msg.find("subgroup") != std::string::npos,
                   "%s (%s): %d %s", pl.name, how ? "parts" : "bytes", r.code, r.msg.c_str());
             // Only a caller that says so gets the key unchecked.
-            r = how == 0 ? load_bytes(k.bytes(), CP_SRS_TRUSTED_UNCHECKED, &rep)
-                         : load_parts(k, CP_SRS_TRUSTED_UNCHECKED, &rep);
+            r = how == 0 ? load_bytes(k.bytes(), CP_KEY_TRUSTED_UNCHECKED, &rep)
+                         : load_parts(k, CP_KEY_TRUSTED_UNCHECKED, &rep);
             CHECK(r.code == CP_OK && rep.subgroup == CP_SUBGROUP_TRUSTED && rep.subgroup_ns == 0,
                   "%s trusted: %d %s", pl.name, r.code, r.msg.c_str());
         }
@@ -254,12 +254,12 @@ static void test_torsion_points() {
     {
         key_parts k = good;
         std::memset(&k.h[2], 0, sizeof k.h[2]);
-        result r = load_parts(k, CP_SRS_TRUSTED_UNCHECKED, nullptr);
+        result r = load_parts(k, CP_KEY_TRUSTED_UNCHECKED, nullptr);
         CHECK(r.code == CP_ERR_PARAMS_FORMAT && r.msg.find("infinity") != std::string::npos,
               "infinity in parts: %s", r.msg.c_str());
         k = good;
         k.a[0].y.l[0] ^= 1;
-        r = load_parts(k, CP_SRS_TRUSTED_UNCHECKED, nullptr);
+        r = load_parts(k, CP_KEY_TRUSTED_UNCHECKED, nullptr);
         CHECK(r.code == CP_ERR_PARAMS_FORMAT && r.msg.find("not on curve") != std::string::npos,
               "off curve in parts: %s", r.msg.c_str());
         // x + p in Montgomery limbs: the same point, unreduced.
@@ -283,7 +283,7 @@ static void test_torsion_points() {
             }
         }
         CHECK(unreduced_fits, "found an x with x + p < 2^384");
-        r = load_parts(k, CP_SRS_TRUSTED_UNCHECKED, nullptr);
+        r = load_parts(k, CP_KEY_TRUSTED_UNCHECKED, nullptr);
         CHECK(r.code == CP_ERR_PARAMS_FORMAT && r.msg.find("section l point 4") != std::string::npos,
               "unreduced in parts: %s", r.msg.c_str());
     }
@@ -292,12 +292,12 @@ static void test_torsion_points() {
 
 static void test_digest() {
     std::printf("verified digest beside a params file\n");
-    const std::string path = "/tmp/cp_srs_checks_" + std::to_string(getpid()) + ".params";
+    const std::string path = "/tmp/cp_key_checks_" + std::to_string(getpid()) + ".params";
     const std::string record = path + ".verified";
     const key_parts good = random_key();
     write_file(path, good.bytes());
     std::remove(record.c_str());
-    cp_srs_load_report rep;
+    cp_key_load_report rep;
     result r = load_file(path, 0, &rep);
     CHECK(r.code == CP_OK && rep.subgroup == CP_SUBGROUP_CHECKED && rep.digest_written == 1,
           "first load: %d %s subgroup %d written %d", r.code, r.msg.c_str(), rep.subgroup,
@@ -307,7 +307,7 @@ static void test_digest() {
     CHECK(r.code == CP_OK && rep.subgroup == CP_SUBGROUP_DIGEST_MATCHED && rep.subgroup_ns == 0 &&
               rep.digest_written == 0,
           "second load uses the record: %d subgroup %d", r.code, rep.subgroup);
-    r = load_file(path, CP_SRS_NO_DIGEST, &rep);
+    r = load_file(path, CP_KEY_NO_DIGEST, &rep);
     CHECK(r.code == CP_OK && rep.subgroup == CP_SUBGROUP_CHECKED && rep.digest_written == 0,
           "NO_DIGEST checks: subgroup %d", rep.subgroup);
     // Same size, one point swapped for a torsion point: the digest differs,
@@ -346,7 +346,7 @@ static void test_digest() {
 
 static void test_hostile_files() {
     std::printf("hostile params files\n");
-    const std::string dir = "/tmp/cp_srs_hostile_" + std::to_string(getpid());
+    const std::string dir = "/tmp/cp_key_hostile_" + std::to_string(getpid());
     mkdir(dir.c_str(), 0755);
     const std::string fifo = dir + "/pipe.params";
     mkfifo(fifo.c_str(), 0644);
@@ -439,20 +439,20 @@ static void test_length_fields() {
 static void test_huge_inputs() {
     std::printf("huge lengths and constraint counts\n");
     key_parts k = random_key();
-    cp_srs_parts p = k.parts();
+    cp_key_parts p = k.parts();
     p.l_len = SIZE_MAX / 2;
-    cp_srs *s = nullptr;
-    result r = take(cp_srs_load_parts(&p, 0, nullptr, &s));
+    cp_key *s = nullptr;
+    result r = take(cp_key_load_parts(&p, 0, nullptr, &s));
     CHECK(r.code == CP_ERR_INVALID_ARGUMENT && r.msg.find("l_len") != std::string::npos &&
               r.msg.find("larger than any proving key") != std::string::npos && !s,
           "huge l_len: %d %s", r.code, r.msg.c_str());
     p = k.parts();
     p.b_g2 = nullptr;
-    r = take(cp_srs_load_parts(&p, 0, nullptr, &s));
+    r = take(cp_key_load_parts(&p, 0, nullptr, &s));
     CHECK(r.code == CP_ERR_INVALID_ARGUMENT && r.msg.find("b_g2 is NULL") != std::string::npos,
           "NULL b_g2: %s", r.msg.c_str());
     p = k.parts();
-    r = take(cp_srs_load_parts(&p, 0, nullptr, &s));
+    r = take(cp_key_load_parts(&p, 0, nullptr, &s));
     CHECK(r.code == CP_OK && s, "good parts: %s", r.msg.c_str());
     if (!s) return;
     cp_memory_estimate e;
@@ -478,7 +478,7 @@ static void test_huge_inputs() {
               r.msg.c_str());
     }
     cp_context_free(ctx);
-    cp_srs_free(s);
+    cp_key_free(s);
 }
 
 static void test_status() {

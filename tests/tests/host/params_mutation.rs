@@ -488,9 +488,9 @@ impl Parts {
                 .collect(),
         }
     }
-    fn load(&self, check: KeyCheck) -> sys::Result<sys::Srs> {
-        sys::Srs::load_parts(
-            &sys::SrsParts {
+    fn load(&self, check: KeyCheck) -> sys::Result<sys::Key> {
+        sys::Key::load_parts(
+            &sys::KeyParts {
                 alpha_g1: self.vk1[0],
                 beta_g1: self.vk1[1],
                 beta_g2: self.vk2[0],

@@ -2,7 +2,7 @@
  * cuda-prover core: Groth16 over BLS12-381.
  *
  * Owns: the field and curve types (cp_fr, cp_fp, cp_fp2, cp_g1_affine,
- * cp_g2_affine), proving keys (cp_srs: loading and checking them, the key
+ * cp_g2_affine), proving keys (cp_key: loading and checking them, the key
  * builder, their shape and verifying key), memory estimates and readying a
  * device for a key, proving from a, b, c (cp_circuit, cp_prove_start /
  * cp_prove_finish, cp_timings, cp_proof), and shapes with proving from a
@@ -58,11 +58,11 @@ typedef struct cp_g2_affine {
 /* ------------------------------------------------------------------ */
 
 /* A proving key (see below). */
-typedef struct cp_srs cp_srs;
+typedef struct cp_key cp_key;
 
 /* A bellperson proving key in memory (groth16::Parameters). All arrays are
  * copied; the caller may free them after the call. */
-typedef struct cp_srs_parts {
+typedef struct cp_key_parts {
     cp_g1_affine alpha_g1;
     cp_g1_affine beta_g1;
     cp_g2_affine beta_g2;
@@ -75,20 +75,20 @@ typedef struct cp_srs_parts {
     const cp_g1_affine *a;    size_t a_len;
     const cp_g1_affine *b_g1; size_t b_g1_len;
     const cp_g2_affine *b_g2; size_t b_g2_len;
-} cp_srs_parts;
+} cp_key_parts;
 
-typedef struct cp_srs_shape {
+typedef struct cp_key_shape {
     uint64_t ic_len;
     uint64_t h_len;
     uint64_t l_len;
     uint64_t a_len;
     uint64_t b_g1_len;
     uint64_t b_g2_len;
-} cp_srs_shape;
+} cp_key_shape;
 
 /* Checks on a proving key's points. Every point is always checked to be
  * canonically encoded, on its curve and not the point at infinity (cheap).
- * Unless the caller passes CP_SRS_TRUSTED_UNCHECKED, every point is also
+ * Unless the caller passes CP_KEY_TRUSTED_UNCHECKED, every point is also
  * checked to lie in the prime-order subgroup (G1 or G2): about 30 us per G1
  * point and 37 us per G2 point on one core, run on every hardware thread.
  * A point that fails is CP_ERR_PARAMS_FORMAT naming its section and index.
@@ -100,25 +100,25 @@ typedef struct cp_srs_shape {
  * The record is a cache: whoever can write beside the params file can write
  * it too. A record that cannot be written does not fail the load: the
  * successful status then carries a message saying why. */
-#define CP_SRS_CHECKED 0u
+#define CP_KEY_CHECKED 0u
 /* The caller vouches that every point lies in its subgroup (it generated
  * the key itself, or checked it before): no subgroup check, no record. */
-#define CP_SRS_TRUSTED_UNCHECKED 1u
+#define CP_KEY_TRUSTED_UNCHECKED 1u
 /* Files: neither read nor write "<path>.verified": every load pays the
  * subgroup checks. */
-#define CP_SRS_NO_DIGEST 2u
+#define CP_KEY_NO_DIGEST 2u
 
 typedef enum cp_subgroup_status {
     /* every point was checked by this call */
     CP_SUBGROUP_CHECKED = 0,
     /* skipped: "<path>.verified" holds this file's digest */
     CP_SUBGROUP_DIGEST_MATCHED = 1,
-    /* skipped: the caller passed CP_SRS_TRUSTED_UNCHECKED */
+    /* skipped: the caller passed CP_KEY_TRUSTED_UNCHECKED */
     CP_SUBGROUP_TRUSTED = 2
 } cp_subgroup_status;
 
 /* What a load did and how long it took. */
-typedef struct cp_srs_load_report {
+typedef struct cp_key_load_report {
     int32_t subgroup;        /* a cp_subgroup_status */
     int32_t digest_written;  /* 1 when this call wrote "<path>.verified" */
     uint64_t bytes;          /* bytes parsed (0 for parts) */
@@ -126,12 +126,12 @@ typedef struct cp_srs_load_report {
     uint64_t read_ns;        /* reading, hashing, decoding and the cheap checks */
     uint64_t subgroup_ns;    /* the subgroup checks; 0 when skipped */
     uint64_t total_ns;
-} cp_srs_load_report;
+} cp_key_load_report;
 
-/* A key from in-memory parts, checked as `flags` (CP_SRS_*) say. Each
+/* A key from in-memory parts, checked as `flags` (CP_KEY_*) say. Each
  * length is at most 2^32 - 1 (as in the params format). report may be NULL. */
-cp_status cp_srs_load_parts(const cp_srs_parts *parts, uint32_t flags,
-                            cp_srs_load_report *report, cp_srs **out);
+cp_status cp_key_load_parts(const cp_key_parts *parts, uint32_t flags,
+                            cp_key_load_report *report, cp_key **out);
 
 /* Reads a file written by bellperson's Parameters::write (big-endian lengths,
  * uncompressed points). The path must name a regular file (a named pipe or a
@@ -141,19 +141,19 @@ cp_status cp_srs_load_parts(const cp_srs_parts *parts, uint32_t flags,
  * "Permission denied", ...); a short or corrupt file is
  * CP_ERR_PARAMS_FORMAT naming the section, point or length field. The h
  * section must hold 2^k - 1 points and b_g1 and b_g2 the same number. */
-cp_status cp_srs_load_file(const char *path, uint32_t flags, cp_srs_load_report *report,
-                           cp_srs **out);
+cp_status cp_key_load_file(const char *path, uint32_t flags, cp_key_load_report *report,
+                           cp_key **out);
 
 /* Same format from a buffer (no digest record). */
-cp_status cp_srs_load_bytes(const uint8_t *data, size_t len, uint32_t flags,
-                            cp_srs_load_report *report, cp_srs **out);
+cp_status cp_key_load_bytes(const uint8_t *data, size_t len, uint32_t flags,
+                            cp_key_load_report *report, cp_key **out);
 
-/* cp_srs_load_file with the subgroup checks, when it makes them, on device
+/* cp_key_load_file with the subgroup checks, when it makes them, on device
  * `ordinal` of ctx (a CUDA device's kernels, about 1,000 field
  * multiplications a point; the host backend's threads), under that
  * device's own mutex; the verifying key's points and ic on the host. */
-cp_status cp_srs_load_file_on(cp_context *ctx, int32_t ordinal, const char *path,
-                              uint32_t flags, cp_srs_load_report *report, cp_srs **out);
+cp_status cp_key_load_file_on(cp_context *ctx, int32_t ordinal, const char *path,
+                              uint32_t flags, cp_key_load_report *report, cp_key **out);
 
 /* A params file confined to a directory: the file `name` of the directory
  * open as `dirfd` (one path component: no '/', not "." or ".."), opened
@@ -163,18 +163,18 @@ cp_status cp_srs_load_file_on(cp_context *ctx, int32_t ordinal, const char *path
  * directory or file swapped for a link cannot make the core read or write
  * outside the directory the caller opened. `shown` (NULL: `name`) names
  * the file in messages. With ctx NULL the subgroup checks run on the host
- * (as cp_srs_load_file), else on device `ordinal` of ctx (as
- * cp_srs_load_file_on). */
-cp_status cp_srs_load_file_at(cp_context *ctx, int32_t ordinal, int dirfd, const char *name,
-                              const char *shown, uint32_t flags, cp_srs_load_report *report,
-                              cp_srs **out);
+ * (as cp_key_load_file), else on device `ordinal` of ctx (as
+ * cp_key_load_file_on). */
+cp_status cp_key_load_file_at(cp_context *ctx, int32_t ordinal, int dirfd, const char *name,
+                              const char *shown, uint32_t flags, cp_key_load_report *report,
+                              cp_key **out);
 
 /* Keys made in memory from their scalars (a TEST key from its toxic
  * waste): the verifying key is given, every other point is the generator of
  * its group times a scalar, computed on a device. Such points lie in the
  * prime-order subgroups by construction; the verifying key's points and ic
  * are checked as a loaded key's. */
-typedef struct cp_srs_builder cp_srs_builder;
+typedef struct cp_key_builder cp_key_builder;
 
 typedef enum cp_key_section {
     CP_SECTION_H = 0,
@@ -187,35 +187,35 @@ typedef enum cp_key_section {
 /* A builder for a key with vk's verifying-key points and ic and sections of
  * vk's lengths (h_len must be 2^k - 1, b_g1_len == b_g2_len; the section
  * pointers are ignored). The key's host memory is allocated here. */
-cp_status cp_srs_builder_new(const cp_srs_parts *vk, cp_srs_builder **out);
+cp_status cp_key_builder_new(const cp_key_parts *vk, cp_key_builder **out);
 
 /* Points start .. start + n - 1 of `section` (a cp_key_section): the
  * generator (G2 for CP_SECTION_B_G2, G1 otherwise) times scalars[i], on
  * device `ordinal` of ctx under its own mutex. A section is filled in
  * order: start is the number of its points filled so far. */
-cp_status cp_srs_builder_fill(cp_context *ctx, int32_t ordinal, cp_srs_builder *b,
+cp_status cp_key_builder_fill(cp_context *ctx, int32_t ordinal, cp_key_builder *b,
                               int32_t section, uint64_t start, const cp_fr *scalars, size_t n);
 
 /* The key, once every point is filled. With a path, the key is also written
  * there in bellperson's params format (through "<path>.partial", synced and
  * renamed), with its "<path>.verified" record; a record that could not be
  * written is CP_OK with a message. The builder is still freed with
- * cp_srs_builder_free. */
-cp_status cp_srs_builder_finish(cp_srs_builder *b, const char *path, cp_srs **out);
-void cp_srs_builder_free(cp_srs_builder *b);
+ * cp_key_builder_free. */
+cp_status cp_key_builder_finish(cp_key_builder *b, const char *path, cp_key **out);
+void cp_key_builder_free(cp_key_builder *b);
 
-/* The three loaders with flags CP_SRS_CHECKED and no report. */
-cp_status cp_srs_from_parts(const cp_srs_parts *parts, cp_srs **out);
-cp_status cp_srs_from_file(const char *path, cp_srs **out);
-cp_status cp_srs_from_bytes(const uint8_t *data, size_t len, cp_srs **out);
+/* The three loaders with flags CP_KEY_CHECKED and no report. */
+cp_status cp_key_from_parts(const cp_key_parts *parts, cp_key **out);
+cp_status cp_key_from_file(const char *path, cp_key **out);
+cp_status cp_key_from_bytes(const uint8_t *data, size_t len, cp_key **out);
 
-void cp_srs_free(cp_srs *srs);
+void cp_key_free(cp_key *srs);
 
-cp_status cp_srs_shape_get(const cp_srs *srs, cp_srs_shape *out);
+cp_status cp_key_shape_get(const cp_key *srs, cp_key_shape *out);
 
 /* The verifying-key points, for the caller to rebuild a verifying key. The
  * ic array is written to ic_out when ic_cap >= ic_len. */
-cp_status cp_srs_vk_get(const cp_srs *srs, cp_srs_parts *vk_out, cp_g1_affine *ic_out, size_t ic_cap);
+cp_status cp_key_vk_get(const cp_key *srs, cp_key_parts *vk_out, cp_g1_affine *ic_out, size_t ic_cap);
 
 /* ------------------------------------------------------------------ */
 /* Memory estimates and device preparation                             */
@@ -248,20 +248,20 @@ typedef struct cp_memory_estimate {
 /* The host backend's estimate, needing no context. For a device of a
  * context use cp_device_memory_estimate: each backend lays out its memory
  * its own way. */
-cp_status cp_memory_estimate_get(const cp_srs *srs, uint64_t num_constraints,
+cp_status cp_memory_estimate_get(const cp_key *srs, uint64_t num_constraints,
                                  cp_memory_estimate *out);
 
 /* What device `ordinal` of `ctx` needs for proofs of `num_constraints`
  * constraints with `srs`, by that device's backend (the CUDA layout of the
  * key copy and the working cache, sppark's MSM temporaries). */
-cp_status cp_device_memory_estimate(const cp_context *ctx, int32_t ordinal, const cp_srs *srs,
+cp_status cp_device_memory_estimate(const cp_context *ctx, int32_t ordinal, const cp_key *srs,
                                     uint64_t num_constraints, cp_memory_estimate *out);
 
 /* Readies a device for proofs of `num_constraints` constraints with `srs`:
  * uploads the proving key (once per device) and allocates the working cache,
  * holding the device's own mutex, so that the first proof pays neither.
  * The host backend allocates its cache. */
-cp_status cp_device_prepare(cp_context *ctx, int32_t ordinal, const cp_srs *srs,
+cp_status cp_device_prepare(cp_context *ctx, int32_t ordinal, const cp_key *srs,
                             uint64_t num_constraints);
 
 /* ------------------------------------------------------------------ */
@@ -352,7 +352,7 @@ typedef struct cp_pending cp_pending;
 /* Runs the device part of every circuit (checks, H via NTTs, the MSMs),
  * holding the device's mutex over it, and returns once it is done. The
  * circuits' arrays are not used after the call returns. */
-cp_status cp_prove_start(cp_context *ctx, const cp_srs *srs,
+cp_status cp_prove_start(cp_context *ctx, const cp_key *srs,
                          const cp_circuit *circuits, size_t num_circuits,
                          int32_t gpu_index, cp_mutex *mutex,
                          cp_pending **out);
@@ -370,7 +370,7 @@ cp_status cp_prove_finish(cp_pending *p, cp_proof *proofs_out);
 void cp_pending_free(cp_pending *p);
 
 /* cp_prove_start followed by cp_prove_finish. */
-cp_status cp_prove(cp_context *ctx, const cp_srs *srs,
+cp_status cp_prove(cp_context *ctx, const cp_key *srs,
                    const cp_circuit *circuits, size_t num_circuits,
                    int32_t gpu_index, cp_mutex *mutex, cp_proof *proofs_out);
 
@@ -436,7 +436,7 @@ cp_status cp_shape_info_get(const cp_shape *shape, cp_shape_info *out);
 
 /* Checks that a proving key and a shape belong together (query lengths and
  * densities); the message names the first disagreement. */
-cp_status cp_groth16_shape_check(const cp_srs *srs, const cp_shape *shape);
+cp_status cp_groth16_shape_check(const cp_key *srs, const cp_shape *shape);
 
 /* One proof's witness. */
 typedef struct cp_witness {
@@ -455,19 +455,19 @@ typedef struct cp_witness {
  * CP_ERR_UNSATISFIED naming the first row; a shape that does not fit the key
  * or the witness with CP_ERR_SHAPE_MISMATCH. Proofs are those cp_prove_start
  * makes from the same a, b, c. */
-cp_status cp_groth16_prove_start_witness(cp_context *ctx, const cp_srs *srs,
+cp_status cp_groth16_prove_start_witness(cp_context *ctx, const cp_key *srs,
                                          const cp_shape *shape, const cp_witness *witnesses,
                                          size_t num_witnesses, int32_t gpu_index,
                                          cp_mutex *mutex, cp_pending **out);
 
 /* cp_groth16_prove_start_witness followed by cp_prove_finish. */
-cp_status cp_groth16_prove_witness(cp_context *ctx, const cp_srs *srs, const cp_shape *shape,
+cp_status cp_groth16_prove_witness(cp_context *ctx, const cp_key *srs, const cp_shape *shape,
                                    const cp_witness *witnesses, size_t num_witnesses,
                                    int32_t gpu_index, cp_mutex *mutex, cp_proof *proofs_out);
 
 /* cp_device_prepare for proofs from `shape`: also places the shape's device
  * copy. */
-cp_status cp_device_prepare_shape(cp_context *ctx, int32_t ordinal, const cp_srs *srs,
+cp_status cp_device_prepare_shape(cp_context *ctx, int32_t ordinal, const cp_key *srs,
                                   const cp_shape *shape);
 
 #ifdef __cplusplus
