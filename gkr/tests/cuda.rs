@@ -110,28 +110,20 @@ fn cuda_bad_words_are_named_as_on_the_host() {
                 form,
                 chunk_elements: chunk,
             };
-            let eg = Tower::with_options(
-                &gpu,
-                &Placement::on(0),
-                0,
-                TowerKind::Product,
-                &v,
-                None,
-                &opts,
-            )
-            .err()
-            .expect("refused on the GPU");
-            let eh = Tower::with_options(
-                &host,
-                &Placement::on(0),
-                0,
-                TowerKind::Product,
-                &v,
-                None,
-                &opts,
-            )
-            .err()
-            .expect("refused on the host");
+            let refused = |ctx: &Context| {
+                Tower::with_options(
+                    ctx,
+                    &Placement::on(0),
+                    0,
+                    TowerKind::Product,
+                    &v,
+                    None,
+                    &opts,
+                )
+                .err()
+            };
+            let eg = refused(&gpu).expect("refused on the GPU");
+            let eh = refused(&host).expect("refused on the host");
             assert_eq!(eg.message, eh.message, "{form:?} chunk {chunk}");
             assert!(eg.message.contains("values[5000]: coefficient 1"), "{eg}");
         }

@@ -14,7 +14,7 @@ use cuda_prover_bellperson::circuits::Kind;
 use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{
     prove_from_assignments, synthesize, Backend, Blinding, Context, ContextOptions, ErrorCode,
-    KeyCheck, ProvingKey, GPU_AUTO,
+    KeyCheck, ProvingKey,
 };
 use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
 use cuda_prover_pipeline::SynthesisMode;
@@ -177,7 +177,7 @@ fn routing_on_one_gpu() {
     let err =
         prove_from_assignments(&ctx, &keys.key, &s, &bl, &Placement::on(n as u32)).unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::DeviceIndex), "{err}");
-    let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, &Placement::on(GPU_AUTO)).unwrap();
+    let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, &Placement::AUTO).unwrap();
     assert_eq!(o[0].device, 0);
     assert_eq!(
         ctx.device_stats(0).unwrap().srs_uploads,

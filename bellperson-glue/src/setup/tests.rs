@@ -137,14 +137,8 @@ fn a_key_made_on_a_device_proves_and_verifies() {
     let shape = ShapeData::record(c).unwrap();
     let (key, _) = make_test_key_on(&shape, [6; 32], &ctx, 0, None, &mut |_| {}).unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(4);
-    let out = crate::create_random_proof_batch(
-        &ctx,
-        vec![c],
-        &key,
-        &mut rng,
-        &Placement::on(crate::GPU_AUTO),
-    )
-    .unwrap();
+    let out =
+        crate::create_random_proof_batch(&ctx, vec![c], &key, &mut rng, &Placement::AUTO).unwrap();
     let proof = &out[0].proof;
     assert!(key.verify(proof, &[c.public_input()]).unwrap());
     assert!(!key

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
 use cuda_prover_bellperson::Placement;
-use cuda_prover_bellperson::{Backend, Context, ContextOptions, ErrorCode, GPU_AUTO};
+use cuda_prover_bellperson::{Backend, Context, ContextOptions, ErrorCode};
 use cuda_prover_engine::{
     open_context, BackendChoice, BlindingSource, DeviceSelection, Engine, EngineConfig, Job,
 };
@@ -130,7 +130,7 @@ fn closed_devices_are_refused_by_name() {
         &keys.key,
         &synth,
         &blinding,
-        &Placement::on(GPU_AUTO),
+        &Placement::AUTO,
     )
     .unwrap();
     let devices: Vec<i32> = outs.iter().map(|o| o.device as i32).collect();

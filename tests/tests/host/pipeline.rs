@@ -4,7 +4,6 @@ use cuda_prover_bellperson::circuits::Kind;
 use cuda_prover_bellperson::Placement;
 use cuda_prover_pipeline::{
     gpu_prove, gpu_prove_start, prove_overlapped, synthesize, Blinding, Context, SynthesizedJob,
-    GPU_AUTO,
 };
 use cuda_prover_tests::{builtin, builtin_keys, Broken};
 use rand_chacha::ChaCha8Rng;
@@ -23,7 +22,7 @@ fn start_then_finish_keeps_order_and_devices() {
         blinding: Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(1), 4),
         tags: vec![10, 11, 12, 13],
     };
-    let h = gpu_prove_start(&ctx, &job, &keys.key, &Placement::on(GPU_AUTO)).unwrap();
+    let h = gpu_prove_start(&ctx, &job, &keys.key, &Placement::AUTO).unwrap();
     assert_eq!(h.devices(), vec![0, 0, 1, 1]);
     let out = h.finish().unwrap();
     for (i, (tag, o, public)) in out.iter().enumerate() {

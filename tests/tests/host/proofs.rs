@@ -6,7 +6,6 @@ use cuda_prover_bellperson::circuits::Kind;
 use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{
     create_proof_batch as core_batch, prove_from_assignments, synthesize, Blinding, Context,
-    GPU_AUTO,
 };
 use cuda_prover_tests::{
     builtin, builtin_keys, keys_for, native_proofs, proof_bytes, COnly, MultiInput, Pattern, Values,
@@ -180,7 +179,7 @@ fn random_blinding_differs_and_verifies() {
         vec![c, c],
         &keys.key,
         &mut rng,
-        &Placement::on(GPU_AUTO),
+        &Placement::AUTO,
     )
     .unwrap();
     assert_ne!(proof_bytes(&p[0].proof), proof_bytes(&p[1].proof));

@@ -83,8 +83,7 @@ fn automatic_splits_in_contiguous_ranges() {
         let ctx = Context::host(devices).unwrap();
         let cs = circuits(n);
         let outs =
-            prove_from_assignments(&ctx, &keys.key, &cs, &blinding(n), &Placement::on(GPU_AUTO))
-                .unwrap();
+            prove_from_assignments(&ctx, &keys.key, &cs, &blinding(n), &Placement::AUTO).unwrap();
         let got: Vec<u32> = outs.iter().map(|o| o.device).collect();
         assert_eq!(got, expect, "{devices} devices, {n} circuits");
         verify_all(&keys, &outs, n);
@@ -263,7 +262,7 @@ fn trim_frees_one_device_only() {
     let keys = builtin_keys(Kind::Bits, 8);
     let ctx = Context::host(2).unwrap();
     let cs = circuits(2);
-    prove_from_assignments(&ctx, &keys.key, &cs, &blinding(2), &Placement::on(GPU_AUTO)).unwrap();
+    prove_from_assignments(&ctx, &keys.key, &cs, &blinding(2), &Placement::AUTO).unwrap();
     let held0 = ctx.device_stats(0).unwrap().cache_bytes;
     let held1 = ctx.device_stats(1).unwrap().cache_bytes;
     assert!(held0 > 0 && held1 > 0);
@@ -276,7 +275,7 @@ fn trim_frees_one_device_only() {
     assert_eq!(ctx.device_stats(1).unwrap().cache_bytes, held1);
     // Proving again on device 1 reuses its cache; device 0 reallocates.
     let allocs1 = ctx.device_stats(1).unwrap().cache_allocations;
-    prove_from_assignments(&ctx, &keys.key, &cs, &blinding(2), &Placement::on(GPU_AUTO)).unwrap();
+    prove_from_assignments(&ctx, &keys.key, &cs, &blinding(2), &Placement::AUTO).unwrap();
     assert_eq!(ctx.device_stats(1).unwrap().cache_allocations, allocs1);
     assert!(ctx.device_stats(0).unwrap().cache_bytes > 0);
 }

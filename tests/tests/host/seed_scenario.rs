@@ -6,7 +6,7 @@
 
 use cuda_prover_bellperson::circuits::Kind;
 use cuda_prover_bellperson::Placement;
-use cuda_prover_bellperson::{Backend, Context, ContextOptions, DeviceMutex, GPU_AUTO};
+use cuda_prover_bellperson::{Backend, Context, ContextOptions, DeviceMutex};
 use cuda_prover_pipeline::{prove_overlapped, Blinding};
 use cuda_prover_tests::{builtin, builtin_keys};
 use rand_chacha::ChaCha8Rng;
@@ -65,7 +65,7 @@ fn caches_stay_per_device(ctx: &Context, kind: Kind, log: u32, keys: &cuda_prove
         (before0.proofs, before0.cache_bytes)
     );
     // gpu_index = -1 with two circuits: one on each device.
-    let o = prove_from_assignments(ctx, &keys.key, &s, &bl, &Placement::on(GPU_AUTO)).unwrap();
+    let o = prove_from_assignments(ctx, &keys.key, &s, &bl, &Placement::AUTO).unwrap();
     assert_eq!(o.iter().map(|p| p.device).collect::<Vec<_>>(), vec![0, 1]);
     // Alternating devices never reallocates a cache.
     let allocs: Vec<u64> = (0..2)

@@ -10,7 +10,7 @@ use cuda_prover_bellperson::circuits::Kind;
 use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{
     prove_from_assignments, prove_from_witnesses, shape_file, synthesize, synthesize_recording,
-    synthesize_witness, Blinding, Context, ErrorCode, Shape, ShapeData, SizeHint, GPU_AUTO,
+    synthesize_witness, Blinding, Context, ErrorCode, Shape, ShapeData, SizeHint,
 };
 use cuda_prover_tests::{
     builtin, builtin_keys, keys_for, native_proofs, proof_bytes, Broken, COnly, Keys, MultiInput,
@@ -52,16 +52,9 @@ where
         );
         assert_eq!(w.aux, f.aux, "witness-only aux equal the full synthesis");
     }
-    let a = prove_from_assignments(&ctx, &keys.key, &full, &bl, &Placement::on(GPU_AUTO)).unwrap();
-    let b = prove_from_witnesses(
-        &ctx,
-        &keys.key,
-        &shape,
-        &witnesses,
-        &bl,
-        &Placement::on(GPU_AUTO),
-    )
-    .unwrap();
+    let a = prove_from_assignments(&ctx, &keys.key, &full, &bl, &Placement::AUTO).unwrap();
+    let b =
+        prove_from_witnesses(&ctx, &keys.key, &shape, &witnesses, &bl, &Placement::AUTO).unwrap();
     let native = native_proofs(circuits.clone(), &keys.params, &bl);
     for k in 0..n {
         assert_eq!(
