@@ -190,11 +190,21 @@ impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
     pub fn parallel_witness_of(self, hint: SizeHint) -> cuda_prover_pipeline::Result<Witness> {
         let mut cs = Witness::with_capacity(hint);
         cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+        self.synthesize_in_place(&mut cs)?;
+        Ok(cs)
+    }
+
+    /// The prefix and the challenges written into `cs` in place, the
+    /// challenges on every core of the current rayon pool, once a
+    /// challenge's size is learned where it can be.
+    fn synthesize_in_place<CS: ConstraintSystem<Scalar>>(
+        self,
+        cs: &mut CS,
+    ) -> cuda_prover_pipeline::Result<()> {
         self.learn_challenge_size();
         let learned = self.challenge_aux.clone();
         let (prefix, pieces) = self.split();
-        synthesize_pieces_in_place(&mut cs, prefix, pieces, &learned)?;
-        Ok(cs)
+        synthesize_pieces_in_place(cs, prefix, pieces, &learned)
     }
 
     /// The shape of the partition's circuit (that of filecoin-proofs'
@@ -263,10 +273,7 @@ impl<Tree: 'static + MerkleTreeTrait> Circuit<Scalar> for PorepPartition<Tree> {
         if !(self.parallel && cs.is_witness_generator() && self.proofs.len() > 1) {
             return self.commitments.synthesize(cs, self.proofs);
         }
-        self.learn_challenge_size();
-        let learned = self.challenge_aux.clone();
-        let (prefix, pieces) = self.split();
-        synthesize_pieces_in_place(cs, prefix, pieces, &learned).map_err(|e| match e {
+        self.synthesize_in_place(cs).map_err(|e| match e {
             cuda_prover_pipeline::Error::Synthesis(e) => e,
             other => SynthesisError::IoError(std::io::Error::other(format!(
                 "the partition's parallel witness: {other}"
