@@ -1,13 +1,11 @@
 //! The errors of this layer: synthesis, the core, params files.
 
-use cuda_prover_sys as sys;
-
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("synthesis failed: {0}")]
     Synthesis(#[from] bellpepper_core::SynthesisError),
     #[error("{0}")]
-    Core(#[from] sys::Error),
+    Core(#[from] cuda_prover_device::Error),
     #[error("params file: {0}")]
     Io(#[from] std::io::Error),
     #[error("{0}")]
@@ -16,7 +14,7 @@ pub enum Error {
 
 impl Error {
     /// The core's error code, when the core reported the error.
-    pub fn code(&self) -> Option<sys::ErrorCode> {
+    pub fn code(&self) -> Option<cuda_prover_device::ErrorCode> {
         match self {
             Error::Core(e) => Some(e.code),
             _ => None,

@@ -2,17 +2,17 @@
 
 use std::path::Path;
 
+use crate::core_api;
 use bellperson::groth16::{
     prepare_verifying_key, verify_proof, Parameters, PreparedVerifyingKey, Proof, VerifyingKey,
 };
 use blstrs::{Bls12, Scalar};
-use cuda_prover_sys as sys;
 use sha2::{Digest, Sha256};
 
 use crate::convert::{g1, g1_slice, g2, g2_slice, to_g1, to_g2};
 use crate::error::{Error, Result};
 use crate::shape::Shape;
-pub use sys::{KeyCheck, LoadReport, SubgroupCheck};
+pub use core_api::{KeyCheck, LoadReport, SubgroupCheck};
 
 /// SHA-256 of a verifying key's points: what a shape file is tied to.
 pub fn vk_fingerprint(vk: &VerifyingKey<Bls12>) -> [u8; 32] {
@@ -31,7 +31,7 @@ pub fn vk_fingerprint(vk: &VerifyingKey<Bls12>) -> [u8; 32] {
 
 /// A proving key loaded into the core, with the verifying key beside it.
 pub struct ProvingKey {
-    core: sys::Key,
+    core: core_api::Key,
     vk: VerifyingKey<Bls12>,
     pvk: PreparedVerifyingKey<Bls12>,
     fingerprint: [u8; 32],
@@ -48,8 +48,8 @@ impl ProvingKey {
     /// [`KeyCheck::TrustedUnchecked`] skips the subgroup checks, for a
     /// caller that generated the parameters itself.
     pub fn from_params_with(p: &Parameters<Bls12>, check: KeyCheck) -> Result<Self> {
-        let (core, _) = sys::Key::load_parts(
-            &sys::KeyParts {
+        let (core, _) = core_api::Key::load_parts(
+            &core_api::KeyParts {
                 alpha_g1: g1(&p.vk.alpha_g1),
                 beta_g1: g1(&p.vk.beta_g1),
                 beta_g2: g2(&p.vk.beta_g2),
@@ -77,7 +77,7 @@ impl ProvingKey {
 
     /// From a file, checked as `check` says, with what the load did.
     pub fn load_file(path: &Path, check: KeyCheck) -> Result<(Self, LoadReport)> {
-        let (core, report) = sys::Key::load_file(path, check)?;
+        let (core, report) = core_api::Key::load_file(path, check)?;
         Ok((Self::from_core(core)?, report))
     }
 
@@ -90,19 +90,19 @@ impl ProvingKey {
         shown: &Path,
         check: KeyCheck,
     ) -> Result<(Self, LoadReport)> {
-        let (core, report) = sys::Key::load_file_at(None, dir, name, shown, check)?;
+        let (core, report) = core_api::Key::load_file_at(None, dir, name, shown, check)?;
         Ok((Self::from_core(core)?, report))
     }
 
     /// From a file, checked as `check` says, the subgroup checks (when
     /// made) on device `ordinal` of `ctx`.
     pub fn load_file_on(
-        ctx: &sys::Context,
+        ctx: &cuda_prover_device::Context,
         ordinal: u32,
         path: &Path,
         check: KeyCheck,
     ) -> Result<(Self, LoadReport)> {
-        let (core, report) = sys::Key::load_file_on(ctx, ordinal, path, check)?;
+        let (core, report) = core_api::Key::load_file_on(ctx, ordinal, path, check)?;
         Ok((Self::from_core(core)?, report))
     }
 
@@ -113,10 +113,10 @@ impl ProvingKey {
 
     /// The same format from memory, checked as `check` says.
     pub fn from_bytes_with(bytes: &[u8], check: KeyCheck) -> Result<Self> {
-        Self::from_core(sys::Key::load_bytes(bytes, check)?.0)
+        Self::from_core(core_api::Key::load_bytes(bytes, check)?.0)
     }
 
-    fn from_core(core: sys::Key) -> Result<Self> {
+    fn from_core(core: core_api::Key) -> Result<Self> {
         let raw = core.vk()?;
         let bad = || Error::Invalid("the core returned a verifying key point off the curve".into());
         let vk = VerifyingKey {
@@ -135,7 +135,7 @@ impl ProvingKey {
         Ok(Self::with_vk(core, vk))
     }
 
-    pub(crate) fn with_vk(core: sys::Key, vk: VerifyingKey<Bls12>) -> Self {
+    pub(crate) fn with_vk(core: core_api::Key, vk: VerifyingKey<Bls12>) -> Self {
         let pvk = prepare_verifying_key(&vk);
         let fingerprint = vk_fingerprint(&vk);
         Self {
@@ -160,12 +160,12 @@ impl ProvingKey {
     }
 
     /// The core's handle of this key.
-    pub fn core(&self) -> &sys::Key {
+    pub fn core(&self) -> &core_api::Key {
         &self.core
     }
 
     /// Lengths of the key's queries.
-    pub fn shape(&self) -> Result<sys::KeyShape> {
+    pub fn shape(&self) -> Result<core_api::KeyShape> {
         Ok(self.core.shape()?)
     }
 
@@ -188,14 +188,19 @@ impl ProvingKey {
 
     /// Uploads this key to `ordinal` and allocates the working cache for
     /// its full domain, so the first proof there pays neither.
-    pub fn prepare(&self, ctx: &sys::Context, ordinal: u32) -> Result<()> {
-        Ok(ctx.prepare(ordinal, &self.core, self.domain_size()?)?)
+    pub fn prepare(&self, ctx: &cuda_prover_device::Context, ordinal: u32) -> Result<()> {
+        Ok(self.core.prepare(ctx, ordinal, self.domain_size()?)?)
     }
 
     /// [`ProvingKey::prepare`] for proofs from `shape`: the shape's
     /// matrices are placed on the device too.
-    pub fn prepare_shape(&self, ctx: &sys::Context, ordinal: u32, shape: &Shape) -> Result<()> {
-        Ok(ctx.prepare_shape(ordinal, &self.core, shape.core())?)
+    pub fn prepare_shape(
+        &self,
+        ctx: &cuda_prover_device::Context,
+        ordinal: u32,
+        shape: &Shape,
+    ) -> Result<()> {
+        Ok(self.core.prepare_shape(ctx, ordinal, shape.core())?)
     }
 
     /// Whether `shape` belongs to this key (query lengths and densities);
@@ -207,7 +212,7 @@ impl ProvingKey {
     /// Memory one proof of `num_constraints` constraints needs by the host
     /// backend's layout (no context). For a device, use
     /// [`ProvingKey::device_memory_estimate`].
-    pub fn memory_estimate(&self, num_constraints: u64) -> Result<sys::MemoryEstimate> {
+    pub fn memory_estimate(&self, num_constraints: u64) -> Result<core_api::MemoryEstimate> {
         Ok(self.core.memory_estimate(num_constraints)?)
     }
 
@@ -215,11 +220,13 @@ impl ProvingKey {
     /// device `ordinal` of `ctx`, by that device's backend (CUDA or host).
     pub fn device_memory_estimate(
         &self,
-        ctx: &sys::Context,
+        ctx: &cuda_prover_device::Context,
         ordinal: u32,
         num_constraints: u64,
-    ) -> Result<sys::MemoryEstimate> {
-        Ok(ctx.memory_estimate(ordinal, &self.core, num_constraints)?)
+    ) -> Result<core_api::MemoryEstimate> {
+        Ok(self
+            .core
+            .device_memory_estimate(ctx, ordinal, num_constraints)?)
     }
 
     /// Checks a proof with bellperson's verifier. `public_inputs` excludes ONE.

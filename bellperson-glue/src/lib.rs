@@ -6,10 +6,14 @@
 //! turning `bellperson::groth16::Parameters` and params files into proving
 //! keys, and bellperson's proof type out. The fast path records a circuit's
 //! constraints once as a `Shape` and then synthesizes only witnesses
-//! (`synthesize_witness`); the core evaluates a, b, c from them. It calls only `cuda-prover-sys`.
+//! (`synthesize_witness`); the core evaluates a, b, c from them. The
+//! core's Groth16 entry points are wrapped here (`core_api`, over
+//! `cuda-prover-sys`'s bindings); the context, placement and errors are
+//! `cuda-prover-device`'s, re-exported by name below.
 
 pub mod circuits;
 mod convert;
+pub mod core_api;
 mod cs;
 mod error;
 mod flat_cs;
@@ -37,16 +41,13 @@ pub use witness::{synthesize_witness, Witness};
 pub use witness_in_place::synthesize_pieces_in_place;
 pub use witness_pieces::{synthesize_pieces, synthesize_witness_pieces};
 
-/// The core's device-level types, for the layers above.
-pub use cuda_prover_sys::{
-    built_with_cuda, cuda_device_count, cuda_device_info, cuda_usable_devices, Backend, Context,
-    ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, ErrorCode, GpuIndex, Placement,
-    StreamSharing, Timings, GPU_AUTO, GPU_BOUND,
-};
-/// The core's GKR kernels (BabyBear sumcheck and tower), for the GKR crate.
-pub use cuda_prover_sys::{
-    Bb4, Bb4Form, Bb4Op, Sumcheck, SumcheckTerm, Tower, TowerBuildTimes, TowerKind, TowerOptions,
-    BABYBEAR_P, GKR_MAX_VARS, SUMCHECK_MAX_DEGREE,
+/// The device part's timings of a proof.
+pub use core_api::Timings;
+/// The devices' types, for the layers above.
+pub use cuda_prover_device::{
+    built_with_cuda, cuda_device_count, cuda_device_info, cuda_usable_devices, panic_message,
+    Backend, Context, ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, ErrorCode, GpuIndex,
+    Placement, StreamSharing, GPU_AUTO, GPU_BOUND,
 };
 
 pub use bellperson::groth16::{Parameters, Proof, VerifyingKey};

@@ -4,11 +4,11 @@
 
 use std::borrow::Borrow;
 
+use crate::core_api;
 use bellpepper_core::Circuit;
 use bellperson::groth16::Proof;
 use blstrs::{Bls12, Scalar};
-use cuda_prover_sys as sys;
-use cuda_prover_sys::Placement;
+use cuda_prover_device::Placement;
 use ff::Field;
 use rand_core::RngCore;
 use rayon::prelude::*;
@@ -45,12 +45,12 @@ impl Blinding {
 pub struct ProofOutput {
     pub proof: Proof<Bls12>,
     pub device: u32,
-    pub timings: sys::Timings,
+    pub timings: core_api::Timings,
 }
 
 /// Proofs whose device part is done.
 pub struct PendingProofs {
-    inner: sys::Pending,
+    inner: core_api::Pending,
 }
 
 impl PendingProofs {
@@ -106,7 +106,7 @@ fn check_lengths(circuits: usize, blinding: usize, tags: usize) -> Result<()> {
 /// done. `tags` label circuits (partition numbers) for errors and routing;
 /// pass an empty slice for none.
 pub fn prove_start<S: Borrow<Synthesized>>(
-    ctx: &sys::Context,
+    ctx: &cuda_prover_device::Context,
     key: &ProvingKey,
     circuits: &[S],
     blinding: &[Blinding],
@@ -120,7 +120,7 @@ pub fn prove_start<S: Borrow<Synthesized>>(
         .enumerate()
         .map(|(i, (c, bl))| {
             let c = c.borrow();
-            sys::Circuit::new(sys::CircuitParts {
+            core_api::Circuit::new(core_api::CircuitParts {
                 a: fr_slice(&c.a),
                 b: fr_slice(&c.b),
                 c: fr_slice(&c.c),
@@ -134,8 +134,8 @@ pub fn prove_start<S: Borrow<Synthesized>>(
                 tag: tags.get(i).copied(),
             })
         })
-        .collect::<sys::Result<Vec<_>>>()?;
-    let inner = ctx.prove_start(key.core(), &raw, place)?;
+        .collect::<cuda_prover_device::Result<Vec<_>>>()?;
+    let inner = key.core().prove_start(ctx, &raw, place)?;
     Ok(PendingProofs { inner })
 }
 
@@ -143,7 +143,7 @@ pub fn prove_start<S: Borrow<Synthesized>>(
 /// evaluates a, b, c from the witness, checks every row (an unsatisfied
 /// witness fails with the row), then proves. `tags` as in [`prove_start`].
 pub fn prove_start_witness<W: Borrow<Witness>>(
-    ctx: &sys::Context,
+    ctx: &cuda_prover_device::Context,
     key: &ProvingKey,
     shape: &Shape,
     witnesses: &[W],
@@ -152,13 +152,13 @@ pub fn prove_start_witness<W: Borrow<Witness>>(
     place: &Placement<'_>,
 ) -> Result<PendingProofs> {
     check_lengths(witnesses.len(), blinding.len(), tags.len())?;
-    let raw: Vec<sys::Witness<'_>> = witnesses
+    let raw: Vec<core_api::Witness<'_>> = witnesses
         .iter()
         .zip(blinding)
         .enumerate()
         .map(|(i, (w, bl))| {
             let w = w.borrow();
-            sys::Witness::new(
+            core_api::Witness::new(
                 fr_slice(&w.inputs),
                 fr_slice(&w.aux),
                 fr(&bl.r),
@@ -167,13 +167,15 @@ pub fn prove_start_witness<W: Borrow<Witness>>(
             )
         })
         .collect();
-    let inner = ctx.prove_start_witness(key.core(), shape.core(), &raw, place)?;
+    let inner = key
+        .core()
+        .prove_start_witness(ctx, shape.core(), &raw, place)?;
     Ok(PendingProofs { inner })
 }
 
 /// Device part and epilogue for witnesses of a shape.
 pub fn prove_from_witnesses(
-    ctx: &sys::Context,
+    ctx: &cuda_prover_device::Context,
     key: &ProvingKey,
     shape: &Shape,
     witnesses: &[Witness],
@@ -185,7 +187,7 @@ pub fn prove_from_witnesses(
 
 /// Device part and epilogue for already synthesized circuits.
 pub fn prove_from_assignments(
-    ctx: &sys::Context,
+    ctx: &cuda_prover_device::Context,
     key: &ProvingKey,
     circuits: &[Synthesized],
     blinding: &[Blinding],
@@ -197,7 +199,7 @@ pub fn prove_from_assignments(
 /// Like bellperson's `create_proof_batch`: synthesizes the circuits in
 /// parallel, then proves them with the given blinding factors.
 pub fn create_proof_batch<C>(
-    ctx: &sys::Context,
+    ctx: &cuda_prover_device::Context,
     circuits: Vec<C>,
     key: &ProvingKey,
     blinding: &[Blinding],
@@ -215,7 +217,7 @@ where
 
 /// Like bellperson's `create_random_proof_batch`.
 pub fn create_random_proof_batch<C, R>(
-    ctx: &sys::Context,
+    ctx: &cuda_prover_device::Context,
     circuits: Vec<C>,
     key: &ProvingKey,
     rng: &mut R,

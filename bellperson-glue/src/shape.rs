@@ -10,11 +10,11 @@
 
 use std::collections::HashMap;
 
+use crate::core_api;
 use bellpepper_core::{
     Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
 };
 use blstrs::Scalar;
-use cuda_prover_sys as sys;
 use ff::Field;
 
 use crate::convert::{fr_slice, limbs};
@@ -22,7 +22,7 @@ use crate::cs::{frame, ONE_LIMBS};
 use crate::error::{Error, Result};
 use crate::flat_cs::flat_namespaces;
 
-pub use sys::{ShapeEntry, ShapeInfo};
+pub use core_api::{ShapeEntry, ShapeInfo};
 
 /// One matrix in CSR form over the columns [inputs..., aux...].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -42,8 +42,8 @@ impl Matrix {
         }
     }
 
-    fn parts(&self) -> sys::MatrixParts<'_> {
-        sys::MatrixParts {
+    fn parts(&self) -> core_api::MatrixParts<'_> {
+        core_api::MatrixParts {
             row_ptr: &self.row_ptr,
             entries: &self.entries,
         }
@@ -90,14 +90,14 @@ pub(crate) fn record_unframed<C: Circuit<Scalar>>(
 
 /// A shape held by the core, ready to prove from witnesses.
 pub struct Shape {
-    core: sys::Shape,
+    core: core_api::Shape,
     info: ShapeInfo,
 }
 
 impl Shape {
     /// Hands `data` to the core, which copies and validates it.
     pub fn new(data: &ShapeData) -> Result<Self> {
-        let core = sys::Shape::new(&sys::ShapeParts {
+        let core = core_api::Shape::new(&core_api::ShapeParts {
             num_inputs: data.num_inputs,
             num_aux: data.num_aux,
             a: data.a.parts(),
@@ -126,7 +126,7 @@ impl Shape {
         self.info.num_aux as usize
     }
 
-    pub(crate) fn core(&self) -> &sys::Shape {
+    pub(crate) fn core(&self) -> &core_api::Shape {
         &self.core
     }
 }
@@ -161,10 +161,10 @@ impl CoeffTable {
             return None;
         }
         if *l == ONE_LIMBS {
-            return Some(sys::COEFF_ONE);
+            return Some(core_api::COEFF_ONE);
         }
         if *l == self.minus_one {
-            return Some(sys::COEFF_MINUS_ONE);
+            return Some(core_api::COEFF_MINUS_ONE);
         }
         let next = self.coeffs.len() as u32 + 2;
         let code = *self.codes.entry(*l).or_insert(next);

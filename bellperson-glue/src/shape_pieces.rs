@@ -11,9 +11,9 @@
 //! given again in the order a sequential recording meets the
 //! coefficients).
 
+use crate::core_api;
 use bellpepper_core::Circuit;
 use blstrs::Scalar;
-use cuda_prover_sys as sys;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
@@ -103,7 +103,7 @@ where
     for i in 0..inputs {
         let one = [ShapeEntry {
             col: i as u32 | INPUT_BIT,
-            coeff: sys::COEFF_ONE,
+            coeff: core_api::COEFF_ONE,
         }];
         out.push_rows([&one, &[], &[]], &none);
     }
@@ -121,7 +121,7 @@ fn own_recording<C: Circuit<Scalar>>(circuit: C) -> Result<(ShapeRecorder, usize
         Ok(r) => r,
         Err(p) => Err(Error::Invalid(format!(
             "the circuit panicked: {}",
-            crate::witness_pieces::panic_message(&*p)
+            cuda_prover_device::panic_message(&*p)
         ))),
     }
 }

@@ -24,14 +24,13 @@ use bellpepper_core::{
     Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
 };
 use blstrs::Scalar;
+use cuda_prover_device::panic_message;
 use ff::Field;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::flat_cs::witness_generator;
-use crate::witness_pieces::{
-    context, own_witness, panic_message, prefix_differs, synthesize_pieces_sized,
-};
+use crate::witness_pieces::{context, own_witness, prefix_differs, synthesize_pieces_sized};
 use crate::Witness;
 
 /// [`synthesize_pieces`](crate::synthesize_pieces) into `cs`, with the

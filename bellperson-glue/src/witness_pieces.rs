@@ -23,6 +23,7 @@ use std::sync::{mpsc, Mutex};
 
 use bellpepper_core::{Circuit, ConstraintSystem};
 use blstrs::Scalar;
+use cuda_prover_device::panic_message;
 use ff::Field;
 
 use crate::cs::SizeHint;
@@ -226,14 +227,6 @@ pub(crate) fn own_witness<C: Circuit<Scalar>>(circuit: C) -> Result<Witness> {
             panic_message(&*p)
         ))),
     }
-}
-
-pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "panic".into())
 }
 
 /// A synthesis error stays one (its kind is the caller's to read); others

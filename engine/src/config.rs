@@ -1,9 +1,7 @@
 //! How an engine is set up: its devices, ownership policy, worker CPU sets
-//! and thread counts; and where a job's blinding factors come from.
+//! and thread counts, and the device knobs it sets on them.
 
-use cuda_prover_pipeline::{Blinding, StreamSharing};
-use rand_chacha::ChaCha20Rng;
-use rand_core::SeedableRng;
+use cuda_prover_device::StreamSharing;
 
 use crate::devices::DeviceSelection;
 
@@ -44,18 +42,19 @@ pub struct EngineConfig {
     pub policy: Policy,
     /// One CPU set per device, in device order; its workers run there.
     pub worker_cpus: Option<Vec<Vec<usize>>>,
-    /// Synthesis threads; 0 means one per worker.
+    /// Threads that prepare items (a partition's synthesis); 0
+    /// means one per worker.
     pub synthesis_threads: usize,
-    /// Partitions prepared ahead, beside the workers' running and queued
-    /// ones: each adds a synthesis thread and one partition to the
-    /// in-flight bound (0 by default). For preparations that use every
-    /// core each (a PoRep partition's parallel witness), one lets the next
-    /// start while the last pieces of one finish.
+    /// Items prepared ahead, beside the workers' running and queued ones:
+    /// each adds a preparing thread and one item to the in-flight bound (0
+    /// by default). For preparations that use every core each (a PoRep
+    /// partition's parallel witness), one lets the next start while the
+    /// last pieces of one finish.
     pub prepare_ahead: usize,
     /// Workers per device (at least 1). Workers of one device share its
-    /// mutex: device parts stay serialized while synthesis hand-off and
-    /// epilogues overlap. Each worker adds one queue slot and one running
-    /// partition to the in-flight bound (2 x workers, plus
+    /// mutex: device parts stay serialized while hand-offs and epilogues
+    /// overlap. Each worker adds one queue slot and one running item to
+    /// the in-flight bound (2 x workers, plus
     /// `prepare_ahead`).
     pub workers_per_device: usize,
     /// A cap on the memory the core may use on each of the engine's devices
@@ -63,8 +62,8 @@ pub struct EngineConfig {
     /// proof's working set is streamed through the device in chunks. `None`
     /// leaves the context's limits as they are.
     pub device_memory_limit: Option<u64>,
-    /// When partitions with the same streamed key share one pass over its
-    /// chunks on the engine's devices (`--stream-sharing`). `None` leaves
+    /// When device parts with the same streamed key share one pass over
+    /// its chunks on the engine's devices (`--stream-sharing`). `None` leaves
     /// the context's setting as it is (by default `Auto`).
     pub stream_sharing: Option<StreamSharing>,
 }
@@ -81,30 +80,6 @@ impl Default for EngineConfig {
             device_memory_limit: None,
             stream_sharing: None,
         }
-    }
-}
-
-/// Where the blinding factors of a job come from.
-#[derive(Debug, Clone, Copy)]
-pub enum BlindingSource {
-    /// Fresh randomness from the operating system.
-    Random,
-    /// Reproducible: partition k uses a generator seeded with (seed, k).
-    Seeded(u64),
-}
-
-impl BlindingSource {
-    pub fn for_partition(&self, k: usize) -> Blinding {
-        let mut rng = match self {
-            BlindingSource::Random => ChaCha20Rng::from_entropy(),
-            BlindingSource::Seeded(seed) => {
-                let mut s = [0u8; 32];
-                s[..8].copy_from_slice(&seed.to_le_bytes());
-                s[8..16].copy_from_slice(&(k as u64).to_le_bytes());
-                ChaCha20Rng::from_seed(s)
-            }
-        };
-        Blinding::random(&mut rng)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Device discovery and validation, before any work starts. The engine is
 //! the one place that decides which devices a job uses.
 
-use cuda_prover_pipeline::{Backend, Context, ContextOptions, DeviceInfo};
+use cuda_prover_device::{Backend, Context, ContextOptions, DeviceInfo};
 
 use crate::error::EngineError;
 
@@ -57,7 +57,7 @@ fn context_devices(backend: Backend, sel: &DeviceSelection) -> Result<Vec<u32>, 
         DeviceSelection::Count(n) => match backend {
             Backend::Host => (0..*n as u32).collect(),
             Backend::Cuda => {
-                let usable = cuda_prover_pipeline::cuda_usable_devices()
+                let usable = cuda_prover_device::cuda_usable_devices()
                     .map_err(|e| EngineError::Prepare(e.into()))?;
                 if usable.len() < *n {
                     return Err(EngineError::Setup(format!(
@@ -102,7 +102,7 @@ pub fn open_context(
         BackendChoice::Host => open(Backend::Host),
         BackendChoice::Cuda => open(Backend::Cuda),
         BackendChoice::Auto => {
-            let (n, why) = cuda_prover_pipeline::cuda_device_count()
+            let (n, why) = cuda_prover_device::cuda_device_count()
                 .map_err(|e| EngineError::Prepare(e.into()))?;
             if n > 0 {
                 open(Backend::Cuda)
@@ -125,8 +125,9 @@ pub fn list_devices(
 ) -> Result<(&'static str, Vec<DeviceInfo>), EngineError> {
     let gpus = match choice {
         BackendChoice::Host => Vec::new(),
-        _ => cuda_prover_pipeline::cuda_usable_devices()
-            .map_err(|e| EngineError::Prepare(e.into()))?,
+        _ => {
+            cuda_prover_device::cuda_usable_devices().map_err(|e| EngineError::Prepare(e.into()))?
+        }
     };
     if gpus.is_empty() && choice == BackendChoice::Cuda {
         return Err(EngineError::Setup(
@@ -141,7 +142,7 @@ pub fn list_devices(
     let infos = gpus
         .into_iter()
         .map(|d| {
-            cuda_prover_pipeline::cuda_device_info(d).map_err(|e| EngineError::Prepare(e.into()))
+            cuda_prover_device::cuda_device_info(d).map_err(|e| EngineError::Prepare(e.into()))
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(("cuda", infos))

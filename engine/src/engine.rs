@@ -1,21 +1,27 @@
 //! The engine: the devices of one context, their mutexes and the
 //! configuration every run uses. A run is [`Work`] scheduled by
-//! `scheduler`; [`Engine::run`] is the Groth16 job of `groth16`.
+//! `scheduler`.
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use bellpepper_core::Circuit;
-use cuda_prover_pipeline::{Context, DeviceInfo, DeviceMutex, ProvingKey, Scalar, Shape};
+use cuda_prover_device::{Context, DeviceInfo, DeviceMutex};
+use serde::Serialize;
 
 use crate::config::EngineConfig;
 use crate::devices::resolve;
 use crate::error::EngineError;
 use crate::gate::PriorityGate;
-use crate::groth16::{Groth16Work, Job, JobOutput};
-use crate::report::{job_report, TrimReport};
 use crate::scheduler::{run_work, Progress, RunControl};
 use crate::work::{Work, WorkOutput};
+
+/// One device's working cache freed after a run (`Engine::trim_all`).
+#[derive(Debug, Clone, Serialize)]
+pub struct TrimReport {
+    pub device: u32,
+    pub freed_bytes: u64,
+    pub seconds: f64,
+}
 
 /// Workers over a set of devices of one context.
 pub struct Engine {
@@ -140,74 +146,6 @@ impl Engine {
         &self.mutexes[index]
     }
 
-    /// Checks that every device has room for one proof: the key and the
-    /// working set, or else the working set with the key's bases streamed
-    /// in chunks (`MemoryEstimate::streamed_bytes`), or else a phased pass
-    /// (`MemoryEstimate::compact_bytes`: the key streamed, a shape kept on
-    /// the host); the error names the device.
-    pub fn check_memory(&self, key: &ProvingKey) -> Result<(), EngineError> {
-        self.check_memory_with(key, None)
-    }
-
-    /// [`Engine::check_memory`] with a shape's device copy on top.
-    pub fn check_memory_with(
-        &self,
-        key: &ProvingKey,
-        shape: Option<&Shape>,
-    ) -> Result<(), EngineError> {
-        let n = key
-            .domain_size()
-            .map_err(|e| EngineError::Prepare(e.into()))?;
-        let shape_bytes = shape.map(|s| s.info().device_bytes).unwrap_or(0);
-        for d in &self.devices {
-            // The device's own backend's estimate (the CUDA layout on a GPU).
-            let est = key
-                .device_memory_estimate(&self.ctx, d.ordinal, n)
-                .map_err(|e| EngineError::Prepare(e.into()))?;
-            let need = est
-                .working_bytes
-                .saturating_add(est.srs_bytes)
-                .saturating_add(shape_bytes);
-            let info = self
-                .ctx
-                .device_info(d.ordinal)
-                .map_err(|e| EngineError::Prepare(e.into()))?;
-            // What the device holds for the next passes (caches, shape,
-            // a streamed key's chunk buffers) is the job's too: after one
-            // job of a streamed 32 GiB C2 an 80 GB card had 493 MiB free
-            // and held everything the next job needed.
-            // Under a memory limit (the engine's configured one, or one set
-            // on the context directly) the room is at most the limit.
-            let stats = self
-                .ctx
-                .device_stats(d.ordinal)
-                .map_err(|e| EngineError::Prepare(e.into()))?;
-            let held = stats.held_bytes;
-            let mut room = info.free_bytes.saturating_add(held);
-            if stats.limit_bytes > 0 {
-                room = room.min(stats.limit_bytes);
-            }
-            let streamed = est.streamed_bytes.saturating_add(shape_bytes);
-            let compact = est.compact_bytes.min(streamed);
-            if room < need && room < compact {
-                return Err(EngineError::DeviceMemory(format!(
-                    "device {} ({}) has {} MiB free (with {} MiB it holds for the next passes) but the job needs {} MiB (key {} MiB + working set {} MiB + shape {} MiB), {} MiB with the key streamed in chunks, or {} MiB with the key streamed and a, b, c sent up from the host",
-                    d.ordinal,
-                    info.name,
-                    room >> 20,
-                    held >> 20,
-                    need.div_ceil(1 << 20),
-                    est.srs_bytes >> 20,
-                    est.working_bytes >> 20,
-                    shape_bytes >> 20,
-                    streamed.div_ceil(1 << 20),
-                    compact.div_ceil(1 << 20)
-                )));
-            }
-        }
-        Ok(())
-    }
-
     /// Every ordinal of the context's backend that the core touched (bound
     /// a thread to, allocated on, made a context on), by the core's record:
     /// a job should touch its own devices only.
@@ -254,55 +192,5 @@ impl Engine {
         P: FnMut(&Progress),
     {
         run_work(self, work, control, progress)
-    }
-
-    /// Runs a Groth16 job to completion or to its first failure.
-    pub fn run<C, P>(
-        &self,
-        job: Job<C>,
-        key: &ProvingKey,
-        progress: P,
-    ) -> Result<JobOutput, EngineError>
-    where
-        C: Circuit<Scalar> + Send,
-        P: FnMut(&Progress),
-    {
-        self.run_with(job, key, RunControl::default(), progress)
-    }
-
-    /// [`Engine::run`] driven from outside (cancellation, priority).
-    pub fn run_with<C, P>(
-        &self,
-        job: Job<C>,
-        key: &ProvingKey,
-        control: RunControl<'_>,
-        progress: P,
-    ) -> Result<JobOutput, EngineError>
-    where
-        C: Circuit<Scalar> + Send,
-        P: FnMut(&Progress),
-    {
-        let work = Groth16Work::new(
-            key,
-            job.partitions,
-            job.blinding,
-            job.synthesis,
-            job.shape.clone(),
-        )?;
-        self.check_memory_with(key, job.shape.as_deref())?;
-        let out = run_work(self, &work, control, progress)?;
-        let trims = if job.trim_after {
-            self.trim_all()?
-        } else {
-            Vec::new()
-        };
-        let report = job_report(self, job.name, &out, trims)?;
-        let (shape, recorded_shape) = work.into_shapes();
-        Ok(JobOutput {
-            proofs: out.items.into_iter().map(|d| d.output).collect(),
-            report,
-            shape,
-            recorded_shape,
-        })
     }
 }

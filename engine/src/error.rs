@@ -1,9 +1,10 @@
-//! Engine errors name the partition and the device, and keep the error of
-//! the layer below (and so the core's [`ErrorCode`]) as their source.
-//! [`EngineError::kind`] classifies any of them into an [`ErrorKind`], the
-//! small family-neutral set the service puts on the wire.
+//! Engine errors name the item and the device, and keep the error of the
+//! layer below (a [`Cause`]: the device crate's, with the core's
+//! [`ErrorCode`], or a proof family's, with the kind the family gave it) as
+//! their source. [`EngineError::kind`] classifies any of them into an
+//! [`ErrorKind`], the small family-neutral set the service puts on the wire.
 
-use cuda_prover_pipeline::{Error as ProveError, ErrorCode};
+use cuda_prover_device::{Error as DeviceError, ErrorCode};
 
 /// What kind of failure an error is, in terms a caller can act on. Stable
 /// and family-neutral: a new proof family maps its errors onto these.
@@ -82,21 +83,83 @@ impl ErrorKind {
             }
         }
     }
-
-    /// The kind of an error of the layer below; `otherwise` where the core
-    /// did not report it (synthesis, I/O, checks of the glue).
-    pub fn of_prove(e: &ProveError, otherwise: ErrorKind) -> Self {
-        match e {
-            ProveError::Core(c) => Self::of_core(c.code),
-            ProveError::Synthesis(_) => ErrorKind::InvalidInput,
-            _ => otherwise,
-        }
-    }
 }
 
 impl std::fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// The error of the layer below that made a setup step, a device or an
+/// item fail, kept as the source of an [`EngineError`]: the device crate's
+/// (its kind from the core's code) or a proof family's, which states its
+/// kind where it knows it and the core's code where the core reported it.
+pub struct Cause {
+    kind: Option<ErrorKind>,
+    core: Option<ErrorCode>,
+    source: Box<dyn std::error::Error + Send + Sync + 'static>,
+}
+
+impl Cause {
+    /// A proof family's error: `kind` where the family classifies it
+    /// (`None`: the [`EngineError`] variant decides by what failed), `core`
+    /// the core's code behind it.
+    pub fn new(
+        source: impl std::error::Error + Send + Sync + 'static,
+        kind: Option<ErrorKind>,
+        core: Option<ErrorCode>,
+    ) -> Self {
+        Cause {
+            kind,
+            core,
+            source: Box::new(source),
+        }
+    }
+
+    /// Its kind, or `otherwise` where nobody classified it.
+    pub fn kind_or(&self, otherwise: ErrorKind) -> ErrorKind {
+        self.kind.unwrap_or(otherwise)
+    }
+
+    /// The core's code behind it, where the core reported it.
+    pub fn core_code(&self) -> Option<ErrorCode> {
+        self.core
+    }
+
+    /// The error itself, as its family made it (to downcast).
+    pub fn error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.source
+    }
+}
+
+impl From<DeviceError> for Cause {
+    fn from(e: DeviceError) -> Self {
+        Cause {
+            kind: Some(ErrorKind::of_core(e.code)),
+            core: Some(e.code),
+            source: Box::new(e),
+        }
+    }
+}
+
+impl std::fmt::Debug for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.source, f)
+    }
+}
+
+/// The message is the error's own; its source is the error's source, so a
+/// chain of sources names each error once.
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&*self.source, f)
+    }
+}
+
+impl std::error::Error for Cause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.source()
     }
 }
 
@@ -107,13 +170,13 @@ pub enum EngineError {
     Setup(String),
     /// Before any work, the layer below failed (its code is kept).
     #[error("setup: {0}")]
-    Prepare(#[from] ProveError),
+    Prepare(#[from] Cause),
     /// As [`EngineError::Prepare`], with what the engine was doing.
     #[error("setup: {what}: {source}")]
     PrepareFor {
         what: String,
         #[source]
-        source: ProveError,
+        source: Cause,
     },
     /// The devices have too little free memory for the job.
     #[error("setup: {0}")]
@@ -125,27 +188,29 @@ pub enum EngineError {
         #[source]
         source: std::io::Error,
     },
-    /// A partition failed; the job was cancelled.
+    /// An item (a partition, a shard) failed; the run was
+    /// cancelled.
     #[error("partition {partition} on device {device}: {source}")]
     Partition {
         partition: usize,
         device: u32,
         #[source]
-        source: ProveError,
+        source: Cause,
     },
-    /// Synthesis of a partition failed; the job was cancelled.
+    /// Preparing an item (a partition's synthesis) failed; the run was
+    /// cancelled.
     #[error("partition {partition}: synthesis failed: {source}")]
     Synthesis {
         partition: usize,
         #[source]
-        source: ProveError,
+        source: Cause,
     },
     /// A device could not be readied for the job.
     #[error("device {device}: {source}")]
     Device {
         device: u32,
         #[source]
-        source: ProveError,
+        source: Cause,
     },
     /// A worker thread died.
     #[error("worker for device {device} died: {message}")]
@@ -177,7 +242,7 @@ impl EngineError {
         match self {
             EngineError::Setup(_) => ErrorKind::InvalidInput,
             EngineError::Prepare(source) | EngineError::PrepareFor { source, .. } => {
-                ErrorKind::of_prove(source, ErrorKind::Internal)
+                source.kind_or(ErrorKind::Internal)
             }
             EngineError::DeviceMemory(_) => ErrorKind::OutOfDeviceMemory,
             // A path the caller named that cannot be used; other I/O
@@ -191,15 +256,9 @@ impl EngineError {
                 | std::io::ErrorKind::ReadOnlyFilesystem => ErrorKind::InvalidInput,
                 _ => ErrorKind::Internal,
             },
-            EngineError::Partition { source, .. } => {
-                ErrorKind::of_prove(source, ErrorKind::Internal)
-            }
-            EngineError::Synthesis { source, .. } => {
-                ErrorKind::of_prove(source, ErrorKind::InvalidInput)
-            }
-            EngineError::Device { source, .. } => {
-                ErrorKind::of_prove(source, ErrorKind::DeviceFault)
-            }
+            EngineError::Partition { source, .. } => source.kind_or(ErrorKind::Internal),
+            EngineError::Synthesis { source, .. } => source.kind_or(ErrorKind::InvalidInput),
+            EngineError::Device { source, .. } => source.kind_or(ErrorKind::DeviceFault),
             EngineError::WorkerDied { .. } | EngineError::Collector(_) => ErrorKind::Internal,
             EngineError::Verification { .. } => ErrorKind::VerificationFailed,
             EngineError::Cancelled => ErrorKind::Cancelled,
@@ -227,7 +286,7 @@ impl EngineError {
             | EngineError::Synthesis { source, .. }
             | EngineError::Device { source, .. }
             | EngineError::Prepare(source)
-            | EngineError::PrepareFor { source, .. } => source.code(),
+            | EngineError::PrepareFor { source, .. } => source.core_code(),
             EngineError::Key { code, .. } => *code,
             _ => None,
         }

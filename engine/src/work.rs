@@ -1,12 +1,12 @@
 //! The work an engine runs: a job is a list of items; each item is prepared
-//! on the CPU (a Groth16 partition: synthesis), proved by a worker on its
+//! on the CPU (a partition: its synthesis), proved by a worker on its
 //! device, and checked by the collector. Any proof family that implements
 //! [`Work`] gets the engine's workers, ownership policies, depth-one
 //! queues, fail-fast cancellation and collector.
 
 use std::time::Duration;
 
-use cuda_prover_pipeline::{Context, DeviceMutex, Placement};
+use cuda_prover_device::{Context, DeviceMutex, Placement};
 
 use crate::error::EngineError;
 

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
-use cuda_prover_pipeline::panic_message;
+use cuda_prover_device::panic_message;
 
 use crate::cpus::pin_current_thread;
 use crate::error::EngineError;

@@ -35,7 +35,7 @@ use std::time::Instant;
 use bellperson::groth16::{create_random_proof_batch, MappedParameters, Parameters};
 use blstrs::Bls12;
 use cuda_prover_engine::{
-    open_context, BackendChoice, BlindingSource, DeviceSelection, Engine, EngineConfig, Policy,
+    open_context, BackendChoice, DeviceSelection, Engine, EngineConfig, Policy,
 };
 use cuda_prover_filecoin::c1::{C1File, Expected};
 use cuda_prover_filecoin::c2::c2_from_bytes;
@@ -49,6 +49,7 @@ use cuda_prover_filecoin::{
     prepare_c2, with_sector_shape, FilecoinError, FilecoinProver, RegisteredSeal, SealVersion,
     SectorSize,
 };
+use cuda_prover_groth16::BlindingSource;
 use cuda_prover_pipeline::{ProvingKey, Shape, SynthesisMode};
 use filecoin_proofs::MerkleTreeTrait;
 use serde_json::{json, Value};
@@ -499,7 +500,7 @@ fn engine_job(
                    "phased": p.phased, "peak_device_mib": p.peak_device_bytes >> 20})
         })
         .collect();
-    let sum = |f: fn(&cuda_prover_engine::report::PartitionReport) -> f64| {
+    let sum = |f: fn(&cuda_prover_groth16::report::PartitionReport) -> f64| {
         tm.report.per_partition.iter().map(f).sum::<f64>() / 1e3
     };
     let peak_device = tm

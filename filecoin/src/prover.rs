@@ -23,10 +23,10 @@ use bellpepper_core::Circuit;
 use bellperson::groth16::Proof;
 use blstrs::{Bls12, Scalar};
 use cuda_prover_engine::gate::Priority;
-use cuda_prover_engine::key_store::shape_path;
-use cuda_prover_engine::{
-    BlindingSource, Engine, EngineError, Job, JobReport, KeyStore, Loaded, RunControl, StoredKey,
-};
+use cuda_prover_engine::{Engine, EngineError, RunControl};
+use cuda_prover_groth16::key_store::shape_path;
+use cuda_prover_groth16::Groth16Engine;
+use cuda_prover_groth16::{BlindingSource, Job, JobReport, KeyStore, Loaded, StoredKey};
 use cuda_prover_pipeline::{shape_file, KeyCheck, ProvingKey, Shape, SynthesisMode};
 
 use crate::error::{FilecoinError, Result};

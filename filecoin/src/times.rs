@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use cuda_prover_engine::JobReport;
+use cuda_prover_groth16::JobReport;
 
 /// Host-side steps around the engine job, and the job's own report
 /// (per-partition synthesis, device and epilogue times, devices used).

@@ -22,7 +22,7 @@ use cuda_prover_gkr::{
     montgomery_words, prove_tower, run_shards, verify_tower, Bb4Form, Context, ShardConfig,
     ShardSpec, TowerKind, TowerOptions,
 };
-use cuda_prover_pipeline::{Backend, ContextOptions, Tower};
+use cuda_prover_gkr::{Backend, ContextOptions, Tower};
 use serde_json::{json, Value};
 
 fn env_u32(k: &str, d: u32) -> u32 {

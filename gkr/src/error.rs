@@ -5,7 +5,7 @@
 pub enum GkrError {
     /// The core refused or failed a call (its message names the device).
     #[error("core: {0}")]
-    Core(#[from] cuda_prover_pipeline::Error),
+    Core(#[from] cuda_prover_device::Error),
     /// A proof that does not verify; the message says which check failed.
     #[error("rejected: {0}")]
     Rejected(String),
@@ -18,7 +18,7 @@ pub enum GkrError {
 }
 
 impl GkrError {
-    pub(crate) fn core(e: impl Into<cuda_prover_pipeline::Error>) -> Self {
+    pub(crate) fn core(e: impl Into<cuda_prover_device::Error>) -> Self {
         GkrError::Core(e.into())
     }
 }

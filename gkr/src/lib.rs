@@ -1,7 +1,8 @@
 //! `cuda-prover-gkr`: GKR tower proofs over BabyBear on the cuda-prover core.
 //!
-//! The core (through the engine's layers) holds the tables and runs the
-//! sumcheck rounds on a device; this crate drives them, with Fiat-Shamir on
+//! The core holds the tables and runs the sumcheck rounds on a device
+//! (`kernels`: the GKR part of the C ABI, through `cuda-prover-sys`'s
+//! bindings and `cuda-prover-device`'s context and placement); this crate drives them, with Fiat-Shamir on
 //! the host between rounds (Plonky3's duplex challenger over Poseidon2),
 //! checks proofs without a device ([`verify_tower`]), serializes them, and
 //! runs shards (each a tower of its own size) as the engine's work
@@ -9,6 +10,7 @@
 
 mod error;
 mod field;
+mod kernels;
 mod poly;
 mod proof;
 mod prover;
@@ -28,7 +30,10 @@ pub use shards::{
 pub use transcript::Transcript;
 pub use verifier::{verify_tower, verify_tower_by};
 
-/// Re-exported so callers need not name the layers below.
-pub use cuda_prover_pipeline::{
-    Bb4, Bb4Form, Bb4Op, Context, DeviceMutex, Placement, SumcheckTerm, TowerKind, TowerOptions,
+/// The device layer's types a caller needs, re-exported so it need not
+/// name that crate.
+pub use cuda_prover_device::{Backend, Context, ContextOptions, DeviceMutex, ErrorCode, Placement};
+pub use kernels::{
+    bb4_batch, Bb4, Bb4Form, Bb4Op, Sumcheck, SumcheckTerm, Tower, TowerBuildTimes, TowerKind,
+    TowerOptions, BABYBEAR_P, GKR_MAX_VARS, SUMCHECK_MAX_DEGREE,
 };

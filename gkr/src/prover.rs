@@ -9,7 +9,9 @@ use crate::{
     from_bb4, montgomery_words, to_bb4, Bb4, Context, Ext, GkrError, LayerProof, SumcheckTerm,
     TowerKind, TowerProof, Transcript,
 };
-use cuda_prover_pipeline::{Bb4Form, Placement, Tower, TowerOptions};
+use cuda_prover_device::Placement;
+
+use crate::kernels::{Bb4Form, Tower, TowerOptions};
 
 /// What a tower proves: the product of `values`, or the sum of the
 /// fractions `values[i] / denominators[i]`.

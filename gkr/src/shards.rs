@@ -195,7 +195,7 @@ fn partition_error(partition: usize, device: u32, e: GkrError) -> EngineError {
         GkrError::Core(source) => EngineError::Partition {
             partition,
             device,
-            source,
+            source: source.into(),
         },
         other => EngineError::Collector(format!("shard {partition} on device {device}: {other}")),
     }
@@ -228,7 +228,7 @@ impl Work for ShardWork<'_> {
             .map_err(|e| match e {
                 GkrError::Core(source) => EngineError::Device {
                     device: slot.ordinal,
-                    source,
+                    source: source.into(),
                 },
                 other => EngineError::Setup(format!("warming device {}: {other}", slot.ordinal)),
             })

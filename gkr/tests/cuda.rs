@@ -9,10 +9,9 @@
 use cuda_prover_gkr::shards::shard_input;
 use cuda_prover_gkr::Placement;
 use cuda_prover_gkr::{
-    prove_tower, prove_tower_with, random_ext, to_bb4, verify_tower, Bb4, Bb4Form, Bb4Op, Context,
-    ProveOptions, TowerKind, TowerOptions,
+    bb4_batch, prove_tower, prove_tower_with, random_ext, to_bb4, verify_tower, Bb4, Bb4Form,
+    Bb4Op, Context, ProveOptions, Tower, TowerKind, TowerOptions,
 };
-use cuda_prover_pipeline::Tower;
 use cuda_prover_tests::gpu;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -32,8 +31,8 @@ fn cuda_field_kernels_equal_host() {
         let n = if op == Bb4Op::Inv { 1000 } else { a.len() };
         let bb: &[Bb4] = if op == Bb4Op::Inv { &[] } else { &b[..n] };
         assert_eq!(
-            gpu.bb4_batch(0, op, &a[..n], bb).unwrap(),
-            host.bb4_batch(0, op, &a[..n], bb).unwrap(),
+            bb4_batch(&gpu, 0, op, &a[..n], bb).unwrap(),
+            bb4_batch(&host, 0, op, &a[..n], bb).unwrap(),
             "{op:?}"
         );
     }

@@ -19,21 +19,17 @@ pub use glue::setup;
 pub use glue::shape_file;
 pub use glue::vk_fingerprint;
 pub use glue::{
-    built_with_cuda, cuda_device_count, cuda_device_info, cuda_usable_devices, synthesize,
-    synthesize_recording, synthesize_sized, synthesize_witness, Backend, Blinding, Context,
-    ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, Error, ErrorCode, GpuIndex, KeyCheck,
-    Parameters, Placement, Proof, ProofOutput, ProvingKey, Result, Scalar, Shape, ShapeData,
-    ShapeInfo, SizeHint, StreamSharing, Synthesized, Timings, Witness, GPU_AUTO, GPU_BOUND,
+    built_with_cuda, cuda_device_count, cuda_device_info, cuda_usable_devices, panic_message,
+    synthesize, synthesize_recording, synthesize_sized, synthesize_witness, Backend, Blinding,
+    Context, ContextOptions, DeviceInfo, DeviceMutex, DeviceStats, Error, ErrorCode, GpuIndex,
+    KeyCheck, Parameters, Placement, Proof, ProofOutput, ProvingKey, Result, Scalar, Shape,
+    ShapeData, ShapeInfo, SizeHint, StreamSharing, Synthesized, Timings, Witness, GPU_AUTO,
+    GPU_BOUND,
 };
 /// Witness-only synthesis of a circuit cut into a prefix and pieces, one
 /// piece per core.
 pub use glue::{
     record_shape_pieces, synthesize_pieces, synthesize_pieces_in_place, synthesize_witness_pieces,
-};
-/// The core's GKR kernels, for the GKR crate (no pipeline of their own).
-pub use glue::{
-    Bb4, Bb4Form, Bb4Op, Sumcheck, SumcheckTerm, Tower, TowerBuildTimes, TowerKind, TowerOptions,
-    BABYBEAR_P, GKR_MAX_VARS, SUMCHECK_MAX_DEGREE,
 };
 
 /// How partitions are synthesized.
@@ -135,15 +131,6 @@ pub fn catch_circuit_panic<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
             panic_message(&*p)
         ))),
     }
-}
-
-/// The text of a caught panic (a circuit's synthesize is the caller's code).
-pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "panic".into())
 }
 
 /// Partitions ready for the device: all fully synthesized, or all

@@ -15,7 +15,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use cuda_prover_engine::gate::Priority;
-use cuda_prover_engine::{Engine, KeyStore};
+use cuda_prover_engine::Engine;
 use cuda_prover_filecoin::c1::{C1File, Expected};
 use cuda_prover_filecoin::c2::{c2_from_bytes, parse_prover_id, porep_params_path};
 use cuda_prover_filecoin::test_params::{parameter_files, use_test_parameter_dir, TestCircuit};
@@ -25,6 +25,7 @@ use cuda_prover_filecoin::vanilla::{
 use cuda_prover_filecoin::{
     FilecoinError, FilecoinProver, JobTimes, RegisteredSeal, SealVersion, SectorSize,
 };
+use cuda_prover_groth16::KeyStore;
 use cuda_prover_pipeline::KeyCheck;
 
 use crate::proto;

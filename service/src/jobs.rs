@@ -12,7 +12,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cuda_prover_engine::gate::Priority;
-use cuda_prover_engine::{BlindingSource, Engine, EngineError, Job, RunControl};
+use cuda_prover_engine::{Engine, EngineError, RunControl};
+use cuda_prover_groth16::Groth16Engine;
+use cuda_prover_groth16::{BlindingSource, Job};
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
 use cuda_prover_pipeline::SynthesisMode;
 use parking_lot::{Condvar, Mutex};
@@ -160,7 +162,7 @@ pub struct Timings {
 
 impl Timings {
     /// Synthesis and device time of an engine job's report.
-    pub fn from_report(report: &cuda_prover_engine::JobReport) -> Self {
+    pub fn from_report(report: &cuda_prover_groth16::JobReport) -> Self {
         let mut synthesis = 0.0;
         let mut device = 0.0;
         for p in &report.per_partition {

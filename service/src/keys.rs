@@ -8,9 +8,10 @@
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use cuda_prover_engine::key_store::built_in_name;
-use cuda_prover_engine::params_dir::ParamsDir;
-use cuda_prover_engine::{EngineError, KeyStore, KeyUsage, Resident, StoredKey};
+use cuda_prover_engine::{EngineError, Resident};
+use cuda_prover_groth16::key_store::built_in_name;
+use cuda_prover_groth16::params_dir::ParamsDir;
+use cuda_prover_groth16::{KeyStore, KeyUsage, StoredKey};
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
 
 pub struct Keys {

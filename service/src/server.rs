@@ -50,7 +50,7 @@ impl Service {
                 .map(|b| b / 2)
                 .unwrap_or(u64::MAX),
         };
-        let store = Arc::new(cuda_prover_engine::KeyStore::new(budget));
+        let store = Arc::new(cuda_prover_groth16::KeyStore::new(budget));
         let keys = Arc::new(Keys::new(&config.params_dirs, store.clone())?);
         #[cfg(feature = "filecoin")]
         let filecoin = if config.filecoin {

@@ -34,8 +34,10 @@ use cuda_prover_bellperson::{
     prove_from_assignments, prove_from_witnesses, synthesize_sized, synthesize_witness, Backend,
     Blinding, Context, ContextOptions, ProofOutput, StreamSharing,
 };
-use cuda_prover_engine::params::{key_path, load_key_and_shape, load_or_create};
-use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
+use cuda_prover_engine::{DeviceSelection, Engine, EngineConfig, Policy};
+use cuda_prover_groth16::params::{key_path, load_key_and_shape, load_or_create};
+use cuda_prover_groth16::Groth16Engine;
+use cuda_prover_groth16::{BlindingSource, Job};
 use cuda_prover_pipeline::SynthesisMode;
 use cuda_prover_tests::proof_bytes;
 use rand_chacha::ChaCha8Rng;
@@ -155,7 +157,8 @@ fn cold(kind: Kind, log: u32, backend: &str, prepare: bool, params_dir: &std::pa
     let context_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     if prepare {
-        ctx.prepare(0, key.core(), synth.num_constraints() as u64)
+        key.core()
+            .prepare(&ctx, 0, synth.num_constraints() as u64)
             .unwrap();
     }
     let prepare_s = t.elapsed().as_secs_f64();
@@ -612,7 +615,7 @@ fn main() {
                         job.shape = Some(circuit_shape.clone());
                         let r = engine.run(job, &key, |_| {}).unwrap().report;
                         let per_part =
-                            |f: &dyn Fn(&cuda_prover_engine::report::PartitionReport) -> f64| {
+                            |f: &dyn Fn(&cuda_prover_groth16::report::PartitionReport) -> f64| {
                                 r.per_partition.iter().map(f).sum::<f64>()
                                     / r.per_partition.len().max(1) as f64
                             };

@@ -30,8 +30,10 @@ use std::sync::Arc;
 
 use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
 use cuda_prover_bellperson::{Backend, Context, ContextOptions};
-use cuda_prover_engine::params::load_key_and_shape;
-use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
+use cuda_prover_engine::{DeviceSelection, Engine, EngineConfig, Policy};
+use cuda_prover_groth16::params::load_key_and_shape;
+use cuda_prover_groth16::Groth16Engine;
+use cuda_prover_groth16::{BlindingSource, Job};
 use cuda_prover_pipeline::SynthesisMode;
 use serde_json::json;
 

@@ -220,7 +220,10 @@ pub fn check_keygen_on(ctx: &Context, ordinal: u32, kind: Kind, log: u32) {
             let run = i & !7..(i | 7).min(count - 1) + 1;
             let alone = multiply_on(ctx, ordinal, &scalars[i..=i]);
             let in_run = multiply_on(ctx, ordinal, &scalars[run.clone()]);
-            let want = expected_point(&scalars[i], *sec == cuda_prover_sys::KeySection::BG2);
+            let want = expected_point(
+                &scalars[i],
+                *sec == cuda_prover_bellperson::core_api::KeySection::BG2,
+            );
             report.push(format!(
                 "  point {i}: scalar {:?} (its run {run:?}); alone {}, in its run {}",
                 scalars[i],
@@ -243,12 +246,12 @@ pub fn check_keygen_on(ctx: &Context, ordinal: u32, kind: Kind, log: u32) {
     );
 }
 
-const SECTION_NAMES: [(&str, cuda_prover_sys::KeySection); 5] = [
-    ("h", cuda_prover_sys::KeySection::H),
-    ("l", cuda_prover_sys::KeySection::L),
-    ("a", cuda_prover_sys::KeySection::A),
-    ("b_g1", cuda_prover_sys::KeySection::BG1),
-    ("b_g2", cuda_prover_sys::KeySection::BG2),
+const SECTION_NAMES: [(&str, cuda_prover_bellperson::core_api::KeySection); 5] = [
+    ("h", cuda_prover_bellperson::core_api::KeySection::H),
+    ("l", cuda_prover_bellperson::core_api::KeySection::L),
+    ("a", cuda_prover_bellperson::core_api::KeySection::A),
+    ("b_g1", cuda_prover_bellperson::core_api::KeySection::BG1),
+    ("b_g2", cuda_prover_bellperson::core_api::KeySection::BG2),
 ];
 
 /// (offset, points, bytes a point) of sections h, l, a, b_g1, b_g2 of a
@@ -289,8 +292,8 @@ pub struct DevicePoints(bellperson::groth16::Parameters<blstrs::Bls12>);
 
 impl DevicePoints {
     /// Point `i` of section `sec`, uncompressed.
-    pub fn point(&self, sec: cuda_prover_sys::KeySection, i: usize) -> Vec<u8> {
-        use cuda_prover_sys::KeySection as S;
+    pub fn point(&self, sec: cuda_prover_bellperson::core_api::KeySection, i: usize) -> Vec<u8> {
+        use cuda_prover_bellperson::core_api::KeySection as S;
         let p = &self.0;
         match sec {
             S::H => p.h[i].to_uncompressed().to_vec(),
@@ -306,7 +309,7 @@ impl DevicePoints {
 /// section holds the generator (of G1, or G2 for b_g2) times `s`, h the
 /// scalars cycled to 2^k - 1 points.
 pub fn multiply_on(ctx: &Context, ordinal: u32, s: &[blstrs::Scalar]) -> DevicePoints {
-    use cuda_prover_sys::{KeyBuilder, KeySection, KeyShape, KeyVk};
+    use cuda_prover_bellperson::core_api::{KeyBuilder, KeySection, KeyShape, KeyVk};
     use group::{Curve, Group};
     let n = s.len();
     let hn = (n + 1).next_power_of_two() - 1;
@@ -354,27 +357,27 @@ pub fn multiply_on(ctx: &Context, ordinal: u32, s: &[blstrs::Scalar]) -> DeviceP
 }
 
 /// `s` as the core's scalar (blst's Montgomery limbs).
-fn core_fr(s: &blstrs::Scalar) -> cuda_prover_sys::Fr {
-    cuda_prover_sys::Fr {
+fn core_fr(s: &blstrs::Scalar) -> cuda_prover_bellperson::core_api::Fr {
+    cuda_prover_bellperson::core_api::Fr {
         l: blst::blst_fr::from(*s).l,
     }
 }
 
 /// `p` as the core's G1 point (blst's affine limbs).
-fn core_g1(p: &G1Affine) -> cuda_prover_sys::G1Affine {
+fn core_g1(p: &G1Affine) -> cuda_prover_bellperson::core_api::G1Affine {
     let mut b = blst::blst_p1_affine::default();
     // SAFETY: `b` and the 96 bytes of the uncompressed encoding are valid
     // for the call; a point blstrs holds always decodes.
     let r = unsafe { blst::blst_p1_deserialize(&mut b, p.to_uncompressed().as_ptr()) };
     assert_eq!(r, blst::BLST_ERROR::BLST_SUCCESS);
-    cuda_prover_sys::G1Affine {
+    cuda_prover_bellperson::core_api::G1Affine {
         x: cuda_prover_sys::ffi::cp_fp { l: b.x.l },
         y: cuda_prover_sys::ffi::cp_fp { l: b.y.l },
     }
 }
 
 /// `p` as the core's G2 point.
-fn core_g2(p: &G2Affine) -> cuda_prover_sys::G2Affine {
+fn core_g2(p: &G2Affine) -> cuda_prover_bellperson::core_api::G2Affine {
     let mut b = blst::blst_p2_affine::default();
     // SAFETY: as in `core_g1`, with the 192 bytes of a G2 point.
     let r = unsafe { blst::blst_p2_deserialize(&mut b, p.to_uncompressed().as_ptr()) };
@@ -385,7 +388,7 @@ fn core_g2(p: &G2Affine) -> cuda_prover_sys::G2Affine {
             cuda_prover_sys::ffi::cp_fp { l: f.fp[1].l },
         ],
     };
-    cuda_prover_sys::G2Affine {
+    cuda_prover_bellperson::core_api::G2Affine {
         x: fp2(b.x),
         y: fp2(b.y),
     }

@@ -225,8 +225,8 @@ pub fn cached_builtin_keys(kind: Kind, log: u32) -> Arc<Keys> {
         });
     let shape = builtin(kind, log, 0);
     let key =
-        cuda_prover_engine::params::load_or_create(&dir, &shape, &|s| eprintln!("{s}")).unwrap();
-    let path = cuda_prover_engine::params::key_path(&dir, &shape);
+        cuda_prover_groth16::params::load_or_create(&dir, &shape, &|s| eprintln!("{s}")).unwrap();
+    let path = cuda_prover_groth16::params::key_path(&dir, &shape);
     let f = std::io::BufReader::new(std::fs::File::open(path).unwrap());
     let params = Parameters::<Bls12>::read(f, false).unwrap();
     let k = Arc::new(Keys { params, key });

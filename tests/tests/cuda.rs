@@ -16,7 +16,9 @@ use cuda_prover_bellperson::{
     prove_from_assignments, synthesize, Backend, Blinding, Context, ContextOptions, ErrorCode,
     KeyCheck, ProvingKey,
 };
-use cuda_prover_engine::{BlindingSource, DeviceSelection, Engine, EngineConfig, Job, Policy};
+use cuda_prover_engine::{DeviceSelection, Engine, EngineConfig, Policy};
+use cuda_prover_groth16::Groth16Engine;
+use cuda_prover_groth16::{BlindingSource, Job};
 use cuda_prover_pipeline::SynthesisMode;
 use cuda_prover_tests::{
     builtin, cached_builtin_keys, expected_stream_chunks, gpu, keys_for, native_proofs,
@@ -1078,7 +1080,7 @@ fn cuda_subgroup_checks_name_the_same_point() {
     };
     let log = max_log().max(18);
     cached_builtin_keys(Kind::Chain, log);
-    let path = cuda_prover_engine::params::key_path(
+    let path = cuda_prover_groth16::params::key_path(
         std::path::Path::new(&dir),
         &builtin(Kind::Chain, log, 0),
     );

@@ -29,10 +29,10 @@ use group::{Curve, Group};
 use rayon::prelude::*;
 
 use crate::convert;
+use crate::core_api::{self, KeySection};
 use crate::error::{Error, Result};
 use crate::key::ProvingKey;
 use crate::shape::ShapeData;
-use cuda_prover_sys::{self as sys, KeySection};
 use fixed_base::{FixedBase, FixedBaseGroup, G1, G2};
 use qap::Domain;
 use toxic::Toxic;
@@ -325,7 +325,7 @@ pub const DEVICE_CHUNK_POINTS: usize = 1 << 22;
 pub fn make_test_key_on(
     shape: &ShapeData,
     seed: [u8; 32],
-    ctx: &sys::Context,
+    ctx: &cuda_prover_device::Context,
     ordinal: u32,
     path: Option<&std::path::Path>,
     progress: &mut dyn FnMut(&str),
@@ -338,7 +338,7 @@ pub fn make_test_key_on(
         step = Instant::now();
     };
     lap(&mut report, "evaluation");
-    let vk = sys::KeyVk {
+    let vk = core_api::KeyVk {
         alpha_g1: convert::g1(&plan.vk.alpha_g1),
         beta_g1: convert::g1(&plan.vk.beta_g1),
         beta_g2: convert::g2(&plan.vk.beta_g2),
@@ -347,7 +347,7 @@ pub fn make_test_key_on(
         delta_g2: convert::g2(&plan.vk.delta_g2),
         ic: plan.vk.ic.iter().map(convert::g1).collect(),
     };
-    let lens = sys::KeyShape {
+    let lens = core_api::KeyShape {
         ic_len: plan.ni as u64,
         h_len: plan.count(KeySection::H) as u64,
         l_len: plan.count(KeySection::L) as u64,
@@ -355,10 +355,10 @@ pub fn make_test_key_on(
         b_g1_len: plan.count(KeySection::BG1) as u64,
         b_g2_len: plan.count(KeySection::BG2) as u64,
     };
-    fn core(what: &str) -> impl Fn(sys::Error) -> Error + '_ {
+    fn core(what: &str) -> impl Fn(cuda_prover_device::Error) -> Error + '_ {
         move |e| Error::Invalid(format!("{what}: {e}"))
     }
-    let mut builder = sys::KeyBuilder::new(&vk, &lens).map_err(core("allocating the key"))?;
+    let mut builder = core_api::KeyBuilder::new(&vk, &lens).map_err(core("allocating the key"))?;
     lap(&mut report, "allocation");
     // The next chunk's scalars are drawn on the host while the device
     // multiplies this one.

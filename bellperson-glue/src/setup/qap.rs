@@ -12,9 +12,9 @@ use ff::{Field, PrimeField};
 use rayon::prelude::*;
 
 use super::invert::batch_invert;
+use crate::core_api::{COEFF_MINUS_ONE, COEFF_ONE};
 use crate::error::{Error, Result};
 use crate::shape::{Matrix, ShapeData};
-use cuda_prover_sys::{COEFF_MINUS_ONE, COEFF_ONE};
 
 /// The evaluation domain of a circuit of `rows` constraints (its input
 /// rows included).

@@ -104,7 +104,7 @@ fn made_on_a_device_same_bytes_and_a_record_that_loads() {
     // The host backend runs the same builder ABI the CUDA one does; a chunk
     // smaller than a section would need a bigger circuit, so the chunking
     // is covered by the core's self-test.
-    let ctx = sys::Context::host(2).unwrap();
+    let ctx = cuda_prover_device::Context::host(2).unwrap();
     let c = BuiltIn::new(Kind::Chain, 9, 4).unwrap();
     let shape = ShapeData::record(c).unwrap();
     let (expected, vk, _) = ours(c, [3; 32]);
@@ -132,7 +132,7 @@ fn made_on_a_device_same_bytes_and_a_record_that_loads() {
 
 #[test]
 fn a_key_made_on_a_device_proves_and_verifies() {
-    let ctx = sys::Context::host(1).unwrap();
+    let ctx = cuda_prover_device::Context::host(1).unwrap();
     let c = BuiltIn::new(Kind::Bits, 8, 2).unwrap();
     let shape = ShapeData::record(c).unwrap();
     let (key, _) = make_test_key_on(&shape, [6; 32], &ctx, 0, None, &mut |_| {}).unwrap();

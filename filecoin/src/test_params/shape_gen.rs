@@ -32,7 +32,7 @@ use crate::config::{porep_config, post_config, PostKind, SealVersion};
 use crate::error::{FilecoinError, Result};
 use crate::update::update_public_params;
 use crate::with_sector_shape;
-use cuda_prover_engine::key_store::shape_path;
+use cuda_prover_groth16::key_store::shape_path;
 
 fn proofs_err(e: anyhow::Error) -> FilecoinError {
     FilecoinError::TestParameters(format!("{e:#}"))

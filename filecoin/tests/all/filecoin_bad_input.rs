@@ -5,10 +5,10 @@
 use crate::common;
 
 use base64::Engine as _;
-use cuda_prover_engine::BlindingSource;
 use cuda_prover_filecoin::c1::{C1File, Expected};
 use cuda_prover_filecoin::c2::c2_from_bytes;
 use cuda_prover_filecoin::{FilecoinError, FilecoinProver, SectorSize};
+use cuda_prover_groth16::BlindingSource;
 use serde_json::Value;
 
 use common::{host_prover, registered_2kib, sealed_2kib, sealed_4kib};

@@ -11,8 +11,6 @@ use std::sync::OnceLock;
 
 use bellperson::groth16::{create_proof_batch, Parameters};
 use blstrs::{Bls12, Scalar};
-use cuda_prover_engine::key_store::shape_path;
-use cuda_prover_engine::BlindingSource;
 use cuda_prover_filecoin::c1::{C1File, Expected};
 use cuda_prover_filecoin::c2::c2_from_bytes;
 use cuda_prover_filecoin::prepare_c2;
@@ -20,6 +18,8 @@ use cuda_prover_filecoin::seal::SealCommit;
 use cuda_prover_filecoin::sealing::verify_commit;
 use cuda_prover_filecoin::test_params::{parameter_files, TestCircuit};
 use cuda_prover_filecoin::{FilecoinError, FilecoinProver, SectorSize};
+use cuda_prover_groth16::key_store::shape_path;
+use cuda_prover_groth16::BlindingSource;
 use cuda_prover_pipeline::SynthesisMode;
 use ff::Field;
 use filecoin_proofs::constants::SectorShape2KiB;

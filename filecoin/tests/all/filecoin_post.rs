@@ -4,10 +4,10 @@
 
 use crate::common;
 
-use cuda_prover_engine::BlindingSource;
 use cuda_prover_filecoin::sealing::prove_post_for;
 use cuda_prover_filecoin::test_params::TestCircuit;
 use cuda_prover_filecoin::{post_config, PostKind, SectorSize};
+use cuda_prover_groth16::BlindingSource;
 use filecoin_proofs::constants::SectorShape2KiB;
 use filecoin_proofs::{verify_window_post, verify_winning_post, PublicReplicaInfo};
 use storage_proofs_core::sector::SectorId;

@@ -4,10 +4,10 @@
 
 use crate::common;
 
-use cuda_prover_engine::BlindingSource;
 use cuda_prover_filecoin::sealing::prove_snap_for;
 use cuda_prover_filecoin::test_params::TestCircuit;
 use cuda_prover_filecoin::SectorSize;
+use cuda_prover_groth16::BlindingSource;
 use filecoin_proofs::constants::SectorShape2KiB;
 use filecoin_proofs::verify_empty_sector_update_proof;
 

@@ -14,7 +14,6 @@ use crate::common;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
-use cuda_prover_engine::BlindingSource;
 use cuda_prover_filecoin::c1::{C1File, Expected};
 use cuda_prover_filecoin::c2::{c2_from_bytes, parse_prover_id};
 use cuda_prover_filecoin::test_c1::{generate_test_c1, TestC1};
@@ -22,6 +21,7 @@ use cuda_prover_filecoin::test_params::TestCircuit;
 use cuda_prover_filecoin::{
     prepare_c2, FilecoinError, FilecoinProver, RegisteredSeal, SealVersion, SectorSize,
 };
+use cuda_prover_groth16::BlindingSource;
 use filecoin_proofs::constants::{
     DefaultPieceHasher, SectorShape2KiB, SectorShape32GiB, SectorShape8MiB,
 };

@@ -14,12 +14,12 @@ use crate::common;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use cuda_prover_engine::BlindingSource;
 use cuda_prover_filecoin::post_input::PostInput;
 use cuda_prover_filecoin::test_params::TestCircuit;
 use cuda_prover_filecoin::test_post::{generate_test_post, TestPost};
 use cuda_prover_filecoin::vanilla::{prove_post_bytes, verify_post_vanilla, PostJob};
 use cuda_prover_filecoin::{post_config, FilecoinError, PostKind, SectorSize};
+use cuda_prover_groth16::BlindingSource;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::{SectorShape2KiB, SectorShape32GiB};
 use filecoin_proofs::parameters::winning_post_setup_params;

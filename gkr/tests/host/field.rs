@@ -2,7 +2,7 @@
 //! Plonky3's field, element by element.
 
 use cuda_prover_gkr::Placement;
-use cuda_prover_gkr::{from_bb4, random_ext, to_bb4, Bb4, Bb4Op, Context, Ext};
+use cuda_prover_gkr::{bb4_batch, from_bb4, random_ext, to_bb4, Bb4, Bb4Op, Context, Ext};
 use p3_field::{Field, PrimeCharacteristicRing};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -39,7 +39,7 @@ fn field_ops_match_plonky3() {
         (Bb4Op::Sub, |x, y| x - y),
         (Bb4Op::Mul, |x, y| x * y),
     ] {
-        let got = ctx.bb4_batch(0, op, &ra, &rb).unwrap();
+        let got = bb4_batch(&ctx, 0, op, &ra, &rb).unwrap();
         for i in 0..a.len() {
             assert_eq!(
                 got[i],
@@ -50,7 +50,7 @@ fn field_ops_match_plonky3() {
             );
         }
     }
-    let inv = ctx.bb4_batch(0, Bb4Op::Inv, &ra[..200], &[]).unwrap();
+    let inv = bb4_batch(&ctx, 0, Bb4Op::Inv, &ra[..200], &[]).unwrap();
     for i in 0..200 {
         let want = a[i].try_inverse().unwrap_or(Ext::ZERO);
         assert_eq!(inv[i], to_bb4(&want), "inverse at {i}");
@@ -60,9 +60,7 @@ fn field_ops_match_plonky3() {
 #[test]
 fn non_canonical_input_is_refused() {
     let ctx = Context::host(1).unwrap();
-    let e = ctx
-        .bb4_batch(0, Bb4Op::Add, &[[P, 0, 0, 0]], &[[0; 4]])
-        .unwrap_err();
+    let e = bb4_batch(&ctx, 0, Bb4Op::Add, &[[P, 0, 0, 0]], &[[0; 4]]).unwrap_err();
     assert!(e.message.contains("not below p"), "{e}");
 }
 
@@ -74,7 +72,7 @@ fn a_bad_value_in_a_large_input_is_named_by_index() {
     let mut v: Vec<Bb4> = (0..1u32 << 17).map(|i| [i, 0, 0, 0]).collect();
     v[100_000][2] = P + 5;
     v[120_000][0] = P;
-    let e = cuda_prover_pipeline::Tower::new(
+    let e = cuda_prover_gkr::Tower::new(
         &ctx,
         &Placement::on(0),
         0,

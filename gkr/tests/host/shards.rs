@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use cuda_prover_engine::{DeviceSelection, Engine, EngineConfig, EngineError, Policy};
 use cuda_prover_gkr::Placement;
-use cuda_prover_gkr::{run_shards, Context, ShardConfig, ShardSpec, TowerKind};
-use cuda_prover_pipeline::ErrorCode;
+use cuda_prover_gkr::{run_shards, Context, ErrorCode, ShardConfig, ShardSpec, TowerKind};
 
 fn engine(n: u32, policy: Policy) -> Engine {
     let ctx = Arc::new(Context::host(n).unwrap());

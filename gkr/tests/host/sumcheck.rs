@@ -2,8 +2,7 @@
 //! against a direct computation with Plonky3's field.
 
 use cuda_prover_gkr::Placement;
-use cuda_prover_gkr::{from_bb4, random_ext, to_bb4, Bb4, Context, Ext, SumcheckTerm};
-use cuda_prover_pipeline::Sumcheck;
+use cuda_prover_gkr::{from_bb4, random_ext, to_bb4, Bb4, Context, Ext, Sumcheck, SumcheckTerm};
 use p3_field::PrimeCharacteristicRing;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -8,9 +8,8 @@ use cuda_prover_gkr::shards::shard_input;
 use cuda_prover_gkr::Placement;
 use cuda_prover_gkr::{
     montgomery_words, prove_tower, prove_tower_with, random_ext, to_bb4, verify_tower, Bb4,
-    Bb4Form, Context, ProveOptions, TowerInput, TowerKind, TowerOptions,
+    Bb4Form, Context, ProveOptions, Tower, TowerInput, TowerKind, TowerOptions,
 };
-use cuda_prover_pipeline::Tower;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 

@@ -7,8 +7,8 @@ use crate::common;
 use std::time::Duration;
 
 use common::{client, job, slow_partitions, start, start_with_params, temp_dir};
-use cuda_prover_engine::key_store::shape_path;
-use cuda_prover_engine::params::key_path;
+use cuda_prover_groth16::key_store::shape_path;
+use cuda_prover_groth16::params::key_path;
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
 use cuda_prover_pipeline::{shape_file, ProvingKey};
 use cuda_prover_service::proto::{self, ErrorCode, JobState};

@@ -52,7 +52,7 @@ struct KeyLockHeld {
 impl KeyLockHeld {
     fn take(dir: &std::path::Path, kind: Kind, log: u32) -> Self {
         let c = BuiltIn::new(kind, log, 0).unwrap();
-        let mut name = cuda_prover_engine::params::key_name(&c);
+        let mut name = cuda_prover_groth16::params::key_name(&c);
         name.push(".lock");
         let f = std::fs::File::create(dir.join(name)).unwrap();
         // SAFETY: flock on a descriptor owned by `f`, alive for the call.
@@ -128,7 +128,7 @@ async fn health_is_serving_once_the_preloaded_keys_are_in_place() {
 async fn a_preload_that_fails_ends_serve_naming_the_key() {
     let params = temp_dir("health-bad");
     let c = BuiltIn::new(Kind::Bits, 7, 0).unwrap();
-    let key = params.join(cuda_prover_engine::params::key_name(&c));
+    let key = params.join(cuda_prover_groth16::params::key_name(&c));
     std::fs::write(&key, b"not a key").unwrap();
     let service = |preload: &str| {
         let ctx = Arc::new(Context::host(1).unwrap());

@@ -394,7 +394,7 @@ fn two_thousand_jobs_from_32_clients_on_both_apis_survive_a_kill_9() {
 
     // Every result verified here.
     let c = BuiltIn::new(Kind::Bits, BITS_LOG, 0).unwrap();
-    let key = ProvingKey::from_file(&cuda_prover_engine::params::key_path(
+    let key = ProvingKey::from_file(&cuda_prover_groth16::params::key_path(
         &dir.join("params"),
         &c,
     ))

@@ -564,8 +564,8 @@ async fn link_swaps(rng: &mut Rng, n: &mut Counts) -> usize {
     // not symbolic) into the rounds' directories outside.
     let (kind, log) = (Kind::Chain, 7);
     let c = BuiltIn::new(kind, log, 0).unwrap();
-    let name = cuda_prover_engine::params::key_name(&c);
-    cuda_prover_engine::params::load_or_create(&root, &c, &|_| {}).unwrap();
+    let name = cuda_prover_groth16::params::key_name(&c);
+    cuda_prover_groth16::params::load_or_create(&root, &c, &|_| {}).unwrap();
     let valid = root.join(&name);
     let mut rounds: Vec<LinkRound> = Vec::new();
     let count = 9;

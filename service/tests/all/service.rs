@@ -582,8 +582,8 @@ async fn params_dir_links_are_refused_at_the_time_of_use() {
 
     // A key file that is a link to a valid key outside.
     let c = cuda_prover_pipeline::circuits::BuiltIn::new(Kind::Chain, 8, 0).unwrap();
-    cuda_prover_engine::params::load_or_create(&outside, &c, &|_| {}).unwrap();
-    let name = cuda_prover_engine::params::key_name(&c);
+    cuda_prover_groth16::params::load_or_create(&outside, &c, &|_| {}).unwrap();
+    let name = cuda_prover_groth16::params::key_name(&c);
     std::os::unix::fs::symlink(outside.join(&name), root.join(&name)).unwrap();
     let before: Vec<_> = std::fs::read_dir(&outside).unwrap().collect();
     fails_with(
@@ -603,7 +603,7 @@ async fn params_dir_links_are_refused_at_the_time_of_use() {
 
     // A lock file that is a link (to a file that does not exist yet).
     let c9 = cuda_prover_pipeline::circuits::BuiltIn::new(Kind::Chain, 9, 0).unwrap();
-    let mut lock = cuda_prover_engine::params::key_name(&c9);
+    let mut lock = cuda_prover_groth16::params::key_name(&c9);
     lock.push(".lock");
     let target = outside.join("made-by-the-daemon");
     std::os::unix::fs::symlink(&target, root.join(&lock)).unwrap();
@@ -618,7 +618,7 @@ async fn params_dir_links_are_refused_at_the_time_of_use() {
     );
     assert!(!target.exists(), "the daemon created a file outside");
     assert!(!root
-        .join(cuda_prover_engine::params::key_name(&c9))
+        .join(cuda_prover_groth16::params::key_name(&c9))
         .exists());
 
     // The daemon keeps serving from its params dir.

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
 use cuda_prover_bellperson::{Context, ErrorCode};
-use cuda_prover_engine::{
-    BlindingSource, DeviceSelection, Engine, EngineConfig, EngineError, Job, Policy,
-};
+use cuda_prover_engine::{DeviceSelection, Engine, EngineConfig, EngineError, Policy};
+use cuda_prover_groth16::Groth16Engine;
+use cuda_prover_groth16::{BlindingSource, Job};
 use cuda_prover_pipeline::SynthesisMode;
 use cuda_prover_tests::{builtin, builtin_keys};
 

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use cuda_prover_bellperson::circuits::{BuiltIn, Kind};
 use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{Backend, Context, ContextOptions, ErrorCode};
-use cuda_prover_engine::{
-    open_context, BackendChoice, BlindingSource, DeviceSelection, Engine, EngineConfig, Job,
-};
+use cuda_prover_engine::{open_context, BackendChoice, DeviceSelection, Engine, EngineConfig};
+use cuda_prover_groth16::Groth16Engine;
+use cuda_prover_groth16::{BlindingSource, Job};
 use cuda_prover_pipeline::SynthesisMode;
 use cuda_prover_tests::{builtin, builtin_keys};
 
@@ -28,7 +28,7 @@ fn job(n: usize, seed: u64) -> Job<BuiltIn> {
 }
 
 /// The core's error inside a glue error.
-fn core(e: cuda_prover_bellperson::Error) -> cuda_prover_sys::Error {
+fn core(e: cuda_prover_bellperson::Error) -> cuda_prover_device::Error {
     match e {
         cuda_prover_bellperson::Error::Core(e) => e,
         other => panic!("not a core error: {other}"),

@@ -12,11 +12,13 @@ use std::collections::BTreeMap;
 
 use blstrs::{G1Affine, G2Affine};
 use cuda_prover_bellperson::circuits::Kind;
+use cuda_prover_bellperson::core_api;
 use cuda_prover_bellperson::Placement;
 use cuda_prover_bellperson::{
     create_proof_batch, Blinding, Context, ErrorCode, KeyCheck, ProvingKey,
 };
-use cuda_prover_sys as sys;
+use cuda_prover_device as device;
+use cuda_prover_sys::ffi;
 use cuda_prover_tests::{builtin, builtin_keys};
 use group::prime::PrimeCurveAffine;
 use rand_chacha::ChaCha8Rng;
@@ -420,54 +422,51 @@ fn mutation_campaign_through_files() {
 
 /// The original key as in-memory parts (the core's layout, decoded here).
 struct Parts {
-    vk1: [sys::G1Affine; 3],
-    vk2: [sys::G2Affine; 3],
-    g1: [Vec<sys::G1Affine>; 5],
-    g2: Vec<sys::G2Affine>,
+    vk1: [core_api::G1Affine; 3],
+    vk2: [core_api::G2Affine; 3],
+    g1: [Vec<core_api::G1Affine>; 5],
+    g2: Vec<core_api::G2Affine>,
 }
 
-fn g1_from(b: &[u8]) -> sys::G1Affine {
+fn g1_from(b: &[u8]) -> core_api::G1Affine {
     let mut a = blst::blst_p1_affine::default();
     // SAFETY: 96 readable bytes, a valid out pointer.
     assert_eq!(
         unsafe { blst::blst_p1_deserialize(&mut a, b.as_ptr()) },
         blst::BLST_ERROR::BLST_SUCCESS
     );
-    sys::G1Affine {
-        x: sys::ffi::cp_fp { l: a.x.l },
-        y: sys::ffi::cp_fp { l: a.y.l },
+    core_api::G1Affine {
+        x: ffi::cp_fp { l: a.x.l },
+        y: ffi::cp_fp { l: a.y.l },
     }
 }
 
-fn g2_from(b: &[u8]) -> sys::G2Affine {
+fn g2_from(b: &[u8]) -> core_api::G2Affine {
     let mut a = blst::blst_p2_affine::default();
     // SAFETY: 192 readable bytes, a valid out pointer.
     assert_eq!(
         unsafe { blst::blst_p2_deserialize(&mut a, b.as_ptr()) },
         blst::BLST_ERROR::BLST_SUCCESS
     );
-    let fp2 = |f: &blst::blst_fp2| sys::ffi::cp_fp2 {
-        fp: [
-            sys::ffi::cp_fp { l: f.fp[0].l },
-            sys::ffi::cp_fp { l: f.fp[1].l },
-        ],
+    let fp2 = |f: &blst::blst_fp2| ffi::cp_fp2 {
+        fp: [ffi::cp_fp { l: f.fp[0].l }, ffi::cp_fp { l: f.fp[1].l }],
     };
-    sys::G2Affine {
+    core_api::G2Affine {
         x: fp2(&a.x),
         y: fp2(&a.y),
     }
 }
 
-fn g1_unchecked(b: &[u8]) -> sys::G1Affine {
+fn g1_unchecked(b: &[u8]) -> core_api::G1Affine {
     let mut a = blst::blst_p1_affine::default();
     // SAFETY: as above; torsion points decode (blst checks the curve only).
     assert_eq!(
         unsafe { blst::blst_p1_deserialize(&mut a, b.as_ptr()) },
         blst::BLST_ERROR::BLST_SUCCESS
     );
-    sys::G1Affine {
-        x: sys::ffi::cp_fp { l: a.x.l },
-        y: sys::ffi::cp_fp { l: a.y.l },
+    core_api::G1Affine {
+        x: ffi::cp_fp { l: a.x.l },
+        y: ffi::cp_fp { l: a.y.l },
     }
 }
 
@@ -488,9 +487,9 @@ impl Parts {
                 .collect(),
         }
     }
-    fn load(&self, check: KeyCheck) -> sys::Result<sys::Key> {
-        sys::Key::load_parts(
-            &sys::KeyParts {
+    fn load(&self, check: KeyCheck) -> device::Result<core_api::Key> {
+        core_api::Key::load_parts(
+            &core_api::KeyParts {
                 alpha_g1: self.vk1[0],
                 beta_g1: self.vk1[1],
                 beta_g2: self.vk2[0],
@@ -541,13 +540,10 @@ fn mutation_campaign_over_parts() {
         let mut a = blst::blst_p2_affine::default();
         // SAFETY: 192 readable bytes, a valid out pointer.
         unsafe { blst::blst_p2_deserialize(&mut a, b.as_ptr()) };
-        let fp2 = |f: &blst::blst_fp2| sys::ffi::cp_fp2 {
-            fp: [
-                sys::ffi::cp_fp { l: f.fp[0].l },
-                sys::ffi::cp_fp { l: f.fp[1].l },
-            ],
+        let fp2 = |f: &blst::blst_fp2| ffi::cp_fp2 {
+            fp: [ffi::cp_fp { l: f.fp[0].l }, ffi::cp_fp { l: f.fp[1].l }],
         };
-        sys::G2Affine {
+        core_api::G2Affine {
             x: fp2(&a.x),
             y: fp2(&a.y),
         }
@@ -558,7 +554,10 @@ fn mutation_campaign_over_parts() {
         let how = i % 4;
         // Where: a vk point or a query point, G1 or G2.
         let g2 = rng.next_u32() % 4 == 0;
-        let (g1p, g2p): (Option<&mut sys::G1Affine>, Option<&mut sys::G2Affine>) = if g2 {
+        let (g1p, g2p): (
+            Option<&mut core_api::G1Affine>,
+            Option<&mut core_api::G2Affine>,
+        ) = if g2 {
             let k = rng.next_u32() as usize % (p.g2.len() + 3);
             (
                 None,
@@ -587,14 +586,14 @@ fn mutation_campaign_over_parts() {
         if let Some(q) = g1p {
             match how {
                 0 => *q = t1,
-                1 => *q = sys::G1Affine::default(),
+                1 => *q = core_api::G1Affine::default(),
                 2 => q.y.l[limb] ^= 1 << (rng.next_u32() % 60),
                 _ => add_p(&mut q.x.l),
             }
         } else if let Some(q) = g2p {
             match how {
                 0 => *q = t2,
-                1 => *q = sys::G2Affine::default(),
+                1 => *q = core_api::G2Affine::default(),
                 2 => q.y.fp[1].l[limb] ^= 1 << (rng.next_u32() % 60),
                 _ => add_p(&mut q.x.fp[0].l),
             }
@@ -603,7 +602,7 @@ fn mutation_campaign_over_parts() {
             Err(e) => e,
             Ok(_) => panic!("parts case {i} ({expect}) accepted"),
         };
-        assert_eq!(e.code, sys::ErrorCode::ParamsFormat, "{e}");
+        assert_eq!(e.code, device::ErrorCode::ParamsFormat, "{e}");
         assert!(
             e.message.contains(expect),
             "case {i}: expected '{expect}': {e}"

@@ -13,7 +13,9 @@ use cuda_prover_bellperson::{
     prove_from_assignments, prove_from_witnesses, synthesize, synthesize_witness, Blinding,
     Context, ErrorCode, Shape, ShapeData, StreamSharing,
 };
-use cuda_prover_engine::{BlindingSource, Engine, EngineConfig, Job};
+use cuda_prover_engine::{Engine, EngineConfig};
+use cuda_prover_groth16::Groth16Engine;
+use cuda_prover_groth16::{BlindingSource, Job};
 use cuda_prover_pipeline::SynthesisMode;
 use cuda_prover_tests::{
     builtin, builtin_keys, expected_stream_chunks, native_proofs, proof_bytes, Keys,

@@ -12,6 +12,7 @@ use cuda_prover_bellperson::{
     prove_from_assignments, prove_from_witnesses, shape_file, synthesize, synthesize_recording,
     synthesize_witness, Blinding, Context, ErrorCode, Shape, ShapeData, SizeHint,
 };
+use cuda_prover_groth16::Groth16Engine;
 use cuda_prover_tests::{
     builtin, builtin_keys, keys_for, native_proofs, proof_bytes, Broken, COnly, Keys, MultiInput,
 };
@@ -277,10 +278,11 @@ fn corrupt_shape_parts_are_refused_by_the_core() {
 
 mod engine {
     use super::*;
-    use cuda_prover_engine::{BlindingSource, Engine, EngineConfig, Job};
+    use cuda_prover_engine::{Engine, EngineConfig};
+    use cuda_prover_groth16::{BlindingSource, Job};
     use cuda_prover_pipeline::SynthesisMode;
 
-    fn run(mode: SynthesisMode, shape: Option<Arc<Shape>>) -> cuda_prover_engine::JobOutput {
+    fn run(mode: SynthesisMode, shape: Option<Arc<Shape>>) -> cuda_prover_groth16::JobOutput {
         let keys = builtin_keys(Kind::Chain, 8);
         let ctx = Arc::new(Context::host(2).unwrap());
         let e = Engine::new(ctx, EngineConfig::default()).unwrap();

@@ -8,13 +8,14 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use cuda_prover_engine::{
-    open_context, BackendChoice, BlindingSource, DeviceSelection, Engine, EngineConfig, Policy,
+    open_context, BackendChoice, DeviceSelection, Engine, EngineConfig, Policy,
 };
 use cuda_prover_filecoin::sealing::{seal_test_sector, SealedSector};
 use cuda_prover_filecoin::test_params::{
     default_test_parameter_dir, ensure_test_parameters, use_test_parameter_dir, TestCircuit,
 };
 use cuda_prover_filecoin::{FilecoinProver, RegisteredSeal, SealVersion, SectorSize};
+use cuda_prover_groth16::BlindingSource;
 use cuda_prover_pipeline::KeyCheck;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::DefaultPieceHasher;

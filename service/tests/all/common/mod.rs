@@ -188,7 +188,7 @@ pub fn job(
 /// here in the client, against the key in the params dir.
 pub fn verify_here(params: &std::path::Path, kind: Kind, log: u32, seed: u64, proofs: &[Vec<u8>]) {
     let c = BuiltIn::new(kind, log, 0).unwrap();
-    let key = ProvingKey::from_file(&cuda_prover_engine::params::key_path(params, &c)).unwrap();
+    let key = ProvingKey::from_file(&cuda_prover_groth16::params::key_path(params, &c)).unwrap();
     for (k, bytes) in proofs.iter().enumerate() {
         assert_eq!(bytes.len(), 192, "bellperson's proof encoding");
         let proof = Proof::read(&bytes[..]).unwrap();

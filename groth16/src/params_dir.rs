@@ -16,7 +16,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
-use crate::error::EngineError;
+use cuda_prover_engine::EngineError;
 
 /// What a name in the directory is, without following a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,8 +5,9 @@
 //! a device.
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::ffi;
-use crate::safe::DeviceMutex;
+use cuda_prover_sys::ffi;
+
+use crate::mutex::DeviceMutex;
 
 /// The device(s) one call runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -93,8 +94,11 @@ impl<'a> Placement<'a> {
         Placement::new(gpu, None)
     }
 
-    /// The mutex's handle for the C ABI (null: none).
-    pub(crate) fn raw_mutex(&self) -> *mut ffi::cp_mutex {
-        self.mutex.map(|m| m.raw).unwrap_or(std::ptr::null_mut())
+    /// The mutex's handle for the C ABI (null: none), for a family crate's
+    /// calls into the core.
+    pub fn raw_mutex(&self) -> *mut ffi::cp_mutex {
+        self.mutex
+            .map(|m| m.as_raw())
+            .unwrap_or(std::ptr::null_mut())
     }
 }

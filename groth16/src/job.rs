@@ -14,11 +14,13 @@ use cuda_prover_pipeline::{
 };
 use parking_lot::Mutex;
 
-use crate::config::BlindingSource;
-use crate::error::EngineError;
+use crate::blinding::BlindingSource;
+use cuda_prover_engine::EngineError;
+
+use crate::cause::cause;
 use crate::readying::ready_key_on;
 use crate::report::JobReport;
-use crate::work::{DeviceSlot, Work};
+use cuda_prover_engine::{DeviceSlot, Work};
 
 /// N partitions of one circuit.
 pub struct Job<C> {
@@ -94,7 +96,7 @@ impl<'k, C: Circuit<Scalar> + Send> Groth16Work<'k, C> {
             key.check_shape(shape)
                 .map_err(|e| EngineError::PrepareFor {
                     what: "the job's shape does not fit its key".into(),
-                    source: e,
+                    source: cause(e),
                 })?;
         } else if synthesis == SynthesisMode::Witness {
             return Err(EngineError::Setup(
@@ -103,7 +105,7 @@ impl<'k, C: Circuit<Scalar> + Send> Groth16Work<'k, C> {
         }
         let hint = key
             .size_hint()
-            .map_err(|e| EngineError::Prepare(e.into()))?;
+            .map_err(|e| EngineError::Prepare(cause(e)))?;
         let known = OnceLock::new();
         if synthesis != SynthesisMode::Full {
             if let Some(shape) = shape {
@@ -180,7 +182,7 @@ impl<C: Circuit<Scalar> + Send> Work for Groth16Work<'_, C> {
             .synthesize(circuit)
             .map_err(|source| EngineError::Synthesis {
                 partition: k,
-                source,
+                source: cause(source),
             })?;
         Ok(PreparedPartition {
             prepared,
@@ -207,7 +209,7 @@ impl<C: Circuit<Scalar> + Send> Work for Groth16Work<'_, C> {
             .map_err(|source| EngineError::Partition {
                 partition: k,
                 device: ordinal,
-                source,
+                source: cause(source),
             })?;
         if outs.len() != 1 {
             return Err(EngineError::Collector(format!(

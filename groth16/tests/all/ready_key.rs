@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cuda_prover_engine::{Engine, EngineConfig, Job};
+use cuda_prover_engine::{Engine, EngineConfig};
+use cuda_prover_groth16::Groth16Engine;
+use cuda_prover_groth16::Job;
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
 use cuda_prover_pipeline::{Context, ProvingKey};
 
@@ -22,7 +24,7 @@ fn temp_dir(tag: &str) -> PathBuf {
 fn key_and_engine(tag: &str, log: u32, devices: u32) -> (PathBuf, ProvingKey, Engine) {
     let dir = temp_dir(tag);
     let c = BuiltIn::new(Kind::Chain, log, 0).unwrap();
-    let key = cuda_prover_engine::params::load_or_create(&dir, &c, &|_| {}).unwrap();
+    let key = cuda_prover_groth16::params::load_or_create(&dir, &c, &|_| {}).unwrap();
     let ctx = Arc::new(Context::host(devices).unwrap());
     let engine = Engine::new(ctx, EngineConfig::default()).unwrap();
     (dir, key, engine)

@@ -14,12 +14,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use cuda_prover_engine::key_store::{shape_path, KeyStore};
 use cuda_prover_engine::output::{check_not_input, OutputFile};
-use cuda_prover_engine::params::key_path;
-use cuda_prover_engine::params_dir::ParamsDir;
-use cuda_prover_engine::shape_cache::load_or_record;
-use cuda_prover_engine::{list_devices, BackendArgs, BlindingSource, EngineArgs, EngineError, Job};
+use cuda_prover_engine::{list_devices, BackendArgs, EngineArgs, EngineError};
+use cuda_prover_groth16::key_store::{shape_path, KeyStore};
+use cuda_prover_groth16::params::key_path;
+use cuda_prover_groth16::params_dir::ParamsDir;
+use cuda_prover_groth16::shape_cache::load_or_record;
+use cuda_prover_groth16::{BlindingSource, Groth16Engine, Job};
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
 use cuda_prover_pipeline::{PartitionProof, StreamSharing, SynthesisMode};
 

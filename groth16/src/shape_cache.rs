@@ -12,7 +12,9 @@ use std::time::Instant;
 use cuda_prover_pipeline::circuits::BuiltIn;
 use cuda_prover_pipeline::{shape_file, ProvingKey, Shape, ShapeData};
 
-use crate::error::EngineError;
+use cuda_prover_engine::EngineError;
+
+use crate::cause::cause;
 use crate::params::{key_error, key_name, key_path, write_then_rename};
 use crate::params_dir::{Entry, Open, ParamsDir};
 
@@ -44,7 +46,7 @@ pub(crate) fn save(
     data: &ShapeData,
     fp: &[u8; 32],
 ) -> Result<(), EngineError> {
-    let bytes = shape_file::encode_for(data, fp).map_err(|e| EngineError::Prepare(e.into()))?;
+    let bytes = shape_file::encode_for(data, fp).map_err(|e| EngineError::Prepare(cause(e)))?;
     let name = shape_name(c);
     let mut tmp = name.clone();
     tmp.push(format!("-tmp{}", std::process::id()));
@@ -85,9 +87,9 @@ pub fn load_or_record(
     }
     let data = ShapeData::record(*c).map_err(|e| EngineError::PrepareFor {
         what: format!("recording the shape of {}", c.kind.name()),
-        source: e,
+        source: cause(e),
     })?;
-    let shape = Shape::new(&data).map_err(|e| EngineError::Prepare(e.into()))?;
+    let shape = Shape::new(&data).map_err(|e| EngineError::Prepare(cause(e)))?;
     key.check_shape(&shape).map_err(|e| {
         key_error(
             &key_path(dir.path(), c),

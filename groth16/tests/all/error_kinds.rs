@@ -3,8 +3,9 @@
 
 use std::path::PathBuf;
 
-use cuda_prover_engine::params::{key_path, load_key_and_shape};
 use cuda_prover_engine::{EngineError, ErrorKind};
+use cuda_prover_groth16::cause;
+use cuda_prover_groth16::params::{key_path, load_key_and_shape};
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
 use cuda_prover_pipeline::{Context, ErrorCode, ProvingKey};
 
@@ -53,7 +54,7 @@ fn a_corrupt_key_is_key_invalid_with_its_core_code() {
     let e = ProvingKey::from_bytes(&[0x5a; 4096])
         .err()
         .expect("garbage accepted");
-    let e = EngineError::Prepare(e);
+    let e = EngineError::Prepare(cause(e));
     assert_eq!(e.core_code(), Some(ErrorCode::ParamsFormat), "{e}");
     assert_eq!(e.code(), ErrorKind::KeyInvalid, "{e}");
     assert!(std::error::Error::source(&e).is_some(), "{e}");
@@ -80,7 +81,7 @@ fn out_of_device_memory_keeps_its_code() {
     let e = key.prepare(&ctx, 0).err().expect("a key placed in 1 KiB");
     let e = EngineError::Device {
         device: 0,
-        source: e,
+        source: cause(e),
     };
     assert_eq!(e.core_code(), Some(ErrorCode::OutOfMemory), "{e}");
     assert_eq!(e.code(), ErrorKind::OutOfDeviceMemory, "{e}");

@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 use cuda_prover_pipeline::PartitionProof;
 use serde::Serialize;
 
-use crate::engine::Engine;
-use crate::error::EngineError;
-use crate::work::{ItemDone, WorkOutput};
+use cuda_prover_engine::Engine;
+use cuda_prover_engine::EngineError;
+use cuda_prover_engine::{ItemDone, TrimReport, WorkOutput};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PartitionReport {
@@ -76,13 +76,6 @@ pub struct DeviceReport {
     /// The highest measured peak of its partitions, and the estimate.
     pub peak_device_bytes: u64,
     pub estimated_device_bytes: u64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct TrimReport {
-    pub device: u32,
-    pub freed_bytes: u64,
-    pub seconds: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -5,8 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 
-use cuda_prover_engine::key_store::shape_path;
-use cuda_prover_engine::{Engine, EngineConfig, KeyStore};
+use cuda_prover_engine::{Engine, EngineConfig};
+use cuda_prover_groth16::key_store::shape_path;
+use cuda_prover_groth16::KeyStore;
 use cuda_prover_pipeline::circuits::{BuiltIn, Kind};
 use cuda_prover_pipeline::{Context, KeyCheck};
 
@@ -26,8 +27,8 @@ fn key_files(dir: &Path) -> Vec<PathBuf> {
     (7..=9)
         .map(|log| {
             let c = BuiltIn::new(Kind::Chain, log, 0).unwrap();
-            cuda_prover_engine::params::load_or_create(dir, &c, &|_| {}).unwrap();
-            cuda_prover_engine::params::key_path(dir, &c)
+            cuda_prover_groth16::params::load_or_create(dir, &c, &|_| {}).unwrap();
+            cuda_prover_groth16::params::key_path(dir, &c)
         })
         .collect()
 }
@@ -154,14 +155,14 @@ fn the_budget_evicts_the_least_recently_used_unpinned_key() {
 #[test]
 fn built_in_keys_are_generated_once_and_named_by_dir() {
     let dir = temp_dir("built-in");
-    let pd = cuda_prover_engine::params_dir::ParamsDir::open(&dir).unwrap();
+    let pd = cuda_prover_groth16::params_dir::ParamsDir::open(&dir).unwrap();
     let c = BuiltIn::new(Kind::Chain, 7, 0).unwrap();
     let store = KeyStore::unbounded();
     let a = store.load_built_in(&pd, &c, true, &|_| {}).unwrap();
     let b = store.load_built_in(&pd, &c, false, &|_| {}).unwrap();
     assert!(Arc::ptr_eq(&a.key, &b.key));
     assert!(b.took.is_zero());
-    let name = cuda_prover_engine::key_store::built_in_name(Kind::Chain, 7, pd.path());
+    let name = cuda_prover_groth16::key_store::built_in_name(Kind::Chain, 7, pd.path());
     assert_eq!(store.list()[0].name, name);
     assert!(store.list()[0].pinned);
     assert!(

@@ -4,10 +4,11 @@
 use std::marker::PhantomData;
 use std::ptr;
 
-use crate::error::{check, Error, ErrorCode, Result};
-use crate::ffi;
-use crate::placement::Placement;
-use crate::safe::{Context, Fr, Key, Pending, RawProof};
+use cuda_prover_device::{check, Context, Error, ErrorCode, Placement, Result};
+use cuda_prover_sys::ffi;
+
+use super::key::{Fr, Key};
+use super::proof::{Pending, RawProof};
 
 pub use ffi::{cp_shape_entry as ShapeEntry, cp_shape_info as ShapeInfo};
 
@@ -136,12 +137,12 @@ impl Key {
     }
 }
 
-impl Context {
-    /// Like [`Context::prove_start`] for circuits given as a shape and
+impl Key {
+    /// Like [`Key::prove_start`] for circuits given as a shape and
     /// their witnesses: a, b, c are evaluated and checked by the core.
     pub fn prove_start_witness(
         &self,
-        key: &Key,
+        ctx: &Context,
         shape: &Shape,
         witnesses: &[Witness<'_>],
         place: &Placement<'_>,
@@ -159,8 +160,8 @@ impl Context {
         // of them after returning. On success `out` is a pending proof we own.
         check(unsafe {
             ffi::cp_groth16_prove_start_witness(
+                ctx.as_raw(),
                 self.raw,
-                key.raw,
                 shape.raw,
                 raw.as_ptr(),
                 raw.len(),
@@ -175,19 +176,21 @@ impl Context {
     /// Device part and host epilogue in one call.
     pub fn prove_witness(
         &self,
-        key: &Key,
+        ctx: &Context,
         shape: &Shape,
         witnesses: &[Witness<'_>],
         place: &Placement<'_>,
     ) -> Result<Vec<RawProof>> {
-        self.prove_start_witness(key, shape, witnesses, place)?
+        self.prove_start_witness(ctx, shape, witnesses, place)?
             .finish()
     }
 
-    /// [`Context::prepare`] for proofs from `shape`: also places the
-    /// shape's device copy.
-    pub fn prepare_shape(&self, ordinal: u32, key: &Key, shape: &Shape) -> Result<()> {
+    /// [`Key::prepare`] for proofs from `shape`: also places the shape's
+    /// device copy.
+    pub fn prepare_shape(&self, ctx: &Context, ordinal: u32, shape: &Shape) -> Result<()> {
         // SAFETY: the handles are live for the call.
-        check(unsafe { ffi::cp_device_prepare_shape(self.raw, ordinal as i32, key.raw, shape.raw) })
+        check(unsafe {
+            ffi::cp_device_prepare_shape(ctx.as_raw(), ordinal as i32, self.raw, shape.raw)
+        })
     }
 }

@@ -1,15 +1,14 @@
-//! RAII types over the core's GKR handles (sumcheck, tower) and the field
-//! batch kernel. Extension elements are [`Bb4`]: four canonical BabyBear
+//! The core's GKR part of the C ABI (`include/cuda_prover/gkr.h`), safe:
+//! RAII types over its handles (sumcheck, tower) and the field batch
+//! kernel, on the device crate's context and placement. Extension elements are [`Bb4`]: four canonical BabyBear
 //! coefficients (`c0 + c1 X + c2 X^2 + c3 X^3`, `X^4 = 11`).
 
 use std::marker::PhantomData;
 use std::ptr;
 use std::time::Duration;
 
-use crate::error::{check, Error, ErrorCode, Result};
-use crate::ffi;
-use crate::placement::{GpuIndex, Placement};
-use crate::safe::Context;
+use cuda_prover_device::{check, Context, Error, ErrorCode, GpuIndex, Placement, Result};
+use cuda_prover_sys::ffi;
 
 /// An extension element of BabyBear as the core takes it: canonical
 /// coefficients, lowest degree first.
@@ -38,7 +37,7 @@ fn invalid(message: String) -> Error {
     Error::new(ErrorCode::InvalidArgument, message)
 }
 
-/// An operation of [`Context::bb4_batch`].
+/// An operation of [`bb4_batch`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bb4Op {
     Add,
@@ -96,49 +95,47 @@ pub struct SumcheckTerm {
     pub factors: Vec<u32>,
 }
 
-impl Context {
-    /// `out[i] = a[i] op b[i]` computed by the device's field kernels
-    /// (for testing them against a reference field).
-    pub fn bb4_batch(
-        &self,
-        gpu: impl Into<GpuIndex>,
-        op: Bb4Op,
-        a: &[Bb4],
-        b: &[Bb4],
-    ) -> Result<Vec<Bb4>> {
-        if op != Bb4Op::Inv && a.len() != b.len() {
-            return Err(invalid(format!(
-                "bb4_batch: a has {} elements, b {}",
-                a.len(),
-                b.len()
-            )));
-        }
-        let raw_op = match op {
-            Bb4Op::Add => ffi::CP_BB4_ADD,
-            Bb4Op::Sub => ffi::CP_BB4_SUB,
-            Bb4Op::Mul => ffi::CP_BB4_MUL,
-            Bb4Op::Inv => ffi::CP_BB4_INV,
-        };
-        let mut out = vec![[0u32; 4]; a.len()];
-        // SAFETY: a, b and out hold a.len() elements of cp_bb4's layout (b
-        // is not read for Inv); the core does not keep the pointers.
-        check(unsafe {
-            ffi::cp_bb4_batch(
-                self.raw,
-                gpu.into().raw(),
-                raw_op,
-                as_raw(a),
-                if op == Bb4Op::Inv {
-                    ptr::null()
-                } else {
-                    as_raw(b)
-                },
-                as_raw_mut(&mut out),
-                a.len(),
-            )
-        })?;
-        Ok(out)
+/// `out[i] = a[i] op b[i]` computed by the field kernels of `ctx`'s device
+/// `gpu` (for testing them against a reference field).
+pub fn bb4_batch(
+    ctx: &Context,
+    gpu: impl Into<GpuIndex>,
+    op: Bb4Op,
+    a: &[Bb4],
+    b: &[Bb4],
+) -> Result<Vec<Bb4>> {
+    if op != Bb4Op::Inv && a.len() != b.len() {
+        return Err(invalid(format!(
+            "bb4_batch: a has {} elements, b {}",
+            a.len(),
+            b.len()
+        )));
     }
+    let raw_op = match op {
+        Bb4Op::Add => ffi::CP_BB4_ADD,
+        Bb4Op::Sub => ffi::CP_BB4_SUB,
+        Bb4Op::Mul => ffi::CP_BB4_MUL,
+        Bb4Op::Inv => ffi::CP_BB4_INV,
+    };
+    let mut out = vec![[0u32; 4]; a.len()];
+    // SAFETY: a, b and out hold a.len() elements of cp_bb4's layout (b
+    // is not read for Inv); the core does not keep the pointers.
+    check(unsafe {
+        ffi::cp_bb4_batch(
+            ctx.as_raw(),
+            gpu.into().raw(),
+            raw_op,
+            as_raw(a),
+            if op == Bb4Op::Inv {
+                ptr::null()
+            } else {
+                as_raw(b)
+            },
+            as_raw_mut(&mut out),
+            a.len(),
+        )
+    })?;
+    Ok(out)
 }
 
 /// A sumcheck over multilinear tables on one device. Borrows its context
@@ -176,7 +173,7 @@ impl<'a> Sumcheck<'a> {
         // outlive the call (the core copies them); on success `raw` is ours.
         check(unsafe {
             ffi::cp_sumcheck_new(
-                ctx.raw,
+                ctx.as_raw(),
                 place.gpu.raw(),
                 place.raw_mutex(),
                 tag,
@@ -346,7 +343,7 @@ impl<'a> Tower<'a> {
         // this frame; on success `raw` is ours.
         check(unsafe {
             ffi::cp_tower_new_with(
-                ctx.raw,
+                ctx.as_raw(),
                 place.gpu.raw(),
                 place.raw_mutex(),
                 tag,

@@ -5,9 +5,10 @@ use std::ffi::CString;
 use std::path::Path;
 use std::ptr;
 
-use crate::error::{check, check_with_message, Error, ErrorCode, Result};
-use crate::ffi;
-use crate::safe::{Context, Fr, Key, KeyShape, KeyVk, LoadReport};
+use cuda_prover_device::{check, check_with_message, Context, Error, ErrorCode, Result};
+use cuda_prover_sys::ffi;
+
+use super::key::{Fr, Key, KeyShape, KeyVk, LoadReport};
 
 /// A section of a proving key whose points are multiples of a generator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,7 +100,7 @@ impl KeyBuilder {
         // `scalars` is valid for reads of its length for the call.
         check(unsafe {
             ffi::cp_key_builder_fill(
-                ctx.raw,
+                ctx.as_raw(),
                 ordinal as i32,
                 self.raw,
                 section.raw(),
@@ -144,7 +145,7 @@ impl Key {
         ctx: &Context,
         ordinal: u32,
         path: &Path,
-        check: crate::safe::KeyCheck,
+        check: super::key::KeyCheck,
     ) -> Result<(Self, LoadReport)> {
         let c = c_path(path)?;
         let mut raw = ptr::null_mut();
@@ -153,7 +154,7 @@ impl Key {
         // pointers are valid; `ctx.raw` is a live context.
         let note = check_with_message(unsafe {
             ffi::cp_key_load_file_on(
-                ctx.raw,
+                ctx.as_raw(),
                 ordinal as i32,
                 c.as_ptr(),
                 check.flags(),

@@ -7,7 +7,7 @@ use std::sync::{Arc, RwLock};
 
 use cuda_prover_pipeline::{ProvingKey, Shape};
 
-use crate::error::EngineError;
+use cuda_prover_engine::EngineError;
 
 /// A key held by a [`super::KeyStore`], shared as `Arc`: a job proving with
 /// it keeps it alive after the store evicts it.

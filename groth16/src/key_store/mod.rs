@@ -33,10 +33,10 @@ pub use files::{built_in_name, shape_name, shape_path};
 use files::{read_shape, shape_for_key};
 pub use stored::{host_bytes, StoredKey};
 
-use crate::error::EngineError;
 use crate::params_dir::ParamsDir;
-use crate::residency::{Residency, Resident};
-use crate::Engine;
+use cuda_prover_engine::residency::{Residency, Resident};
+use cuda_prover_engine::Engine;
+use cuda_prover_engine::EngineError;
 use loading::LoadSlots;
 
 /// A key as a store hands it out.

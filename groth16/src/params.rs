@@ -35,8 +35,8 @@ use cuda_prover_pipeline::{
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 
-use crate::error::EngineError;
 use crate::params_dir::{Entry, Open, ParamsDir};
+use cuda_prover_engine::EngineError;
 
 /// The name of a circuit shape's key file in its params dir.
 pub fn key_name(c: &BuiltIn) -> OsString {

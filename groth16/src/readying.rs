@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use cuda_prover_pipeline::{ProvingKey, Shape};
 
-use crate::error::EngineError;
-use crate::scheduler::RunControl;
-use crate::work::{DeviceSlot, Work};
+use cuda_prover_engine::EngineError;
+
+use crate::cause::cause;
+use cuda_prover_engine::{DeviceSlot, Work};
 
 /// Places `key` (with `shape`) on the worker's device: the readying of a
 /// Groth16 job, and of [`ReadyWork`].
@@ -25,15 +26,15 @@ pub(crate) fn ready_key_on(
     }
     .map_err(|source| EngineError::Device {
         device: slot.ordinal,
-        source,
+        source: cause(source),
     })
 }
 
 /// A run of one empty item whose workers (one or more per device) each
 /// ready their device for the key.
-struct ReadyWork<'k> {
-    key: &'k ProvingKey,
-    shape: Option<Arc<Shape>>,
+pub(crate) struct ReadyWork<'k> {
+    pub(crate) key: &'k ProvingKey,
+    pub(crate) shape: Option<Arc<Shape>>,
 }
 
 impl Work for ReadyWork<'_> {
@@ -63,26 +64,5 @@ impl Work for ReadyWork<'_> {
 
     fn verify(&self, _item: usize, _output: &u32) -> Result<(), EngineError> {
         Ok(())
-    }
-}
-
-impl crate::Engine {
-    /// Readies every device of this engine for `key` (and `shape`, for
-    /// jobs that prove from witnesses): the key goes up (resident, or
-    /// planned for streaming when it does not fit), the working cache and
-    /// the MSM buffers are allocated, as the first partition of a job
-    /// would do. Checks the devices' memory first, as a job does. Returns
-    /// when every device is ready; a job of the same key and shape then
-    /// finds them so.
-    pub fn ready_key(
-        &self,
-        key: &ProvingKey,
-        shape: Option<Arc<Shape>>,
-    ) -> Result<std::time::Duration, EngineError> {
-        self.check_memory_with(key, shape.as_deref())?;
-        let t = std::time::Instant::now();
-        let work = ReadyWork { key, shape };
-        self.run_work(&work, RunControl::default(), |_| {})?;
-        Ok(t.elapsed())
     }
 }

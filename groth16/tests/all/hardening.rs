@@ -427,9 +427,10 @@ fn a_forged_consistent_shape_is_named_and_recorded_again() {
     let out = cli().args(prove_args(&dir, "chain")).output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let c = BuiltIn::new(Kind::Chain, 7, 0).unwrap();
-    let key = cuda_prover_engine::params::load_or_create(&dir, &c, &|_| {}).unwrap();
-    let path =
-        cuda_prover_engine::key_store::shape_path(&cuda_prover_engine::params::key_path(&dir, &c));
+    let key = cuda_prover_groth16::params::load_or_create(&dir, &c, &|_| {}).unwrap();
+    let path = cuda_prover_groth16::key_store::shape_path(&cuda_prover_groth16::params::key_path(
+        &dir, &c,
+    ));
     let honest = shape_file::load(&path, &key).unwrap();
     let mut forged = honest.clone();
     swap_rows!(&mut forged.a, 1, 2);

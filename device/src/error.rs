@@ -2,7 +2,7 @@
 
 use std::ffi::CStr;
 
-use crate::ffi;
+use cuda_prover_sys::ffi;
 
 /// What went wrong, as the core classifies it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -63,8 +63,9 @@ impl Error {
 }
 
 /// Takes ownership of a status: frees its message and turns a failure into an
-/// [`Error`].
-pub(crate) fn check(status: ffi::cp_status) -> Result<()> {
+/// [`Error`]. Every call into the core, in this crate or a family's, ends
+/// here.
+pub fn check(status: ffi::cp_status) -> Result<()> {
     let message = take_message(status.message);
     if status.code == ffi::CP_OK as i32 {
         Ok(())
@@ -77,7 +78,7 @@ pub(crate) fn check(status: ffi::cp_status) -> Result<()> {
 }
 
 /// Like [`check`], but keeps the message of a successful call.
-pub(crate) fn check_with_message(status: ffi::cp_status) -> Result<Option<String>> {
+pub fn check_with_message(status: ffi::cp_status) -> Result<Option<String>> {
     let message = take_message(status.message);
     if status.code == ffi::CP_OK as i32 {
         Ok(message)
