@@ -159,7 +159,7 @@ fn append_in_order<CS: ConstraintSystem<Scalar>>(
             }
             Err(e) => {
                 stop.store(true, Ordering::Relaxed);
-                if failed.as_ref().map_or(true, |(k, _)| j < *k) {
+                if failed.as_ref().is_none_or(|(k, _)| j < *k) {
                     failed = Some((j, e));
                 }
             }

@@ -21,7 +21,7 @@ pub(crate) fn check_item<W: Work>(
     let proved_on = work.proved_on(&d.output);
     if owner != d.device as i64 || proved_on != d.device {
         return Err(EngineError::Collector(format!(
-            "partition {k} was owned by device {owner} but proved by device {proved_on} (worker {})",
+            "item {k} was owned by device {owner} but proved by device {proved_on} (worker {})",
             d.device
         )));
     }
@@ -35,12 +35,12 @@ pub(crate) fn collect<O>(
 ) -> Result<Vec<ItemDone<O>>, EngineError> {
     if let Some(k) = duplicates.first() {
         return Err(EngineError::Collector(format!(
-            "partition {k} arrived more than once"
+            "item {k} arrived more than once"
         )));
     }
     let mut out = Vec::with_capacity(results.len());
     for (k, r) in results.into_iter().enumerate() {
-        let d = r.ok_or_else(|| EngineError::Collector(format!("partition {k} never arrived")))?;
+        let d = r.ok_or_else(|| EngineError::Collector(format!("item {k} never arrived")))?;
         out.push(d);
     }
     Ok(out)

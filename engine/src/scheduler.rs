@@ -20,7 +20,8 @@ use crate::worker::{worker, Queued};
 /// What the progress callback sees after each item.
 #[derive(Debug, Clone)]
 pub struct Progress {
-    pub partition: usize,
+    /// The item just done (a partition, a shard).
+    pub item: usize,
     pub device: u32,
     pub done: usize,
     pub total: usize,
@@ -52,13 +53,13 @@ where
     let n = devices.len();
     let total = work.items();
     if total == 0 {
-        return Err(EngineError::Setup("the job has no partitions".into()));
+        return Err(EngineError::Setup("the run has no items".into()));
     }
     // Worker w serves device w % n: round-robin over workers is
     // round-robin over devices.
     let workers = n * config.workers_per_device.max(1);
     let worker_device: Vec<usize> = (0..workers).map(|w| w % n).collect();
-    // In flight: one running and one queued a worker, plus the partitions
+    // In flight: one running and one queued a worker, plus the items
     // prepared ahead beside them, each with a preparer of its own (so that
     // preparations that use every core overlap at their ends instead of
     // leaving cores idle while the last pieces of one finish).
@@ -120,7 +121,7 @@ where
             done += 1;
             done_per_device[idx] += 1;
             progress(&Progress {
-                partition: k,
+                item: k,
                 device: d.device,
                 done,
                 total,

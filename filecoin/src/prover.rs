@@ -279,7 +279,7 @@ impl FilecoinProver {
         let out = self.engine.run_with(job, key, control, |p| {
             log::info!(
                 "{name}: partition {} on device {} ({}/{total})",
-                p.partition,
+                p.item,
                 p.device,
                 p.done
             );

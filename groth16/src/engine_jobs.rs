@@ -79,7 +79,7 @@ impl Groth16Engine for Engine {
         for d in self.devices() {
             // The device's own backend's estimate (the CUDA layout on a GPU).
             let est = key
-                .device_memory_estimate(&self.context(), d.ordinal, n)
+                .device_memory_estimate(self.context(), d.ordinal, n)
                 .map_err(|e| EngineError::Prepare(cause(e)))?;
             let need = est
                 .working_bytes

@@ -290,10 +290,7 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                 let out = engine.run(job, &key, |p| {
                     if let Some(b) = &bar {
                         b.set_position(p.done as u64);
-                        b.set_message(format!(
-                            "last: partition {} on device {}",
-                            p.partition, p.device
-                        ));
+                        b.set_message(format!("last: partition {} on device {}", p.item, p.device));
                         return;
                     }
                     let per: Vec<String> = engine
@@ -306,7 +303,7 @@ fn run(cli: Cli) -> Result<(), EngineError> {
                         "[{}/{}] partition {} proved on device {} ({})",
                         p.done,
                         p.total,
-                        p.partition,
+                        p.item,
                         p.device,
                         per.join(" ")
                     );

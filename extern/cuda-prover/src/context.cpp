@@ -276,7 +276,7 @@ cp_status cp_device_memory_estimate(const cp_context *ctx, int32_t ordinal, cons
             fail(CP_ERR_INVALID_ARGUMENT,
                  "cp_device_memory_estimate: num_constraints " + std::to_string(num_constraints) +
                      " is more than the largest domain, 2^" + std::to_string(MAX_LG_DOMAIN));
-        *out = ctx->slots[static_cast<size_t>(ordinal)]->dev->estimate(srs->key, num_constraints);
+        *out = ctx->slots[static_cast<size_t>(ordinal)]->dev->groth16().estimate(srs->key, num_constraints);
     });
 }
 
@@ -316,7 +316,7 @@ cp_status cp_device_stats_get(const cp_context *ctx, int32_t ordinal, cp_device_
         out->held_bytes = s.dev->held_bytes();
         const uint64_t limit = s.dev->memory_limit();
         out->limit_bytes = limit == UINT64_MAX ? 0 : limit;
-        out->srs_uploads = s.dev->srs_uploads();
+        out->srs_uploads = s.dev->groth16().srs_uploads();
     });
 }
 
@@ -354,7 +354,7 @@ cp_status cp_device_prepare(cp_context *ctx, int32_t ordinal, const cp_key *srs,
         device_slot &s = ctx->slot(ordinal);
         std::lock_guard<std::mutex> lk(s.own);
         bind_scope scope(*ctx, ordinal);
-        s.dev->prepare(srs->key, num_constraints, nullptr);
+        s.dev->groth16().prepare(srs->key, num_constraints, nullptr);
     });
 }
 

@@ -169,7 +169,7 @@ dispatch_share groth16_sharing(const srs &key, const std::vector<circuit_job> &r
     sh.payload = [&records](size_t k) -> void * { return &records[k]; };
     sh.limit = [](void *const *payloads, size_t n, device &dev) {
         const shared_item &first = *static_cast<shared_item *>(payloads[0]);
-        return dev.shared_pass_limit(*first.key, *first.job, n);
+        return dev.groth16().shared_pass_limit(*first.key, *first.job, n);
     };
     sh.run = [](void *const *payloads, size_t n, int ordinal, device &dev,
                 std::exception_ptr *errs) {
@@ -184,7 +184,7 @@ dispatch_share groth16_sharing(const srs &key, const std::vector<circuit_job> &r
             *it.device = ordinal;
         }
         const srs &k = *static_cast<shared_item *>(payloads[0])->key;
-        dev.shared_part(k, jobs.data(), n, outs.data(), ts.data(), errs);
+        dev.groth16().shared_part(k, jobs.data(), n, outs.data(), ts.data(), errs);
     };
     return sh;
 }
@@ -210,7 +210,7 @@ cp_pending *run_jobs(cp_context &ctx, const srs &key, const std::vector<circuit_
     }
     std::vector<item_times> times;
     // A witness-only job's witness goes into a buffer its device lends
-    // (device::lend_witness) before the device's mutex is taken, and the
+    // (groth16_device::lend_witness) before the device's mutex is taken, and the
     // lease starts what it can of the upload; it ends with the item's
     // device part. Without a lease the device part reads the caller's
     // memory. A device part that returns a tail (device_tail) is finished
@@ -230,14 +230,14 @@ cp_pending *run_jobs(cp_context &ctx, const srs &key, const std::vector<circuit_
              [&](size_t k, int ordinal, device &dev) {
                  cp_pending::entry &e = p->entries[k];
                  e.device = ordinal;
-                 tails[k] = dev.device_part(key, run[k], e.parts, e.timings);
+                 tails[k] = dev.groth16().device_part(key, run[k], e.parts, e.timings);
                  if (!tails[k]) leases[k].reset();
              },
              times,
              [&](size_t k, int, device &dev) {
                  circuit_job &j = run[k];
                  if (!j.sh) return;
-                 leases[k] = dev.lend_witness(j.num_inputs, j.num_aux);
+                 leases[k] = dev.groth16().lend_witness(j.num_inputs, j.num_aux);
                  if (!leases[k]) return;
                  std::memcpy(leases[k]->inputs(), j.inputs, j.num_inputs * sizeof(blst_fr));
                  // In a few pieces: one thread copies about 10 GB/s.
@@ -449,7 +449,7 @@ cp_status cp_device_prepare_shape(cp_context *ctx, int32_t ordinal, const cp_key
         device_slot &s = ctx->slot(ordinal);
         std::lock_guard<std::mutex> lk(s.own);
         bind_scope scope(*ctx, ordinal);
-        s.dev->prepare(srs->key, shape->sh.num_constraints, &shape->sh);
+        s.dev->groth16().prepare(srs->key, shape->sh.num_constraints, &shape->sh);
     });
 }
 

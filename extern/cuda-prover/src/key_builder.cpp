@@ -274,7 +274,7 @@ cp_status cp_key_builder_fill(cp_context *ctx, int32_t ordinal, cp_key_builder *
         {
             std::lock_guard<std::mutex> lk(slot.own);
             bind_scope scope(*ctx, ordinal);
-            slot.dev->generator_multiples(g2, reinterpret_cast<const blst_fr *>(scalars), n, dst);
+            slot.dev->groth16().generator_multiples(g2, reinterpret_cast<const blst_fr *>(scalars), n, dst);
         }
         b->filled[section] += n;
     });

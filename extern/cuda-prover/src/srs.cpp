@@ -137,7 +137,7 @@ void check_on_device(cp_context &ctx, int32_t ordinal, const std::vector<point_s
         bind_scope scope(ctx, ordinal);
         for (const point_span &sp : spans) {
             if (sp.count <= SMALL_SECTION_POINTS) continue;
-            const size_t i = slot.dev->first_outside_subgroup(sp.g2, sp.points, sp.count);
+            const size_t i = slot.dev->groth16().first_outside_subgroup(sp.g2, sp.points, sp.count);
             if (i < sp.count) fail_point(sp, i, OUTSIDE_SUBGROUP);
         }
         // The small sections after the large: a curve failure among them is

@@ -1,4 +1,4 @@
-// Owns: the host buffers a device lends for witnesses (device::lend_witness
+// Owns: the host buffers a device lends for witnesses (groth16_device::lend_witness
 // wraps one in its witness_lease). The orchestration copies a witness into
 // a lent buffer before it takes the device's mutex, so the device part
 // uploads it from there: for CUDA, pinned host memory, one DMA at full

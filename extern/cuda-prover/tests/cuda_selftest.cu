@@ -1600,13 +1600,14 @@ static void finish(std::unique_ptr<cp::device_tail> tail) {
 }
 
 static void test_device_part(cp::device &dev) {
+    cp::groth16_device &g16 = dev.groth16();
     // small shape, fully checked, twice (cache and key reuse)
     for (int shape = 0; shape < 2; shape++) {
         circuit_data d;
         make_circuit(d, 3000, 3, 2900, shape ? 45 : 0, shape ? 45 : 0, 40 + shape);
         cp::srs k;
         make_key(k, d, 1 << 16);
-        const uint64_t up0 = dev.srs_uploads();
+        const uint64_t up0 = g16.srs_uploads();
         uint64_t al1 = 0;  // after the first proof (lane 0's cache, lane 1 opened)
         for (int rep = 0; rep < 2; rep++) {
             if (rep == 1)
@@ -1615,11 +1616,11 @@ static void test_device_part(cp::device &dev) {
             cp_timings t;
             std::memset(&t, 0, sizeof(t));
             dev.bind_thread();
-            finish(dev.device_part(k, d.job, p, t));
+            finish(g16.device_part(k, d.job, p, t));
             check_partials(k, d, p, std::string("device_part 2^12 ") + (shape ? "bits" : "dense") +
                                         " run " + std::to_string(rep));
         }
-        report(dev.srs_uploads() == up0 + 1, "key uploaded once for two proofs");
+        report(g16.srs_uploads() == up0 + 1, "key uploaded once for two proofs");
         report(dev.cache_allocations() == al1, "the second proof reuses the caches");
     }
     // 2^20 shapes, timed (components are checked above and in the MSM/H tests)
@@ -1629,24 +1630,24 @@ static void test_device_part(cp::device &dev) {
         make_circuit(d, nc, 2, nc - 8, shape ? 49 : 0, shape ? 49 : 0, 60 + shape);
         cp::srs k;
         make_key(k, d, 1 << 16);
-        auto est = dev.estimate(k, nc);
+        auto est = g16.estimate(k, nc);
         {
             // prepare uploads the key and sizes the cache: the first proof
             // after it pays neither.
             double t0 = now_s();
             dev.bind_thread();
-            dev.prepare(k, nc, nullptr);
+            g16.prepare(k, nc, nullptr);
             double secs = now_s() - t0;
-            const uint64_t up = dev.srs_uploads(), al = dev.cache_allocations();
+            const uint64_t up = g16.srs_uploads(), al = dev.cache_allocations();
             cp::device_partials p;
             cp_timings t;
             std::memset(&t, 0, sizeof(t));
             double t1 = now_s();
-            finish(dev.device_part(k, d.job, p, t));
+            finish(g16.device_part(k, d.job, p, t));
             std::string label = std::string(shape ? "bits" : "chain") + " 2^20 first after prepare";
             print_timings(label.c_str(), t, now_s() - t1);
             std::printf("INFO prepare 2^20 %s: %.1f ms\n", shape ? "bits" : "chain", secs * 1e3);
-            report(dev.srs_uploads() == up && dev.cache_allocations() == al,
+            report(g16.srs_uploads() == up && dev.cache_allocations() == al,
                    std::string("prepare 2^20 ") + (shape ? "bits" : "chain") +
                        ": the next proof uploads and allocates nothing");
         }
@@ -1655,7 +1656,7 @@ static void test_device_part(cp::device &dev) {
             cp_timings t;
             std::memset(&t, 0, sizeof(t));
             double t0 = now_s();
-            finish(dev.device_part(k, d.job, p, t));
+            finish(g16.device_part(k, d.job, p, t));
             double wall = now_s() - t0;
             std::string label = std::string(shape ? "bits" : "chain") + " 2^20 run " +
                                 std::to_string(rep);
@@ -1672,7 +1673,7 @@ static void test_device_part(cp::device &dev) {
                     "allocations %llu, uploads %llu\n",
                     est.working_bytes / 1048576.0, est.srs_bytes / 1048576.0,
                     dev.cache_bytes() / 1048576.0, (unsigned long long)dev.cache_allocations(),
-                    (unsigned long long)dev.srs_uploads());
+                    (unsigned long long)g16.srs_uploads());
     }
     uint64_t freed = dev.trim();
     report(freed > 0 && dev.cache_bytes() == 0, "trim frees the cache (" +

@@ -45,9 +45,7 @@ fn sixteen_partitions_both_policies_two_and_four_devices() {
             let e = engine(&ctx, policy);
             let mut seen = Vec::new();
             let out = e
-                .run(job(16, 1000), &keys.key, |p| {
-                    seen.push((p.partition, p.device))
-                })
+                .run(job(16, 1000), &keys.key, |p| seen.push((p.item, p.device)))
                 .unwrap();
             assert_eq!(out.proofs.len(), 16);
             assert_eq!(seen.len(), 16, "progress reported per partition");

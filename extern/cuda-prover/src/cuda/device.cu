@@ -61,7 +61,7 @@ private:
     int cuda_id_;
 };
 
-class cuda_device final : public device {
+class cuda_device final : public device, public groth16_device {
 public:
     cuda_device(int cuda_id, const cudaDeviceProp &props)
         : d_(cuda_id, cuda_id, props), gkr_(gkr::cuda_kernels(cuda_id)) {}
@@ -258,6 +258,8 @@ public:
         bound_scope scope(d_.cuda_id);
         return cache_bytes() + d_.placed_bytes.load() + memory_budget::pool_idle();
     }
+
+    groth16_device &groth16() override { return *this; }
 
     gkr::kernels &gkr() override { return *gkr_; }
     uint64_t cache_allocations() const override {

@@ -145,7 +145,7 @@ private:
     std::unique_ptr<witness_buffer> b_;
 };
 
-class host_device final : public device {
+class host_device final : public device, public groth16_device {
 public:
     host_device(int ordinal, int threads)
         : ordinal_(ordinal), threads_(threads), gkr_(gkr::host_kernels(threads)) {}
@@ -291,6 +291,8 @@ public:
     }
     uint64_t cache_bytes() const override { return cache_.bytes + gkr_->bytes(); }
     uint64_t held_bytes() const override { return cache_bytes() + 2 * stream_.bytes; }
+
+    groth16_device &groth16() override { return *this; }
 
     gkr::kernels &gkr() override {
         touched_ = true;

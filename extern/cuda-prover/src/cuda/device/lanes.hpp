@@ -84,7 +84,12 @@ inline void open_second_lane(device_state &d, const memory_budget &budget, const
     const uint64_t held = dk.bytes() + d.lanes_bytes() + d.shape.bytes() + d.streamer.held();
     const uint64_t usable = budget.usable(held);
     const uint64_t need = l1.cache.need(L.total) + l1.msm_need(slots, sm);
-    if (usable <= held || need > (usable - held) / 2)
+    // CP_SECOND_LANE_WHOLE (diagnostics): lane 1 whenever it fits in what
+    // the device may still use, not only in half of it (to measure what a
+    // second lane gives a pass that leaves no half free: the 32 GiB C2 with
+    // its key resident on an H200).
+    static const bool whole = std::getenv("CP_SECOND_LANE_WHOLE") != nullptr;
+    if (usable <= held || need > (whole ? usable - held : (usable - held) / 2))
         return;
     try {
         l1.cache.ensure(d.cuda_id, budget, L.total, l1.msm_need(slots, sm));
