@@ -106,12 +106,16 @@ impl Context {
 
     pub fn device_count(&self) -> Result<usize> {
         let mut n = 0i32;
+        // SAFETY: a live handle of `self` (or the caller's) and valid out
+        // pointers for the call; the core checks ordinals and sizes.
         check(unsafe { ffi::cp_device_count(self.raw, &mut n) })?;
         Ok(n.max(0) as usize)
     }
 
     pub fn device_info(&self, ordinal: u32) -> Result<DeviceInfo> {
         let mut info = ffi::cp_device_info::default();
+        // SAFETY: a live handle of `self` (or the caller's) and valid out
+        // pointers for the call; the core checks ordinals and sizes.
         check(unsafe { ffi::cp_device_info_get(self.raw, ordinal as i32, &mut info) })?;
         Ok(DeviceInfo::from_raw(&info))
     }
@@ -142,6 +146,8 @@ impl Context {
 
     pub fn device_stats(&self, ordinal: u32) -> Result<DeviceStats> {
         let mut s = DeviceStats::default();
+        // SAFETY: a live handle of `self` (or the caller's) and valid out
+        // pointers for the call; the core checks ordinals and sizes.
         check(unsafe { ffi::cp_device_stats_get(self.raw, ordinal as i32, &mut s) })?;
         Ok(s)
     }
@@ -149,6 +155,8 @@ impl Context {
     /// Frees the device's working cache; returns the bytes released.
     pub fn trim(&self, ordinal: u32) -> Result<u64> {
         let mut freed = 0u64;
+        // SAFETY: a live handle of `self` (or the caller's) and valid out
+        // pointers for the call; the core checks ordinals and sizes.
         check(unsafe { ffi::cp_device_trim(self.raw, ordinal as i32, &mut freed) })?;
         Ok(freed)
     }
@@ -156,12 +164,16 @@ impl Context {
     /// Binds the calling thread to `ordinal` (`None` unbinds).
     pub fn select_gpu(&self, ordinal: Option<u32>) -> Result<()> {
         let o = ordinal.map(|o| o as i32).unwrap_or(-1);
+        // SAFETY: a live handle of `self` (or the caller's) and valid out
+        // pointers for the call; the core checks ordinals and sizes.
         check(unsafe { ffi::cp_select_gpu(self.raw, o) })
     }
 
     /// The device bound to the calling thread.
     pub fn current_gpu(&self) -> Result<u32> {
         let mut o = -1i32;
+        // SAFETY: a live handle of `self` (or the caller's) and valid out
+        // pointers for the call; the core checks ordinals and sizes.
         check(unsafe { ffi::cp_current_gpu(self.raw, &mut o) })?;
         Ok(o as u32)
     }

@@ -41,17 +41,23 @@ impl Context {
     /// Test hook: the next device part on `ordinal` whose circuit tag is `tag`
     /// (any tag when `None`) fails with [`ErrorCode::InjectedFault`].
     pub fn inject_fault(&self, ordinal: u32, tag: Option<i64>) -> Result<()> {
+        // SAFETY: a live handle of `self` (or the caller's) and valid out
+        // pointers for the call; the core checks ordinals and sizes.
         check(unsafe { ffi::cp_inject_fault(self.as_raw(), ordinal as i32, tag.unwrap_or(-1)) })
     }
 
     /// Clears every injected fault.
     pub fn clear_faults(&self) -> Result<()> {
+        // SAFETY: a live handle of `self` (or the caller's) and valid out
+        // pointers for the call; the core checks ordinals and sizes.
         check(unsafe { ffi::cp_inject_fault(self.as_raw(), -1, -1) })
     }
 
     /// Test hook (host backend): each device part on `ordinal` takes
     /// `extra` longer.
     pub fn set_device_delay(&self, ordinal: u32, extra: std::time::Duration) -> Result<()> {
+        // SAFETY: a live handle of `self` (or the caller's) and valid out
+        // pointers for the call; the core checks ordinals and sizes.
         check(unsafe {
             ffi::cp_set_device_delay(self.as_raw(), ordinal as i32, extra.as_nanos() as u64)
         })
@@ -60,11 +66,15 @@ impl Context {
     /// Test hook: device parts of circuits tagged `tag` take `extra` longer
     /// on any device (uneven partitions); a zero duration removes it.
     pub fn set_tag_delay(&self, tag: i64, extra: std::time::Duration) -> Result<()> {
+        // SAFETY: a live handle of `self` (or the caller's) and valid out
+        // pointers for the call; the core checks ordinals and sizes.
         check(unsafe { ffi::cp_set_tag_delay(self.as_raw(), tag, extra.as_nanos() as u64) })
     }
 
     /// Caps the memory the core may use on `ordinal` (`None` removes the cap).
     pub fn set_memory_limit(&self, ordinal: u32, bytes: Option<u64>) -> Result<()> {
+        // SAFETY: a live handle of `self` (or the caller's) and valid out
+        // pointers for the call; the core checks ordinals and sizes.
         check(unsafe {
             ffi::cp_set_device_memory_limit(self.as_raw(), ordinal as i32, bytes.unwrap_or(0))
         })

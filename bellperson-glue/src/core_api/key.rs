@@ -289,6 +289,8 @@ impl Key {
 
     pub fn shape(&self) -> Result<KeyShape> {
         let mut s = KeyShape::default();
+        // SAFETY: a live handle of `self` (or the caller's) and valid out
+        // pointers for the call; the core checks ordinals and sizes.
         check(unsafe { ffi::cp_key_shape_get(self.raw, &mut s) })?;
         Ok(s)
     }
@@ -302,9 +304,13 @@ impl Key {
             a: ptr::null(),
             b_g1: ptr::null(),
             b_g2: ptr::null(),
+            // SAFETY: cp_key_parts is plain C data (pointers, lengths, points),
+            // for which all-zero bytes are a valid value.
             ..unsafe { std::mem::zeroed() }
         };
         let mut ic = vec![G1Affine::default(); shape.ic_len as usize];
+        // SAFETY: a live handle of `self` (or the caller's) and valid out
+        // pointers for the call; the core checks ordinals and sizes.
         check(unsafe { ffi::cp_key_vk_get(self.raw, &mut parts, ic.as_mut_ptr(), ic.len()) })?;
         Ok(KeyVk {
             alpha_g1: parts.alpha_g1,
@@ -320,6 +326,8 @@ impl Key {
     /// Device memory a proof with `num_constraints` constraints needs.
     pub fn memory_estimate(&self, num_constraints: u64) -> Result<MemoryEstimate> {
         let mut e = MemoryEstimate::default();
+        // SAFETY: a live handle of `self` (or the caller's) and valid out
+        // pointers for the call; the core checks ordinals and sizes.
         check(unsafe { ffi::cp_memory_estimate_get(self.raw, num_constraints, &mut e) })?;
         Ok(e)
     }
@@ -354,6 +362,7 @@ impl Key {
 
 impl Drop for Key {
     fn drop(&mut self) {
+        // SAFETY: we own the handle; nothing uses it after `self`.
         unsafe { ffi::cp_key_free(self.raw) }
     }
 }

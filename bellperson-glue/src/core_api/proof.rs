@@ -96,6 +96,7 @@ unsafe impl Send for Pending {}
 
 impl Pending {
     pub fn len(&self) -> usize {
+        // SAFETY: a live pending handle, owned by `self`.
         unsafe { ffi::cp_pending_len(self.raw) }
     }
 
@@ -106,6 +107,7 @@ impl Pending {
     /// The device that ran each circuit.
     pub fn devices(&self) -> Vec<u32> {
         (0..self.len())
+            // SAFETY: a live pending handle, owned by `self`; i < its length.
             .map(|i| unsafe { ffi::cp_pending_device(self.raw, i) } as u32)
             .collect()
     }
@@ -132,6 +134,7 @@ impl Pending {
 
 impl Drop for Pending {
     fn drop(&mut self) {
+        // SAFETY: we own the handle; `finish` forgets `self` after consuming it.
         unsafe { ffi::cp_pending_free(self.raw) }
     }
 }
