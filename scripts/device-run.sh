@@ -175,7 +175,7 @@ if [ "$what" = keyload-a ] || [ "$what" = keyload-b ] || [ "$what" = serve-post 
     bench_sector() { # name
         fincore "$P"/*.params "$P"/*.params.shape > "$out/fincore-$1.txt" 2>&1 || true
         # shellcheck disable=SC2086
-        RUST_LOG=cuda_prover_engine=info /usr/bin/time -v timeout "${C2_LIMIT:-230}" \
+        RUST_LOG=cuda_prover_groth16=info /usr/bin/time -v timeout "${C2_LIMIT:-230}" \
             "$bin/bench-c2" --backends cuda --runs "${SECTOR_RUNS:-2}" --sector-size 32GiB --params-dir "$P" \
             --synthesis witness --prepare-ahead 1 ${SECTOR_ARGS:-} --json "$out/c2-32GiB-$1.json" \
             > "$out/bench-$1.log" 2>&1
