@@ -20,7 +20,9 @@ pub trait Groth16Engine {
     /// in chunks (`MemoryEstimate::streamed_bytes`), or else a phased pass
     /// (`MemoryEstimate::compact_bytes`: the key streamed, a shape kept on
     /// the host); the error names the device.
-    fn check_memory(&self, key: &ProvingKey) -> Result<(), EngineError>;
+    fn check_memory(&self, key: &ProvingKey) -> Result<(), EngineError> {
+        self.check_memory_with(key, None)
+    }
 
     /// [`Groth16Engine::check_memory`] with a shape's device copy on top.
     fn check_memory_with(&self, key: &ProvingKey, shape: Option<&Shape>)
@@ -47,7 +49,10 @@ pub trait Groth16Engine {
     ) -> Result<JobOutput, EngineError>
     where
         C: Circuit<Scalar> + Send,
-        P: FnMut(&Progress);
+        P: FnMut(&Progress),
+    {
+        self.run_with(job, key, RunControl::default(), progress)
+    }
 
     /// [`Groth16Engine::run`] driven from outside (cancellation, priority).
     fn run_with<C, P>(
@@ -63,10 +68,6 @@ pub trait Groth16Engine {
 }
 
 impl Groth16Engine for Engine {
-    fn check_memory(&self, key: &ProvingKey) -> Result<(), EngineError> {
-        self.check_memory_with(key, None)
-    }
-
     fn check_memory_with(
         &self,
         key: &ProvingKey,
@@ -135,19 +136,6 @@ impl Groth16Engine for Engine {
         let work = ReadyWork { key, shape };
         self.run_work(&work, RunControl::default(), |_| {})?;
         Ok(t.elapsed())
-    }
-
-    fn run<C, P>(
-        &self,
-        job: Job<C>,
-        key: &ProvingKey,
-        progress: P,
-    ) -> Result<JobOutput, EngineError>
-    where
-        C: Circuit<Scalar> + Send,
-        P: FnMut(&Progress),
-    {
-        self.run_with(job, key, RunControl::default(), progress)
     }
 
     fn run_with<C, P>(
