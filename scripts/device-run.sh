@@ -5,7 +5,9 @@
 # large (built-in circuits past 2^22; LARGE="chain:24 bits:24"),
 # keyload-a / keyload-b (the 32 GiB key written, then loaded through its
 # digest and with every point checked; the C2 resident and under 14 GiB),
-# serve-post (the daemon proves a 32 GiB C2 and a WinningPoSt beside it).
+# serve-post (the daemon proves a 32 GiB C2 and a WinningPoSt beside it),
+# msm-big (the core self-test's runs of several Pippenger batches, checked
+# and timed at the 32 GiB C2's size; device-bin/cuda_selftest needed).
 set -uo pipefail
 what=${1:-all}
 out=${2:-device-out}
@@ -68,6 +70,17 @@ if [ "$what" = c2 ]; then
         --sector-size "${C2_SECTOR:-2KiB}" --params-dir fc-params ${C2_ARGS:-} \
         --json "$out/c2-${C2_SECTOR:-2KiB}.json" 2>&1 | tee "$out/c2.log"
     kill $smi
+fi
+if [ "$what" = msm-big ]; then
+    # The core self-test's Pippenger runs of several batches against blst
+    # (buckets carried across batches and not), then the same runs timed at
+    # the 32 GiB C2's size (BIG_LG, default 27: an H + L of 2^28 scalars).
+    timeout 300 "$bin/cuda_selftest" carried > "$out/selftest-carried.log" 2>&1
+    echo "cuda_selftest carried exit $?"
+    grep -E "FAIL|failure" "$out/selftest-carried.log" | tail -n 12
+    timeout "${BIG_LIMIT:-240}" "$bin/cuda_selftest" big "${BIG_LG:-27}" > "$out/selftest-big.log" 2>&1
+    echo "cuda_selftest big exit $?"
+    grep -E "TIME|PROFILE|FAIL|failure|INFO" "$out/selftest-big.log" | cut -c1-330
 fi
 if [ "$what" = large ]; then
     # Built-in circuits beyond 2^22: key made here (shape generator),

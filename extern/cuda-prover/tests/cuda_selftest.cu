@@ -6,7 +6,11 @@
 // phase breakdown of whole device parts at 2^20 for a chain-like (dense) and
 // a bits-like (0/1 heavy) witness, and cp::device::prepare. Prints PASS/FAIL
 // lines; exits non-zero on any FAIL. `cuda_selftest profile [LG]` prints only
-// where the MSM time of a 2^LG proof goes (phases, window widths).
+// where the MSM time of a 2^LG proof goes (phases, window widths);
+// `cuda_selftest big [LG]` times Pippenger runs of many batches (an H + L of
+// 2^(LG+1) scalars like the 32 GiB C2's, LG 27 by default) with their
+// buckets carried across batches or not; `cuda_selftest carried` runs only
+// the tests of Pippenger runs of several batches.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -814,6 +818,88 @@ static void test_msm_dense_head(const gpu_t &gpu) {
     cudaFree(d1);
 }
 
+static double profiled_run(msm_context &ctx, const msm_job &job, bool g2, msm_profile &prof,
+                           blst_p1 &p1, blst_p2 &p2);
+
+// Pippenger runs of several batches (msm_tuning::batch_cap cuts small runs
+// into batches of 2048 or 4096 scalars): the batches carrying their
+// buckets (the default) and integrating their own, at the carried width
+// and at forced ones, in G1 with a dense head before a 0/1 split's rest
+// (which adds into the head's buckets) and in G2, all against blst.
+static void test_msm_carried(const gpu_t &gpu) {
+    const size_t n = 12000, head = 9500, distinct = 1 << 12;
+    auto pts = g1_points(distinct, n, 41);
+    void *d1 = upload(pts);
+    msm_context ctx(gpu, {{msm_group::g1, n}});
+    for (int pat = 0; pat < 3; pat++) {
+        auto sc = scalars_mix(n, 0, 0, 300 + pat);
+        const auto tail = pat == 0   ? scalars_mix(n - head, 45, 45, 310)
+                          : pat == 1 ? scalars_short(n - head, 20, 10, 311)
+                                     : scalars_mix(n - head, 0, 0, 312);
+        std::copy(tail.begin(), tail.end(), sc.begin() + head);
+        void *ds = upload(sc);
+        const blst_p1 want = cpu_msm_g1(pts.data(), fold(sc, distinct).data(), distinct);
+        for (int carry : {-1, 0})
+            for (uint32_t w : {0u, 11u, 13u}) {
+                msm_tuning t;
+                t.batch_cap = 2048;
+                t.carry_buckets = carry;
+                ctx.tune(0, t);
+                ctx.window_bits(0, w);
+                for (size_t dense : {head, size_t(0)}) {
+                    msm_job job{0, d1, ds, n};
+                    job.dense = dense;
+                    msm_profile prof;
+                    blst_p1 got;
+                    blst_p2 unused;
+                    profiled_run(ctx, job, false, prof, got, unused);
+                    char label[200];
+                    std::snprintf(label, sizeof label,
+                                  "msm G1 in batches of 2048, %s buckets, width %u (%u used, %u "
+                                  "batches), dense head %zu, tail pattern %d",
+                                  carry ? "carried" : "per-batch", w, prof.wbits, prof.batches,
+                                  dense, pat);
+                    report(eq1(got, want) && prof.batches > 1, label);
+                }
+            }
+        ctx.window_bits(0, 0);
+        ctx.tune(0, msm_tuning{});
+        cudaFree(ds);
+    }
+    cudaFree(d1);
+
+    const size_t n2 = 16385, distinct2 = 1 << 12;
+    auto p2 = g2_points(distinct2, n2, 42);
+    auto sc2 = scalars_mix(n2, 20, 20, 320);
+    void *dp2 = upload(p2), *ds2 = upload(sc2);
+    const blst_p2 want2 = cpu_msm_g2(p2.data(), fold(sc2, distinct2).data(), distinct2);
+    msm_context ctx2(gpu, {{msm_group::g2, n2}});
+    for (int carry : {-1, 0}) {
+        msm_tuning t;
+        t.batch_cap = 4096;
+        t.carry_buckets = carry;
+        ctx2.tune(0, t);
+        for (bool split : {true, false}) {
+            if (split) {
+                msm_job job{0, dp2, ds2, n2};
+                ctx2.run(&job, 1, nullptr, nullptr);
+            } else {
+                ctx2.launch(0, ctx2.stream(0), dp2, ds2, n2, false);
+                ck(cudaStreamSynchronize(ctx2.stream(0)), "sync");
+            }
+            g2_proj_raw raw;
+            ctx2.read(0, raw);
+            blst_p2 got;
+            std::memcpy(&got, &raw, sizeof got);
+            report(eq2(got, want2), std::string("msm G2 in batches of 4096, ") +
+                                        (carry ? "carried" : "per-batch") + " buckets, " +
+                                        (split ? "0/1 split" : "all Pippenger"));
+        }
+    }
+    cudaFree(dp2);
+    cudaFree(ds2);
+}
+
 static void test_h(const gpu_t &gpu, uint32_t lg, bool naive_too) {
     const size_t n = size_t(1) << lg;
     rng_t g(lg);
@@ -1360,6 +1446,63 @@ static void profile_msm(const gpu_t &gpu, uint32_t lg) {
     profile_tables(ctx, d1, d2, n, lg);
 }
 
+// Pippenger runs of many batches, as the 32 GiB C2's H + L (2^27 dense H
+// scalars, then 2^27 L scalars that are mostly 0 or 1) and a dense 2^lg G1
+// MSM alone: the batches carrying their buckets at the carried width (the
+// default), at forced widths, and integrating their own buckets as before;
+// each result checked against the default's (the small tests check the
+// paths against blst). Points tiled from 2^16.
+static void big_msm(const gpu_t &gpu, uint32_t lg) {
+    const size_t n = size_t(1) << lg;
+    double t0 = now_s();
+    auto p1 = g1_points(1 << 16, 2 * n, 51);
+    void *d1 = upload(p1);
+    p1.clear();
+    p1.shrink_to_fit();
+    auto hl = scalars_mix(2 * n, 0, 0, 52);
+    {
+        const auto l = scalars_mix(n, 47, 47, 53);  // L: 47% 0s, 47% 1s, the rest long
+        std::copy(l.begin(), l.end(), hl.begin() + n);
+    }
+    void *ds = upload(hl);
+    hl.clear();
+    hl.shrink_to_fit();
+    std::printf("INFO big 2^%u: inputs made and uploaded in %.1f s\n", lg, now_s() - t0);
+    msm_context ctx(gpu, {{msm_group::g1, 2 * n}});
+    std::printf("INFO big context: %.0f MiB\n", ctx.bytes() / 1048576.0);
+    struct variant_t {
+        const char *label;
+        int carry;
+        uint32_t w;
+    } variants[] = {{"carried buckets, carried width", -1, 0},
+                    {"carried buckets, width 16", -1, 16},
+                    {"carried buckets, width 18", -1, 18},
+                    {"per-batch buckets (as before)", 0, 0}};
+    for (int shape = 0; shape < 2; shape++) {
+        msm_job job{0, d1, ds, shape ? n : 2 * n};
+        job.dense = shape ? 0 : n;
+        const std::string what = std::string("2^") + std::to_string(lg) +
+                                 (shape ? " G1 dense" : " h+l (H dense, L 0/1)");
+        blst_p1 want;
+        blst_p2 unused;
+        msm_profile first;
+        ctx.tune(0, msm_tuning{});
+        ctx.window_bits(0, 0);
+        profiled_run(ctx, job, false, first, want, unused);
+        for (const auto &v : variants) {
+            msm_tuning t;
+            t.carry_buckets = v.carry;
+            ctx.tune(0, t);
+            ctx.window_bits(0, v.w);
+            timed_check(ctx, job, false, want, unused, what + " [" + v.label + "]", "the default");
+        }
+        ctx.tune(0, msm_tuning{});
+        ctx.window_bits(0, 0);
+    }
+    cudaFree(ds);
+    cudaFree(d1);
+}
+
 static void timing_h(const gpu_t &gpu, uint32_t lg) {
     const size_t n = size_t(1) << lg;
     rng_t g(5);
@@ -1685,6 +1828,8 @@ int main(int argc, char **argv) {
     const bool profile_only = argc > 1 && std::string(argv[1]) == "profile";
     const bool tune_only = argc > 1 && std::string(argv[1]) == "tune";
     const bool stage_only = argc > 1 && std::string(argv[1]) == "stage";
+    const bool big_only = argc > 1 && std::string(argv[1]) == "big";
+    const bool carried_only = argc > 1 && std::string(argv[1]) == "carried";
     if (argc > 1 && std::string(argv[1]) == "cpucheck") {
         // The CPU references agree with each other (no GPU needed).
         rng_t g(1);
@@ -1729,6 +1874,17 @@ int main(int argc, char **argv) {
             std::printf("%s: %d failure(s)\n", g_failures ? "FAIL" : "PASS", g_failures);
             return g_failures ? 1 : 0;
         }
+        if (carried_only) {
+            test_msm_dense_head(gpu);
+            test_msm_carried(gpu);
+            std::printf("%s: %d failure(s)\n", g_failures ? "FAIL" : "PASS", g_failures);
+            return g_failures ? 1 : 0;
+        }
+        if (big_only) {
+            big_msm(gpu, argc > 2 ? (uint32_t)std::stoul(argv[2]) : 27);
+            std::printf("%s: %d failure(s)\n", g_failures ? "FAIL" : "PASS", g_failures);
+            return g_failures ? 1 : 0;
+        }
         if (profile_only || tune_only) {
             const uint32_t lg = argc > 2 ? (uint32_t)std::stoul(argv[2]) : 20;
             if (tune_only)
@@ -1758,6 +1914,7 @@ int main(int argc, char **argv) {
         test_msm_g2(gpu, 16385, 100, 0, 6);
         test_msm_context(gpu);
         test_msm_dense_head(gpu);
+        test_msm_carried(gpu);
         test_msm_tables(gpu);
         test_shared_sort(gpu);
         std::printf("INFO small tests took %.1f s\n", now_s() - t0);

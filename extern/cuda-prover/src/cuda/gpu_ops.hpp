@@ -89,8 +89,8 @@ struct msm_profile {
     size_t pippenger_points = 0;  // scalars that went through Pippenger
 };
 
-// Variants of a table run, for measurements only (msm_context::tune); 0
-// or -1 keeps the default (msm_engine.cuh: table_chunk, window_chunk,
+// Variants of a run, for measurements and tests only (msm_context::tune);
+// 0 or -1 keeps the default (msm_engine.cuh: table_chunk, window_chunk,
 // weigh_sbits).
 struct msm_tuning {
     uint32_t table_chunk = 0;  // target digits per lane in a chunk of the accumulation
@@ -119,6 +119,14 @@ struct msm_tuning {
     int affine = -1;
     uint32_t affine_pairs = 0;      // most pairs per thread in an affine round (0: the default)
     uint32_t affine_pairs_min = 0;  // least pairs per thread in an affine round (0: the default)
+    // A Pippenger run of several batches: 0, each batch integrates its own
+    // buckets at its own width (as before msm_engine's carried buckets);
+    // -1, the default (the batches add into one bucket set per window,
+    // integrated once, at the width of all the run's scalars).
+    int carry_buckets = -1;
+    // Most scalars per Pippenger batch (0: msm_engine's MAX_BATCH), so
+    // that tests cut small runs into several batches.
+    uint32_t batch_cap = 0;
 };
 
 struct msm_job {
@@ -194,8 +202,8 @@ public:
     // times to *p (null stops). window_bits: Pippenger's window width for
     // the slot's next MSMs, clamped to what its buffers hold (0: the
     // automatic choice for n points). tune: the variants of the slot's
-    // next table runs (a variant that does not fit its buffers makes the
-    // run take the split path instead).
+    // next runs (a table-run variant that does not fit its buffers makes
+    // the run take the split path instead).
     void profile(size_t slot, msm_profile *p);
     void window_bits(size_t slot, uint32_t wbits);
     void tune(size_t slot, const msm_tuning &t);

@@ -85,10 +85,10 @@ inline batch_cut cut_batches(size_t n, size_t stride_cap) {
     return {batches, round_up((n + batches - 1) / batches, 32)};
 }
 
-// The automatic width of a Pippenger run whose batches hold `stride`
-// scalars: that of one batch, since each batch sorts, accumulates and
-// integrates its own buckets (only the pairs the integration leaves are
-// added up across batches). Taking the width of all n scalars instead gave
+// The automatic width of a Pippenger run of one batch of `stride` scalars,
+// or of several that integrate their own buckets (msm_tuning::
+// carry_buckets 0; only the pairs the integration leaves are then added
+// up across batches). Taking the width of all n scalars for those gave
 // 18 bits to the 2^22-scalar batches of the 32 GiB C2's H + L (2^28 scalars
 // in 63 batches), whose integration of 15 x 2^17 buckets then cost about as
 // much as their accumulation; a batch of 2^22 scalars takes 16.
@@ -96,11 +96,33 @@ inline uint32_t batch_window_bits(size_t stride, uint32_t wbits_max) {
     return std::min(window_bits(stride), wbits_max);
 }
 
+// The width of a Pippenger run of several batches whose batches add into
+// one bucket set per window, integrated once after the last (carried
+// buckets): that of all n scalars, as their integration no longer grows
+// with the batches, then narrowed while the window count stays (at 2^27
+// dense scalars: 18 bits, capped, is 15 windows, and so is 17, with half
+// the buckets; 16 bits take 16 windows).
+inline uint32_t carried_window_bits(size_t n, uint32_t wbits_max) {
+    uint32_t w = std::min(window_bits(n), wbits_max);
+    while (w > 10 && window_count(w - 1) == window_count(w))
+        w--;
+    return w;
+}
+
 // Diagnostics: CP_MSM_WIDTH_OF_ALL set gives a run of several batches the
 // width of all its scalars, as before batch_window_bits (to measure one
 // against the other on the same machine). Read once.
 inline bool width_of_all() {
     static const bool on = std::getenv("CP_MSM_WIDTH_OF_ALL") != nullptr;
+    return on;
+}
+
+// Diagnostics: CP_MSM_BATCH_BUCKETS set makes every Pippenger batch
+// integrate its own buckets at a batch's width, as before carried buckets
+// (msm_tuning::carry_buckets 0 for every engine; to measure one against
+// the other in a whole proof). Read once.
+inline bool batch_buckets() {
+    static const bool on = std::getenv("CP_MSM_BATCH_BUCKETS") != nullptr;
     return on;
 }
 
@@ -550,6 +572,9 @@ private:
     uint32_t force_wbits_ = 0;
     uint32_t crowd_ = 1;
     msm_tuning tune_;
+    // Windows | width << 16 of the buckets that Pippenger's batches carry
+    // (added up, not yet integrated; finish integrates them), or 0.
+    uint32_t carried_ = 0;
     std::chrono::steady_clock::time_point last_;
 
     // The block sizes msm_accumulate_chunks is built for, each with the
@@ -811,11 +836,12 @@ private:
     // The buckets of `rows` bucket sets of nbuckets each (consecutive, as
     // their histograms) from their sorted digits (row stride digit_stride,
     // at most `entries` per row), in chunks of chunk_lane entries per lane
-    // (msm_accumulate.cuh); fits_carries must hold.
+    // (msm_accumulate.cuh); fits_carries must hold. keep: added to what
+    // the buckets hold (else they are zeroed first).
     void accumulate_chunks(cudaStream_t s, bucket_h *buckets, const uint32_t *hist,
                            uint32_t nbuckets, const affine_h *points, const uint32_t *digits,
                            size_t digit_stride, uint32_t rows, size_t entries,
-                           uint32_t chunk_lane) {
+                           uint32_t chunk_lane, bool keep = false) {
         const uint32_t degree = bucket_t::degree;
         const uint32_t chunk = chunk_lane * degree;
         const size_t nchunks = acc_chunks(entries, chunk);
@@ -833,8 +859,10 @@ private:
         r.nchunks = (uint32_t)nchunks;
         r.chunk = chunk;
         r.digit_stride = digit_stride;
-        cuda_ok(cudaMemsetAsync(buckets, 0, (size_t)rows * nbuckets * sizeof(bucket_h), s),
-                "cudaMemsetAsync");
+        r.keep = keep;
+        if (!keep)
+            cuda_ok(cudaMemsetAsync(buckets, 0, (size_t)rows * nbuckets * sizeof(bucket_h), s),
+                    "cudaMemsetAsync");
         const acc_launch_t &launch = acc_launch(rows, nchunks);
         const dim3 acc_grid((uint32_t)launch.row_blocks(nchunks), rows);
         launch.kernel<<<acc_grid, launch.threads, 0, s>>>(r, points);
@@ -921,6 +949,7 @@ private:
 
     // Zeroes (xyzz infinity) what the batches of one MSM add up.
     void clear(cudaStream_t s) {
+        carried_ = 0;
         cuda_ok(cudaMemsetAsync(base_ + L_.wsum, 0, WSUM_SLOTS * sizeof(bucket_h), s),
                 "cudaMemsetAsync");
         cuda_ok(cudaMemsetAsync(base_ + L_.ones_acc, 0, L_.nones * sizeof(bucket_h), s),
@@ -955,6 +984,10 @@ private:
     // Window sums and the ones into wsum, from the accumulated pairs.
     void finish(cudaStream_t s, uint32_t nwins_and_wbits) {
         const uint32_t nwins = nwins_and_wbits & 0xffff, wbits = nwins_and_wbits >> 16;
+        if (carried_ != 0) {
+            integrate_carried(s);
+            mark(s, msm_phase_integrate);
+        }
         msm_finish_windows<bucket_t><<<nwins + 1, FINISH_THREADS, 0, s>>>(
             (bucket_h *)(base_ + L_.pairs), L_.pair_stride, nwins, wbits, FR_BITS,
             (bucket_h *)(base_ + L_.ones_acc), nones(), (bucket_h *)(base_ + L_.wsum), false);
@@ -974,27 +1007,46 @@ private:
     // returns nwins | wbits << 16 for finish. wbits: the width (0: the
     // automatic or forced one); runs that add to the same accumulators
     // before one finish must share it.
+    //
+    // A run of several batches carries its buckets (unless tuned not to):
+    // each batch adds its points into the one bucket set per window that
+    // the earlier batches (and an earlier run before the same finish, the
+    // split's rest after the dense head) left, and finish integrates them
+    // once. Integrating each batch's buckets instead cost 4.8 of a 2^22
+    // batch's 38.3 ms in G1 at 16 bits (h200-msm-tune-2e22.txt), 32 times
+    // over for the 2^27 dense scalars of the 32 GiB C2's H, and held the
+    // width to a batch's. A batch too large for the chunked accumulation's
+    // carries takes sppark's accumulate, which writes its buckets: the
+    // carried ones are integrated first and that batch integrates its own.
     uint32_t pippenger(cudaStream_t s, const affine_h *points, const scalar_t *scalars,
                        size_t n, uint32_t wbits = 0) {
         if (n == 0)
             return 0;
-        const batch_cut cut = cut_batches(n, L_.stride_cap);
+        const size_t cap = tune_.batch_cap
+                               ? std::min(round_up(tune_.batch_cap, 32), L_.stride_cap)
+                               : L_.stride_cap;
+        const batch_cut cut = cut_batches(n, cap);
         const size_t batch = cut.batches, stride = cut.stride;
+        const bool carry = tune_.carry_buckets != 0 && !batch_buckets() &&
+                           (batch > 1 || carried_ != 0);
         if (wbits == 0)
             wbits = force_wbits_    ? std::max<uint32_t>(10, std::min(force_wbits_, L_.wbits_max))
                     : width_of_all() ? std::min(window_bits(n), L_.wbits_max)
+                    : carry          ? carried_window_bits(n, L_.wbits_max)
                                      : batch_window_bits(stride, L_.wbits_max);
         const uint32_t nwins = window_count(wbits);
         const uint32_t row = 1u << (wbits - 1);
+        const uint32_t nw = nwins | wbits << 16;
+        if (carried_ != 0 && carried_ != nw)
+            integrate_carried(s);  // another width: what was carried is done
         if (prof_) {
             prof_->wbits = wbits;
             prof_->windows = nwins;
-            prof_->batches = (uint32_t)batch;
+            prof_->batches += (uint32_t)batch;
             prof_->pippenger_points += n;
         }
         bucket_h *buckets = (bucket_h *)(base_ + L_.buckets);
         bucket_h *ones = (bucket_h *)(base_ + L_.ones);
-        bucket_h *pairs = (bucket_h *)(base_ + L_.pairs);
         vec2d_t<uint32_t> hist{(uint32_t *)(base_ + L_.hist), row};
         vec2d_t<uint2> temps{(uint2 *)(base_ + L_.temps), (uint32_t)stride};
         vec2d_t<uint32_t> digits{(uint32_t *)(base_ + L_.digits), (uint32_t)stride};
@@ -1030,28 +1082,48 @@ private:
                                                              &digits[0][0], hist[0][0]);
             cuda_ok(cudaGetLastError(), "batch addition");
             mark(s, msm_phase_batch_add);
-            if (fits_carries(nwins, num, ACC_CHUNK_WINDOWS))
+            if (fits_carries(nwins, num, ACC_CHUNK_WINDOWS)) {
                 accumulate_chunks(s, buckets, hist[0], row, points + off, digits[0], stride,
-                                  nwins, num, window_chunk(nwins, num));
-            else
+                                  nwins, num, window_chunk(nwins, num), carried_ != 0);
+                carried_ = nw;
+                mark(s, msm_phase_accumulate);
+            } else {
+                if (carried_ != 0)
+                    integrate_carried(s);
                 launch_coop(s, acc_k, dim3(sm_count_), dim3(0), 0, buckets, nwins, wbits,
                             const_cast<affine_h *>(points + off),
                             (const vec2d_t<uint32_t>)digits, (const vec2d_t<uint32_t>)hist,
                             sid_);
-            mark(s, msm_phase_accumulate);
-            integrate<bucket_t><<<nwins, MSM_NTHREADS, sizeof(bucket_t) * NT, s>>>(
-                buckets, nwins, wbits, FR_BITS);
-            cuda_ok(cudaGetLastError(), "integrate");
-            // The pairs integrate left in each row, and the digit-1 sums,
-            // added to what the earlier batches left.
-            msm_add_rows<bucket_t><<<dim3((2 * NT * bucket_t::degree + 255) / 256, nwins), 256,
-                                     0, s>>>(pairs, L_.pair_stride, buckets, row,
-                                             (uint32_t)(2 * NT));
-            cuda_ok(cudaGetLastError(), "add (pairs)");
+                carried_ = nw;
+                mark(s, msm_phase_accumulate);
+                integrate_carried(s);
+            }
+            if (!carry && carried_ != 0)
+                integrate_carried(s);
+            // The digit-1 sums, added to what the earlier batches left.
             add_ones(s);
             mark(s, msm_phase_integrate);
         }
-        return nwins | wbits << 16;
+        return nw;
+    }
+
+    // The buckets the batches left (carried_: their windows and width)
+    // integrated, each window's pairs added to the pairs accumulator; the
+    // buckets are free again.
+    void integrate_carried(cudaStream_t s) {
+        const uint32_t nwins = carried_ & 0xffff, wbits = carried_ >> 16;
+        const uint32_t row = 1u << (wbits - 1);
+        bucket_h *buckets = (bucket_h *)(base_ + L_.buckets);
+        integrate<bucket_t><<<nwins, MSM_NTHREADS, sizeof(bucket_t) * NT, s>>>(
+            buckets, nwins, wbits, FR_BITS);
+        cuda_ok(cudaGetLastError(), "integrate");
+        // The pairs integrate left in each row, added to what earlier
+        // integrations left.
+        msm_add_rows<bucket_t><<<dim3((2 * NT * bucket_t::degree + 255) / 256, nwins), 256, 0,
+                                 s>>>((bucket_h *)(base_ + L_.pairs), L_.pair_stride, buckets,
+                                      row, (uint32_t)(2 * NT));
+        cuda_ok(cudaGetLastError(), "add (pairs)");
+        carried_ = 0;
     }
 };
 
