@@ -20,8 +20,11 @@
 //! 8 MiB) or from `test-c1`'s generator (`test`, the default above: a
 //! valid C1 of a CC sector in seconds, a test fixture that picks its own
 //! challenge seed). The whole-job entries carry `sector_size`,
-//! `end_to_end_s`, `device_s`, `witness_s`, `peak_host_rss_mib` (the
-//! process's peak so far), `peak_device_mib` and `verified`.
+//! `end_to_end_s`, `device_s` (the partitions' device parts summed),
+//! `device_busy_s` (time with a device part in flight on a device, summed
+//! over devices: below `device_s` where a device's two pass lanes overlap
+//! partitions), `witness_s`, `peak_host_rss_mib` (the process's peak so
+//! far), `peak_device_mib` and `verified`.
 //!
 //! TEST parameters (seeded, not the network's) are generated on first use
 //! into --params-dir (default: $CUDA_PROVER_FILECOIN_TEST_PARAMS, else the
@@ -524,6 +527,7 @@ fn engine_job(
         "witness_s": sum(|p| p.witness_ms.unwrap_or(0.0)),
         "evaluation_s": sum(|p| p.evaluation_ms),
         "device_s": sum(|p| p.device_ms),
+        "device_busy_s": tm.report.per_device.iter().map(|d| d.busy_s).sum::<f64>(),
         "epilogue_s": sum(|p| p.epilogue_ms),
         "engine_job_s": tm.report.wall_s,
         "verify_s": tm.verify.as_secs_f64(),

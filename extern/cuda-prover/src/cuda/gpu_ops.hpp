@@ -120,9 +120,9 @@ struct msm_tuning {
     uint32_t affine_pairs = 0;      // most pairs per thread in an affine round (0: the default)
     uint32_t affine_pairs_min = 0;  // least pairs per thread in an affine round (0: the default)
     // A Pippenger run of several batches: 0, each batch integrates its own
-    // buckets at its own width (as before msm_engine's carried buckets);
-    // -1, the default (the batches add into one bucket set per window,
-    // integrated once, at the width of all the run's scalars).
+    // buckets (as before msm_engine's carried buckets); -1, the default
+    // (the batches add into one carried bucket set per window, integrated
+    // once).
     int carry_buckets = -1;
     // Most scalars per Pippenger batch (0: msm_engine's MAX_BATCH), so
     // that tests cut small runs into several batches.

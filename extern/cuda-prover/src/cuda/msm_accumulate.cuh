@@ -22,10 +22,7 @@
 // passes: groups of up to ACC_GROUP carries of one bucket are summed first,
 // then each bucket's group sums, so a bucket spanning c chunks costs a
 // thread about ACC_GROUP + c / ACC_GROUP additions, not c. Buckets without
-// entries must be infinity before (the caller zeroes them), unless the
-// runs are to be added to what the buckets hold (keep: the batches of one
-// Pippenger run carrying their buckets, msm_engine.cuh), when the owner
-// adds the bucket's value to its run first. Included by
+// entries must be infinity before (the caller zeroes them). Included by
 // msm_engine.cuh (sppark's field and curve types must be defined first).
 #pragma once
 
@@ -78,7 +75,6 @@ template<class bucket_h> struct acc_rows {
     uint32_t *carry_bucket;     // nchunks per row
     uint32_t nbuckets, nchunks, chunk;
     size_t digit_stride;
-    bool keep;  // the runs are added to what the buckets hold (carried buckets)
 };
 
 // Sums the runs of each chunk of a row's digits, from histogram[0] in row
@@ -145,10 +141,6 @@ void msm_accumulate_chunks(acc_rows<bucket_h> r, const affine_h points[]) {
         }
         if (i + 1 == bucket_end || i + 1 == stop) {
             if (owner) {
-                if (r.keep) {
-                    bucket_t held = buckets[b];
-                    acc.add(held);
-                }
                 buckets[b] = acc;
             } else {
                 r.carry[(size_t)y * r.nchunks + t] = acc;

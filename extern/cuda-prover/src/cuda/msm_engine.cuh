@@ -96,19 +96,6 @@ inline uint32_t batch_window_bits(size_t stride, uint32_t wbits_max) {
     return std::min(window_bits(stride), wbits_max);
 }
 
-// The width of a Pippenger run of several batches whose batches add into
-// one bucket set per window, integrated once after the last (carried
-// buckets): that of all n scalars, as their integration no longer grows
-// with the batches, then narrowed while the window count stays (at 2^27
-// dense scalars: 18 bits, capped, is 15 windows, and so is 17, with half
-// the buckets; 16 bits take 16 windows).
-inline uint32_t carried_window_bits(size_t n, uint32_t wbits_max) {
-    uint32_t w = std::min(window_bits(n), wbits_max);
-    while (w > 10 && window_count(w - 1) == window_count(w))
-        w--;
-    return w;
-}
-
 // Diagnostics: CP_MSM_WIDTH_OF_ALL set gives a run of several batches the
 // width of all its scalars, as before batch_window_bits (to measure one
 // against the other on the same machine). Read once.
@@ -118,7 +105,7 @@ inline bool width_of_all() {
 }
 
 // Diagnostics: CP_MSM_BATCH_BUCKETS set makes every Pippenger batch
-// integrate its own buckets at a batch's width, as before carried buckets
+// integrate its own buckets, as before carried buckets
 // (msm_tuning::carry_buckets 0 for every engine; to measure one against
 // the other in a whole proof). Read once.
 inline bool batch_buckets() {
@@ -210,8 +197,9 @@ struct engine_layout {
     size_t digit_cap = 0;    // entries of `digits`
     size_t temp_cap = 0;     // uint2 entries of `temps`
     size_t affine_cap = 0;   // digit positions of the affine accumulation's scratch row
+    size_t carry_nbuckets = 0;  // entries of `carried`: a full batch's windows at its width
     size_t buckets, ones, ones_acc, pairs, wsum, hist, temps, digits, counts, bitmap,
-        tail_s, tail_p, affine, affine_max;
+        tail_s, tail_p, affine, affine_max, carried;
     size_t total = 0;
 };
 
@@ -302,6 +290,13 @@ inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affin
     L.tail_p = take(L.tail_cap * affine_bytes);
     L.affine = take(L.affine_cap * affine_bytes);
     L.affine_max = take(sizeof(uint32_t));
+    // The buckets Pippenger's batches carry (msm_engine::pippenger): the
+    // windows of a full batch at its automatic width.
+    {
+        const uint32_t wb = batch_window_bits(L.stride_cap, L.wbits_max);
+        L.carry_nbuckets = (size_t)window_count(wb) << (wb - 1);
+        L.carried = take(L.carry_nbuckets * bucket_bytes);
+    }
     L.total = off;
     return L;
 }
@@ -572,8 +567,9 @@ private:
     uint32_t force_wbits_ = 0;
     uint32_t crowd_ = 1;
     msm_tuning tune_;
-    // Windows | width << 16 of the buckets that Pippenger's batches carry
-    // (added up, not yet integrated; finish integrates them), or 0.
+    // Windows | width << 16 of the carried bucket set (L_.carried: the sums
+    // of Pippenger's batches so far, not yet integrated; finish integrates
+    // them), or 0 while it holds nothing.
     uint32_t carried_ = 0;
     std::chrono::steady_clock::time_point last_;
 
@@ -836,12 +832,11 @@ private:
     // The buckets of `rows` bucket sets of nbuckets each (consecutive, as
     // their histograms) from their sorted digits (row stride digit_stride,
     // at most `entries` per row), in chunks of chunk_lane entries per lane
-    // (msm_accumulate.cuh); fits_carries must hold. keep: added to what
-    // the buckets hold (else they are zeroed first).
+    // (msm_accumulate.cuh); fits_carries must hold.
     void accumulate_chunks(cudaStream_t s, bucket_h *buckets, const uint32_t *hist,
                            uint32_t nbuckets, const affine_h *points, const uint32_t *digits,
                            size_t digit_stride, uint32_t rows, size_t entries,
-                           uint32_t chunk_lane, bool keep = false) {
+                           uint32_t chunk_lane) {
         const uint32_t degree = bucket_t::degree;
         const uint32_t chunk = chunk_lane * degree;
         const size_t nchunks = acc_chunks(entries, chunk);
@@ -859,10 +854,8 @@ private:
         r.nchunks = (uint32_t)nchunks;
         r.chunk = chunk;
         r.digit_stride = digit_stride;
-        r.keep = keep;
-        if (!keep)
-            cuda_ok(cudaMemsetAsync(buckets, 0, (size_t)rows * nbuckets * sizeof(bucket_h), s),
-                    "cudaMemsetAsync");
+        cuda_ok(cudaMemsetAsync(buckets, 0, (size_t)rows * nbuckets * sizeof(bucket_h), s),
+                "cudaMemsetAsync");
         const acc_launch_t &launch = acc_launch(rows, nchunks);
         const dim3 acc_grid((uint32_t)launch.row_blocks(nchunks), rows);
         launch.kernel<<<acc_grid, launch.threads, 0, s>>>(r, points);
@@ -1009,15 +1002,20 @@ private:
     // before one finish must share it.
     //
     // A run of several batches carries its buckets (unless tuned not to):
-    // each batch adds its points into the one bucket set per window that
-    // the earlier batches (and an earlier run before the same finish, the
-    // split's rest after the dense head) left, and finish integrates them
-    // once. Integrating each batch's buckets instead cost 4.8 of a 2^22
-    // batch's 38.3 ms in G1 at 16 bits (h200-msm-tune-2e22.txt), 32 times
-    // over for the 2^27 dense scalars of the 32 GiB C2's H, and held the
-    // width to a batch's. A batch too large for the chunked accumulation's
-    // carries takes sppark's accumulate, which writes its buckets: the
-    // carried ones are integrated first and that batch integrates its own.
+    // the first batch accumulates into the carried bucket set, each later
+    // one into the bucket area and is then added to the carried set (one
+    // bucket per thread, msm_add_rows), and finish integrates the carried
+    // set once; the split's rest, after the dense head, adds to it too.
+    // Integrating each batch's buckets instead cost 4.8 of a 2^22 batch's
+    // 38.3 ms in G1 at 16 bits (h200-msm-tune-2e22.txt), 32 times over for
+    // the 32 GiB C2's 2^27 dense H scalars: 156 of 1,184 ms (carried: 7 ms
+    // to integrate, 32 more to add; h200-msm-big-2e27.txt). The width
+    // stays a batch's: the owner of a bucket adding the carried value
+    // inside the accumulation made 17 bits (15 windows) cost 1,564 ms to
+    // accumulate against 976 at 16, its full additions diverging within
+    // warps. A batch too large for the chunked accumulation's carries
+    // takes sppark's accumulate: the carried set is integrated first and
+    // that batch integrates its own buckets.
     uint32_t pippenger(cudaStream_t s, const affine_h *points, const scalar_t *scalars,
                        size_t n, uint32_t wbits = 0) {
         if (n == 0)
@@ -1027,18 +1025,18 @@ private:
                                : L_.stride_cap;
         const batch_cut cut = cut_batches(n, cap);
         const size_t batch = cut.batches, stride = cut.stride;
-        const bool carry = tune_.carry_buckets != 0 && !batch_buckets() &&
-                           (batch > 1 || carried_ != 0);
         if (wbits == 0)
             wbits = force_wbits_    ? std::max<uint32_t>(10, std::min(force_wbits_, L_.wbits_max))
                     : width_of_all() ? std::min(window_bits(n), L_.wbits_max)
-                    : carry          ? carried_window_bits(n, L_.wbits_max)
                                      : batch_window_bits(stride, L_.wbits_max);
         const uint32_t nwins = window_count(wbits);
         const uint32_t row = 1u << (wbits - 1);
         const uint32_t nw = nwins | wbits << 16;
         if (carried_ != 0 && carried_ != nw)
             integrate_carried(s);  // another width: what was carried is done
+        const bool carry = tune_.carry_buckets != 0 && !batch_buckets() &&
+                           (batch > 1 || carried_ != 0) &&
+                           (size_t)nwins * row <= L_.carry_nbuckets;
         if (prof_) {
             prof_->wbits = wbits;
             prof_->windows = nwins;
@@ -1046,6 +1044,7 @@ private:
             prof_->pippenger_points += n;
         }
         bucket_h *buckets = (bucket_h *)(base_ + L_.buckets);
+        bucket_h *carried = (bucket_h *)(base_ + L_.carried);
         bucket_h *ones = (bucket_h *)(base_ + L_.ones);
         vec2d_t<uint32_t> hist{(uint32_t *)(base_ + L_.hist), row};
         vec2d_t<uint2> temps{(uint2 *)(base_ + L_.temps), (uint32_t)stride};
@@ -1083,10 +1082,21 @@ private:
             cuda_ok(cudaGetLastError(), "batch addition");
             mark(s, msm_phase_batch_add);
             if (fits_carries(nwins, num, ACC_CHUNK_WINDOWS)) {
-                accumulate_chunks(s, buckets, hist[0], row, points + off, digits[0], stride,
-                                  nwins, num, window_chunk(nwins, num), carried_ != 0);
-                carried_ = nw;
-                mark(s, msm_phase_accumulate);
+                if (carry && carried_ == 0) {
+                    // The first batch carried: its buckets are the set.
+                    accumulate_chunks(s, carried, hist[0], row, points + off, digits[0], stride,
+                                      nwins, num, window_chunk(nwins, num));
+                    carried_ = nw;
+                    mark(s, msm_phase_accumulate);
+                } else {
+                    accumulate_chunks(s, buckets, hist[0], row, points + off, digits[0], stride,
+                                      nwins, num, window_chunk(nwins, num));
+                    mark(s, msm_phase_accumulate);
+                    if (carry)
+                        add_buckets(s, carried, buckets, (size_t)nwins * row);
+                    else
+                        integrate_rows(s, buckets, nwins, wbits);
+                }
             } else {
                 if (carried_ != 0)
                     integrate_carried(s);
@@ -1094,12 +1104,9 @@ private:
                             const_cast<affine_h *>(points + off),
                             (const vec2d_t<uint32_t>)digits, (const vec2d_t<uint32_t>)hist,
                             sid_);
-                carried_ = nw;
                 mark(s, msm_phase_accumulate);
-                integrate_carried(s);
+                integrate_rows(s, buckets, nwins, wbits);
             }
-            if (!carry && carried_ != 0)
-                integrate_carried(s);
             // The digit-1 sums, added to what the earlier batches left.
             add_ones(s);
             mark(s, msm_phase_integrate);
@@ -1107,23 +1114,33 @@ private:
         return nw;
     }
 
-    // The buckets the batches left (carried_: their windows and width)
-    // integrated, each window's pairs added to the pairs accumulator; the
-    // buckets are free again.
+    // The carried bucket set (carried_: its windows and width) integrated
+    // into the pairs accumulator; the set is free again.
     void integrate_carried(cudaStream_t s) {
-        const uint32_t nwins = carried_ & 0xffff, wbits = carried_ >> 16;
-        const uint32_t row = 1u << (wbits - 1);
-        bucket_h *buckets = (bucket_h *)(base_ + L_.buckets);
-        integrate<bucket_t><<<nwins, MSM_NTHREADS, sizeof(bucket_t) * NT, s>>>(
-            buckets, nwins, wbits, FR_BITS);
-        cuda_ok(cudaGetLastError(), "integrate");
-        // The pairs integrate left in each row, added to what earlier
-        // integrations left.
-        msm_add_rows<bucket_t><<<dim3((2 * NT * bucket_t::degree + 255) / 256, nwins), 256, 0,
-                                 s>>>((bucket_h *)(base_ + L_.pairs), L_.pair_stride, buckets,
-                                      row, (uint32_t)(2 * NT));
-        cuda_ok(cudaGetLastError(), "add (pairs)");
+        integrate_rows(s, (bucket_h *)(base_ + L_.carried), carried_ & 0xffff, carried_ >> 16);
         carried_ = 0;
+    }
+
+    // nwins rows of 2^(wbits-1) buckets integrated (sppark's integrate,
+    // in place), the pairs it leaves in each row added to the pairs
+    // accumulator (what earlier integrations left).
+    void integrate_rows(cudaStream_t s, bucket_h *set, uint32_t nwins, uint32_t wbits) {
+        const uint32_t row = 1u << (wbits - 1);
+        integrate<bucket_t><<<nwins, MSM_NTHREADS, sizeof(bucket_t) * NT, s>>>(
+            set, nwins, wbits, FR_BITS);
+        cuda_ok(cudaGetLastError(), "integrate");
+        msm_add_rows<bucket_t><<<dim3((2 * NT * bucket_t::degree + 255) / 256, nwins), 256, 0,
+                                 s>>>((bucket_h *)(base_ + L_.pairs), L_.pair_stride, set, row,
+                                      (uint32_t)(2 * NT));
+        cuda_ok(cudaGetLastError(), "add (pairs)");
+    }
+
+    // dst[i] += src[i], i < count (one bucket per thread).
+    void add_buckets(cudaStream_t s, bucket_h *dst, const bucket_h *src, size_t count) {
+        const size_t threads = std::min<size_t>(count, (size_t)sm_count_ * 2048);
+        msm_add_rows<bucket_t><<<dim3((uint32_t)((threads * bucket_t::degree + 255) / 256), 1),
+                                 256, 0, s>>>(dst, 0, src, 0, (uint32_t)count);
+        cuda_ok(cudaGetLastError(), "add (carried buckets)");
     }
 };
 
