@@ -1008,12 +1008,15 @@ private:
     // set once; the split's rest, after the dense head, adds to it too.
     // Integrating each batch's buckets instead cost 4.8 of a 2^22 batch's
     // 38.3 ms in G1 at 16 bits (h200-msm-tune-2e22.txt), 32 times over for
-    // the 32 GiB C2's 2^27 dense H scalars: 156 of 1,184 ms (carried: 7 ms
-    // to integrate, 32 more to add; h200-msm-big-2e27.txt). The width
-    // stays a batch's: the owner of a bucket adding the carried value
-    // inside the accumulation made 17 bits (15 windows) cost 1,564 ms to
-    // accumulate against 976 at 16, its full additions diverging within
-    // warps. A batch too large for the chunked accumulation's carries
+    // the 32 GiB C2's 2^27 dense H scalars: 156 of 1,184 ms on an H200
+    // (h200-msm-big-2e27-owner-add.txt). Carried, on an H100 (ms,
+    // h100-msm-big-2e27.txt): a dense 2^27 G1 MSM 1,047 against 1,185, the
+    // C2's H + L 1,148 against 1,294. The width stays a batch's: 15 bits
+    // carried took 1,550 for the H + L, 17 bits per batch 1,391; the owner
+    // of a bucket adding the carried value inside the accumulation (an
+    // earlier form) made 17 bits cost 1,564 ms to accumulate against 976
+    // at 16, its full additions diverging within warps.
+    // A batch too large for the chunked accumulation's carries
     // takes sppark's accumulate: the carried set is integrated first and
     // that batch integrates its own buckets.
     uint32_t pippenger(cudaStream_t s, const affine_h *points, const scalar_t *scalars,
