@@ -785,18 +785,25 @@ static void test_msm_context(const gpu_t &gpu) {
 // over at the head's width (msm_engine::run_split_after). Tails of 0/1
 // mixes, of short scalars and of long ones; the sum equals the CPU's, with
 // the head given and without it (Pippenger over every point).
+// n dense scalars (seed) whose last n - head are replaced by `tail`.
+static std::vector<blst_fr> head_then(size_t n, size_t head, uint64_t seed,
+                                      const std::vector<blst_fr> &tail) {
+    auto sc = scalars_mix(n, 0, 0, seed);
+    std::copy(tail.begin(), tail.end(), sc.begin() + head);
+    return sc;
+}
+
 static void test_msm_dense_head(const gpu_t &gpu) {
     const size_t n = 12000, head = 9500, distinct = 1 << 12;
     auto pts = g1_points(distinct, n, 31);
     void *d1 = upload(pts);
     msm_context ctx(gpu, {{msm_group::g1, n}});
     for (int pat = 0; pat < 4; pat++) {
-        auto sc = scalars_mix(n, 0, 0, 200 + pat);
-        const auto tail = pat == 0   ? scalars_mix(n - head, 45, 45, 210)
-                          : pat == 1 ? scalars_mix(n - head, 0, 100, 211)
-                          : pat == 2 ? scalars_short(n - head, 20, 10, 212)
-                                     : scalars_mix(n - head, 30, 30, 213);
-        std::copy(tail.begin(), tail.end(), sc.begin() + head);
+        auto sc = head_then(n, head, 200 + pat,
+                            pat == 0   ? scalars_mix(n - head, 45, 45, 210)
+                            : pat == 1 ? scalars_mix(n - head, 0, 100, 211)
+                            : pat == 2 ? scalars_short(n - head, 20, 10, 212)
+                                       : scalars_mix(n - head, 30, 30, 213));
         if (pat == 3)  // a few 0s and 1s inside the head too
             for (size_t i = 0; i < head; i += 97)
                 sc[i] = i % 2 ? fr_u64(1) : FR_ZERO;
@@ -823,46 +830,42 @@ static double profiled_run(msm_context &ctx, const msm_job &job, bool g2, msm_pr
 
 // Pippenger runs of several batches (msm_tuning::batch_cap cuts small runs
 // into batches of 2048 or 4096 scalars): the batches carrying their
-// buckets (the default) and integrating their own, at the carried width
-// and at forced ones, in G1 with a dense head before a 0/1 split's rest
-// (which adds into the head's buckets) and in G2, all against blst.
+// buckets (the default) and integrating their own, in G1 with a dense head
+// before a 0/1 split's rest (which adds into the head's carried set) and
+// without it, and in G2, all against blst.
 static void test_msm_carried(const gpu_t &gpu) {
     const size_t n = 12000, head = 9500, distinct = 1 << 12;
     auto pts = g1_points(distinct, n, 41);
     void *d1 = upload(pts);
     msm_context ctx(gpu, {{msm_group::g1, n}});
     for (int pat = 0; pat < 3; pat++) {
-        auto sc = scalars_mix(n, 0, 0, 300 + pat);
-        const auto tail = pat == 0   ? scalars_mix(n - head, 45, 45, 310)
-                          : pat == 1 ? scalars_short(n - head, 20, 10, 311)
-                                     : scalars_mix(n - head, 0, 0, 312);
-        std::copy(tail.begin(), tail.end(), sc.begin() + head);
+        const auto sc = head_then(n, head, 300 + pat,
+                                  pat == 0   ? scalars_mix(n - head, 45, 45, 310)
+                                  : pat == 1 ? scalars_short(n - head, 20, 10, 311)
+                                             : scalars_mix(n - head, 0, 0, 312));
         void *ds = upload(sc);
         const blst_p1 want = cpu_msm_g1(pts.data(), fold(sc, distinct).data(), distinct);
-        for (int carry : {-1, 0})
-            for (uint32_t w : {0u, 11u, 13u}) {
-                msm_tuning t;
-                t.batch_cap = 2048;
-                t.carry_buckets = carry;
-                ctx.tune(0, t);
-                ctx.window_bits(0, w);
-                for (size_t dense : {head, size_t(0)}) {
-                    msm_job job{0, d1, ds, n};
-                    job.dense = dense;
-                    msm_profile prof;
-                    blst_p1 got;
-                    blst_p2 unused;
-                    profiled_run(ctx, job, false, prof, got, unused);
-                    char label[200];
-                    std::snprintf(label, sizeof label,
-                                  "msm G1 in batches of 2048, %s buckets, width %u (%u used, %u "
-                                  "batches), dense head %zu, tail pattern %d",
-                                  carry ? "carried" : "per-batch", w, prof.wbits, prof.batches,
-                                  dense, pat);
-                    report(eq1(got, want) && prof.batches > 1, label);
-                }
+        for (int carry : {-1, 0}) {
+            msm_tuning t;
+            t.batch_cap = 2048;
+            t.carry_buckets = carry;
+            ctx.tune(0, t);
+            for (size_t dense : {head, size_t(0)}) {
+                msm_job job{0, d1, ds, n};
+                job.dense = dense;
+                msm_profile prof;
+                blst_p1 got;
+                blst_p2 unused;
+                profiled_run(ctx, job, false, prof, got, unused);
+                char label[200];
+                std::snprintf(label, sizeof label,
+                              "msm G1 in batches of 2048, %s buckets (width %u, %u batches), "
+                              "dense head %zu, tail pattern %d",
+                              carry ? "carried" : "per-batch", prof.wbits, prof.batches, dense,
+                              pat);
+                report(eq1(got, want) && prof.batches > 1, label);
             }
-        ctx.window_bits(0, 0);
+        }
         ctx.tune(0, msm_tuning{});
         cudaFree(ds);
     }
