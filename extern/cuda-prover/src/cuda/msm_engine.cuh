@@ -19,7 +19,8 @@
 // h200-msm-tune-2e20.txt): G1 13.2 by Pippenger, 9.5 over a table; G2 34.5
 // and 22.6; the four of a proof over tables at once 48.4 (53.1 with chunks
 // of 32 and sppark's integrate); sppark's accumulate, one bucket per
-// thread, gave 14.2, 10.9, 35.8 and 27.6. Included by msm.cu.
+// thread, gave 14.2, 10.9, 35.8 and 27.6. The widths, the cut into
+// batches and the buffers' layout are msm_layout.cuh's. Included by msm.cu.
 #pragma once
 
 #include <algorithm>

@@ -16,6 +16,7 @@
 
 namespace cp_cuda {
 namespace msm_detail {
+
 constexpr uint32_t FR_BITS = 255;
 
 inline uint32_t lg2_floor(size_t n) {
