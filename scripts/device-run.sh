@@ -7,7 +7,8 @@
 # digest and with every point checked; the C2 resident and under 14 GiB),
 # serve-post (the daemon proves a 32 GiB C2 and a WinningPoSt beside it),
 # msm-big (the core self-test's runs of several Pippenger batches, checked
-# and timed at the 32 GiB C2's size; device-bin/cuda_selftest needed).
+# and timed at the 32 GiB C2's size; device-bin/cuda_selftest needed),
+# sector-ab (the 32 GiB sector bench under two settings, A_ENV and B_ENV).
 set -uo pipefail
 what=${1:-all}
 out=${2:-device-out}
@@ -70,6 +71,17 @@ if [ "$what" = c2 ]; then
         --sector-size "${C2_SECTOR:-2KiB}" --params-dir fc-params ${C2_ARGS:-} \
         --json "$out/c2-${C2_SECTOR:-2KiB}.json" 2>&1 | tee "$out/c2.log"
     kill $smi
+fi
+if [ "$what" = sector-ab ]; then
+    # The 32 GiB sector bench twice on one machine, the key made once: with
+    # A_ENV, then with B_ENV (each "VAR=value ...", for its run only), named
+    # A_NAME and B_NAME; e.g. B_ENV=CP_SECOND_LANE_WHOLE=1 B_NAME=lanes, or
+    # B_ENV=CP_MSM_BATCH_BUCKETS=1 B_NAME=per-batch.
+    # shellcheck disable=SC2086
+    env ${A_ENV:-} CP_TRACE_PASS=1 SELFTEST=0 BENCH_ONLY=1 BENCH_NAME="${A_NAME:-a}" "$0" sector "$out"
+    # shellcheck disable=SC2086
+    env ${B_ENV:-} CP_TRACE_PASS=1 SELFTEST=0 BENCH_ONLY=1 BENCH_NAME="${B_NAME:-b}" "$0" sector "$out"
+    grep -hE "device_busy_s" "$out"/bench-"${A_NAME:-a}".log "$out"/bench-"${B_NAME:-b}".log | cut -c1-330
 fi
 if [ "$what" = msm-big ]; then
     # The core self-test's Pippenger runs of several batches against blst
