@@ -745,10 +745,8 @@ private:
 
     // ones_acc += the batch addition's partial sums in the ones area.
     void add_ones(cudaStream_t s) {
-        const uint32_t n = nones();
-        msm_add_rows<bucket_t><<<dim3((n * bucket_t::degree + 255) / 256, 1), 256, 0, s>>>(
-            (bucket_h *)(base_ + L_.ones_acc), 0, (const bucket_h *)(base_ + L_.ones), 0, n);
-        cuda_ok(cudaGetLastError(), "add (ones)");
+        add_buckets(s, (bucket_h *)(base_ + L_.ones_acc), (const bucket_h *)(base_ + L_.ones),
+                    nones());
     }
 
     // Window sums and the ones into wsum, from the accumulated pairs.
@@ -862,21 +860,17 @@ private:
             cuda_ok(cudaGetLastError(), "batch addition");
             mark(s, msm_phase_batch_add);
             if (fits_carries(nwins, num, ACC_CHUNK_WINDOWS)) {
-                if (carry && carried_ == 0) {
-                    // The first batch carried: its buckets are the set.
-                    accumulate_chunks(s, carried, hist[0], row, points + off, digits[0], stride,
-                                      nwins, num, window_chunk(nwins, num));
+                // The first batch carried accumulates into the set itself.
+                const bool first = carry && carried_ == 0;
+                accumulate_chunks(s, first ? carried : buckets, hist[0], row, points + off,
+                                  digits[0], stride, nwins, num, window_chunk(nwins, num));
+                mark(s, msm_phase_accumulate);
+                if (first)
                     carried_ = nw;
-                    mark(s, msm_phase_accumulate);
-                } else {
-                    accumulate_chunks(s, buckets, hist[0], row, points + off, digits[0], stride,
-                                      nwins, num, window_chunk(nwins, num));
-                    mark(s, msm_phase_accumulate);
-                    if (carry)
-                        add_buckets(s, carried, buckets, (size_t)nwins * row);
-                    else
-                        integrate_rows(s, buckets, nwins, wbits);
-                }
+                else if (carry)
+                    add_buckets(s, carried, buckets, (size_t)nwins * row);
+                else
+                    integrate_rows(s, buckets, nwins, wbits);
             } else {
                 if (carried_ != 0)
                     integrate_carried(s);
@@ -915,12 +909,14 @@ private:
         cuda_ok(cudaGetLastError(), "add (pairs)");
     }
 
-    // dst[i] += src[i], i < count (one bucket per thread).
+    // dst[i] += src[i], i < count (one bucket per thread, at most
+    // 2048 threads per SM, each then taking several): the batch additions'
+    // partial sums into ones_acc, a batch's buckets into the carried set.
     void add_buckets(cudaStream_t s, bucket_h *dst, const bucket_h *src, size_t count) {
         const size_t threads = std::min<size_t>(count, (size_t)sm_count_ * 2048);
         msm_add_rows<bucket_t><<<dim3((uint32_t)((threads * bucket_t::degree + 255) / 256), 1),
                                  256, 0, s>>>(dst, 0, src, 0, (uint32_t)count);
-        cuda_ok(cudaGetLastError(), "add (carried buckets)");
+        cuda_ok(cudaGetLastError(), "add (buckets)");
     }
 };
 
