@@ -1472,6 +1472,8 @@ static void big_msm(const gpu_t &gpu, uint32_t lg) {
     hl.clear();
     hl.shrink_to_fit();
     std::printf("INFO big 2^%u: inputs made and uploaded in %.1f s\n", lg, now_s() - t0);
+    blst_p1 wants[2];
+    blst_p2 unused2;
     msm_context ctx(gpu, {{msm_group::g1, 2 * n}});
     std::printf("INFO big context: %.0f MiB\n", ctx.bytes() / 1048576.0);
     struct variant_t {
@@ -1502,6 +1504,32 @@ static void big_msm(const gpu_t &gpu, uint32_t lg) {
         }
         ctx.tune(0, msm_tuning{});
         ctx.window_bits(0, 0);
+        wants[shape] = want;
+    }
+    // Larger batches at their wider automatic widths (CP_MSM_BATCH_LG, read
+    // when a context is laid out): 2^24 scalars 18 bits, 2^25 19 bits (14
+    // windows), 2^26 20 bits (13 windows); and 2^25 at 20 bits.
+    struct wide_t {
+        const char *lg;
+        uint32_t w;
+    } wides[] = {{"24", 0}, {"25", 0}, {"25", 20}, {"26", 0}};
+    for (const auto &v : wides) {
+        setenv("CP_MSM_BATCH_LG", v.lg, 1);
+        msm_context wide(gpu, {{msm_group::g1, 2 * n}});
+        unsetenv("CP_MSM_BATCH_LG");
+        std::printf("INFO big context with batches of 2^%s: %.0f MiB\n", v.lg,
+                    wide.bytes() / 1048576.0);
+        wide.window_bits(0, v.w);
+        for (int shape = 0; shape < 2; shape++) {
+            msm_job job{0, d1, ds, shape ? n : 2 * n};
+            job.dense = shape ? 0 : n;
+            const std::string what = std::string("2^") + std::to_string(lg) +
+                                     (shape ? " G1 dense" : " h+l (H dense, L 0/1)") +
+                                     " [carried, batches of 2^" + v.lg +
+                                     (v.w ? ", width " + std::to_string(v.w) : std::string()) +
+                                     "]";
+            timed_check(wide, job, false, wants[shape], unused2, what, "the default");
+        }
     }
     cudaFree(ds);
     cudaFree(d1);

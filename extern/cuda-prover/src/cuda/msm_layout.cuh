@@ -44,12 +44,12 @@ inline size_t align256(size_t x) { return round_up(x, 256); }
 // sppark's msm_t takes lg(1.5 n) - 8 (12 at 2^20): wider windows pay here
 // because the MSM runs in one batch and its window sums are finished on
 // the device.
-inline uint32_t window_bits(size_t n) {
+inline uint32_t window_bits(size_t n, uint32_t cap = 18) {
     const size_t np = round_up(n, 32);
     if (np <= 192)
         return 10;
     const uint32_t lg = lg2_floor(np + np / 2);
-    return std::max<uint32_t>(std::min<uint32_t>(lg > 6 ? lg - 6 : 0, 18), 10);
+    return std::max<uint32_t>(std::min<uint32_t>(lg > 6 ? lg - 6 : 0, cap), 10);
 }
 inline uint32_t window_count(uint32_t wbits) { return (FR_BITS - 1) / wbits + 1; }
 
@@ -70,8 +70,9 @@ inline batch_cut cut_batches(size_t n, size_t stride_cap) {
 // 18 bits to the 2^22-scalar batches of the 32 GiB C2's H + L (2^28 scalars
 // in 63 batches), whose integration of 15 x 2^17 buckets then cost about as
 // much as their accumulation; a batch of 2^22 scalars takes 16.
+// Batches above MAX_BATCH (only under CP_MSM_BATCH_LG) may reach 21 bits.
 inline uint32_t batch_window_bits(size_t stride, uint32_t wbits_max) {
-    return std::min(window_bits(stride), wbits_max);
+    return std::min(window_bits(stride, 21), wbits_max);
 }
 
 // Diagnostics: CP_MSM_WIDTH_OF_ALL set gives a run of several batches the
@@ -80,6 +81,18 @@ inline uint32_t batch_window_bits(size_t stride, uint32_t wbits_max) {
 inline bool width_of_all() {
     static const bool on = std::getenv("CP_MSM_WIDTH_OF_ALL") != nullptr;
     return on;
+}
+
+// Diagnostics: CP_MSM_BATCH_LG=k (16 to 26) lays engines out for
+// Pippenger batches of up to 2^k scalars instead of MAX_BATCH's 2^22, their
+// width by the same rule (lg(1.5 * 2^k) - 6, up to 21 bits: 2^25 scalars
+// take 19 bits, 14 windows instead of 16); the digits cost 104 bytes a
+// scalar of the batch (3.25 GiB at 2^25). To measure fewer, wider windows
+// over larger batches. Read when an engine is laid out; 0 when unset.
+inline uint32_t batch_lg() {
+    const char *v = std::getenv("CP_MSM_BATCH_LG");
+    const int k = v ? std::atoi(v) : 0;
+    return k >= 16 && k <= 26 ? (uint32_t)k : 0;
 }
 
 // Diagnostics: CP_MSM_BATCH_BUCKETS set makes every Pippenger batch
@@ -171,10 +184,12 @@ inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affin
                                  bool table) {
     engine_layout L;
     n_max = std::max<size_t>(n_max, 1);
-    L.wbits_max = window_bits(n_max);
+    const uint32_t blg = batch_lg();
+    const size_t max_batch = blg ? size_t(1) << blg : MAX_BATCH;
+    L.stride_cap = round_up(std::min(n_max, max_batch), 32);
+    L.wbits_max = std::max(window_bits(n_max), batch_window_bits(L.stride_cap, 21));
     for (uint32_t w = 10; w <= L.wbits_max; w++)
         L.nbuckets = std::max(L.nbuckets, (size_t)window_count(w) << (w - 1));
-    L.stride_cap = round_up(std::min(n_max, MAX_BATCH), 32);
     L.digit_cap = window_count(10) * L.stride_cap;
     L.temp_cap = 2 * L.stride_cap;
     if (table) {
