@@ -9,12 +9,14 @@
 // where the MSM time of a 2^LG proof goes (phases, window widths);
 // `cuda_selftest big [LG]` times Pippenger runs of many batches (an H + L of
 // 2^(LG+1) scalars like the 32 GiB C2's, LG 27 by default) with their
-// buckets carried across batches or not; `cuda_selftest carried` runs only
+// buckets carried across batches or not, and in batches larger than the
+// default's at wider windows (CP_MSM_BATCH_LG); `cuda_selftest carried` runs only
 // the tests of Pippenger runs of several batches.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -1482,6 +1484,7 @@ static void big_msm(const gpu_t &gpu, uint32_t lg) {
         uint32_t w;
     } variants[] = {{"carried buckets", -1, 0},
                     {"carried buckets, width 15", -1, 15},
+                    {"carried buckets, width 17", -1, 17},
                     {"per-batch buckets (as before)", 0, 0},
                     {"per-batch buckets, width 17", 0, 17}};
     for (int shape = 0; shape < 2; shape++) {
