@@ -1509,16 +1509,24 @@ static void big_msm(const gpu_t &gpu, uint32_t lg) {
         ctx.window_bits(0, 0);
         wants[shape] = want;
     }
-    // Larger batches at their wider automatic widths (CP_MSM_BATCH_LG, read
-    // when a context is laid out): 2^24 scalars 18 bits, 2^25 19 bits (14
-    // windows), 2^26 20 bits (13 windows); and 2^25 at 20 bits.
+    // Larger batches at their wider automatic widths: 2^24 scalars 18 bits,
+    // 2^25 19 bits (14 windows), 2^26 20 bits (13 windows). 2^25 as the
+    // proofs' H + L slot asks for it (msm_slot_spec::batch_max), also at a
+    // forced 16 bits (more digit rows than its layout has: cut into smaller
+    // batches); the others through CP_MSM_BATCH_LG (read when a context is
+    // laid out).
     struct wide_t {
         const char *lg;
         uint32_t w;
-    } wides[] = {{"24", 0}, {"25", 0}, {"25", 20}, {"26", 0}};
+        bool spec;
+    } wides[] = {{"24", 0, false}, {"25", 0, true}, {"25", 16, true}, {"26", 0, false}};
     for (const auto &v : wides) {
-        setenv("CP_MSM_BATCH_LG", v.lg, 1);
-        msm_context wide(gpu, {{msm_group::g1, 2 * n}});
+        msm_slot_spec spec{msm_group::g1, 2 * n};
+        if (v.spec)
+            spec.batch_max = size_t(1) << std::atoi(v.lg);
+        else
+            setenv("CP_MSM_BATCH_LG", v.lg, 1);
+        msm_context wide(gpu, {spec});
         unsetenv("CP_MSM_BATCH_LG");
         std::printf("INFO big context with batches of 2^%s: %.0f MiB\n", v.lg,
                     wide.bytes() / 1048576.0);

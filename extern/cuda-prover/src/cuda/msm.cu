@@ -58,8 +58,9 @@ using g2_engine = msm_detail::msm_engine<g2_bucket, g2_affine, fr_t>;
 constexpr size_t MAX_SLOTS_PER_GROUP = 8;
 
 size_t slot_bytes(const msm_slot_spec &s, int sm_count) {
-    return s.group == msm_group::g2 ? g2_engine::layout(s.n_max, sm_count, s.table).total
-                                    : g1_engine::layout(s.n_max, sm_count, s.table).total;
+    return s.group == msm_group::g2
+               ? g2_engine::layout(s.n_max, sm_count, s.table, s.batch_max).total
+               : g1_engine::layout(s.n_max, sm_count, s.table, s.batch_max).total;
 }
 
 // A table run pays where Pippenger would run over (nearly) all the points:
@@ -275,9 +276,11 @@ msm_context::msm_context(const gpu_t &gpu, const std::vector<msm_slot_spec> &slo
         s.spec = slots[i];
         const bool g2 = s.spec.group == msm_group::g2;
         if (g2)
-            s.e2.reset(new g2_engine(at, s.spec.n_max, p_->sm_count, sid[1]++, s.spec.table));
+            s.e2.reset(new g2_engine(at, s.spec.n_max, p_->sm_count, sid[1]++, s.spec.table,
+                                     s.spec.batch_max));
         else
-            s.e1.reset(new g1_engine(at, s.spec.n_max, p_->sm_count, sid[0]++, s.spec.table));
+            s.e1.reset(new g1_engine(at, s.spec.n_max, p_->sm_count, sid[0]++, s.spec.table,
+                                     s.spec.batch_max));
         at += msm_detail::align256(slot_bytes(s.spec, p_->sm_count));
     }
 }
@@ -294,7 +297,9 @@ bool msm_context::fits(const std::vector<msm_slot_spec> &slots) const {
     for (size_t i = 0; i < slots.size(); i++)
         if (slots[i].group != p_->slots[i].spec.group ||
             slots[i].n_max > p_->slots[i].spec.n_max ||
-            (slots[i].table && !p_->slots[i].spec.table))
+            (slots[i].table && !p_->slots[i].spec.table) ||
+            msm_detail::batch_scalars(slots[i].batch_max) >
+                msm_detail::batch_scalars(p_->slots[i].spec.batch_max))
             return false;
     return true;
 }

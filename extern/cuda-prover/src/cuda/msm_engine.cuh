@@ -85,17 +85,18 @@ public:
     using affine_h = typename affine_t::mem_t;
     static constexpr size_t NT = MSM_NTHREADS / bucket_t::degree;
 
-    static engine_layout layout(size_t n_max, int sm_count, bool table) {
+    static engine_layout layout(size_t n_max, int sm_count, bool table, size_t batch_max = 0) {
         return make_layout(n_max, sizeof(bucket_h), sizeof(affine_h), sm_count,
-                           sizeof(scalar_t), NT, bucket_t::degree, table);
+                           sizeof(scalar_t), NT, bucket_t::degree, table, batch_max);
     }
 
     // base: layout(n_max, sm_count).total bytes of device memory, owned by
     // the caller. sid: this engine's counter slot in sppark's cooperative
     // kernels (accumulate, batch_addition); engines of one group that may run
     // at the same time need different sids (mod 8).
-    msm_engine(void *base, size_t n_max, int sm_count, uint32_t sid, bool table)
-        : L_(layout(n_max, sm_count, table)), base_((char *)base), n_max_(n_max), sm_count_(sm_count),
+    msm_engine(void *base, size_t n_max, int sm_count, uint32_t sid, bool table,
+               size_t batch_max = 0)
+        : L_(layout(n_max, sm_count, table, batch_max)), base_((char *)base), n_max_(n_max), sm_count_(sm_count),
           sid_(sid) {
         for (auto &v : acc_launches_) {
             int blocks = 0;
@@ -798,15 +799,20 @@ private:
                        size_t n, uint32_t wbits = 0) {
         if (n == 0)
             return 0;
-        const size_t cap = tune_.batch_cap
-                               ? std::min(round_up(tune_.batch_cap, 32), L_.stride_cap)
-                               : L_.stride_cap;
+        size_t cap = tune_.batch_cap ? std::min(round_up(tune_.batch_cap, 32), L_.stride_cap)
+                                     : L_.stride_cap;
+        if (wbits == 0 && force_wbits_)
+            wbits = std::max<uint32_t>(10, std::min(force_wbits_, L_.wbits_max));
+        else if (wbits == 0 && width_of_all())
+            wbits = std::min(window_bits(n), L_.wbits_max);
+        // A width narrower than the batch's own needs more digit rows than
+        // a batch above MAX_BATCH has (msm_layout.cuh): smaller batches.
+        if (wbits != 0)
+            cap = std::min(cap, std::max<size_t>(L_.digit_cap / window_count(wbits) / 32 * 32, 32));
         const batch_cut cut = cut_batches(n, cap);
         const size_t batch = cut.batches, stride = cut.stride;
         if (wbits == 0)
-            wbits = force_wbits_    ? std::max<uint32_t>(10, std::min(force_wbits_, L_.wbits_max))
-                    : width_of_all() ? std::min(window_bits(n), L_.wbits_max)
-                                     : batch_window_bits(stride, L_.wbits_max);
+            wbits = batch_window_bits(stride, L_.wbits_max);
         const uint32_t nwins = window_count(wbits);
         const uint32_t row = 1u << (wbits - 1);
         const uint32_t nw = nwins | wbits << 16;

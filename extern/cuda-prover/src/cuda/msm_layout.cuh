@@ -140,6 +140,9 @@ inline uint32_t table_piece_bits(uint32_t wbits) { return std::max<uint32_t>(10,
 // 104 bytes per scalar, 416 MiB at this cap.
 constexpr size_t MAX_BATCH = size_t(1) << 22;
 
+// Most scalars per batch of an engine asked for batch_max (0: MAX_BATCH).
+inline size_t batch_scalars(size_t batch_max) { return batch_max ? batch_max : MAX_BATCH; }
+
 // Byte offsets of one engine's buffers inside its allocation.
 struct engine_layout {
     uint32_t wbits_max = 10;
@@ -181,16 +184,21 @@ inline size_t weigh_bytes(size_t m, uint32_t sbits, size_t bucket_bytes) {
 // their accumulation.
 inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affine_bytes,
                                  int sm_count, size_t scalar_bytes, size_t nt, uint32_t degree,
-                                 bool table) {
+                                 bool table, size_t batch_max = 0) {
     engine_layout L;
     n_max = std::max<size_t>(n_max, 1);
     const uint32_t blg = batch_lg();
-    const size_t max_batch = blg ? size_t(1) << blg : MAX_BATCH;
+    const size_t max_batch = blg ? size_t(1) << blg : batch_scalars(batch_max);
     L.stride_cap = round_up(std::min(n_max, max_batch), 32);
     L.wbits_max = std::max(window_bits(n_max), batch_window_bits(L.stride_cap, 21));
     for (uint32_t w = 10; w <= L.wbits_max; w++)
         L.nbuckets = std::max(L.nbuckets, (size_t)window_count(w) << (w - 1));
-    L.digit_cap = window_count(10) * L.stride_cap;
+    // Digit rows for the narrowest width (10 bits, 26 windows) up to
+    // MAX_BATCH; a larger batch has rows for its own width only, and a
+    // narrower forced width cuts it smaller (msm_engine::pippenger).
+    L.digit_cap = L.stride_cap > MAX_BATCH
+                      ? window_count(batch_window_bits(L.stride_cap, L.wbits_max)) * L.stride_cap
+                      : window_count(10) * L.stride_cap;
     L.temp_cap = 2 * L.stride_cap;
     if (table) {
         const uint32_t tw = table_window_bits(n_max);

@@ -143,6 +143,30 @@ stream_choice choose(const device_state &d, const pass_lane &ln, const memory_bu
     return c;
 }
 
+// Whether lane 0's pass over a resident key (without tables) runs H + L in
+// wide batches (working_cache.hpp): with no memory limit, where the device
+// has room for the wide slots and, beside them, for a second lane of the
+// same kind (lanes.hpp), so that they never cost the overlap of two
+// passes. Other lanes follow lane 0. CP_MSM_NARROW_HL (diagnostics): never.
+static bool wide_hl(const device_state &d, const pass_lane &ln, const memory_budget &budget,
+                    const srs_copy &dk, const cache_layout &L, size_t cache_need,
+                    size_t shape_need) {
+    static const bool narrow = std::getenv("CP_MSM_NARROW_HL") != nullptr;
+    const std::vector<msm_slot_spec> wide = msm_slots(L, false, true);
+    if (narrow || budget.limit != UINT64_MAX || wide[0].batch_max == 0)
+        return false;
+    if (&ln != &d.lanes[0])
+        return d.lanes[0].msm && d.lanes[0].msm->fits(wide);
+    if (ln.msm && ln.msm->fits(wide))
+        return true;
+    const int sm = d.props.multiProcessorCount;
+    const uint64_t held = dk.bytes() + d.lanes_bytes() + d.shape.bytes() + d.streamer.held();
+    const uint64_t usable = budget.usable(held);
+    const uint64_t wide_bytes = msm_context_bytes(wide, sm);
+    const uint64_t need = cache_need + shape_need + wide_bytes + L.total + wide_bytes;
+    return usable > held && usable - held >= need;
+}
+
 key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, const srs &key,
                 const cache_layout &L, const shape *sh, cp_timings &key_t, size_t share) {
     key_place kp;
@@ -156,7 +180,6 @@ key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, con
     know_library_bytes(d);
     const int sm = d.props.multiProcessorCount;
     std::vector<msm_slot_spec> slots = msm_slots(L);
-    const size_t full_temp = temp_bytes(L, sm);
     const size_t cache_need = ln.cache.need(L.total);
     const size_t shape_need = d.shape.need(sh);
     kp.dk = resident_key(key, d.cuda_id);
@@ -209,7 +232,9 @@ key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, con
         const bool tables = kp.dk->has_tables();
         if (tables)
             slots = msm_slots(L, true);
-        kp.temp = tables ? temp_bytes(L, sm, true) : full_temp;
+        else if (wide_hl(d, ln, budget, *kp.dk, L, cache_need, shape_need))
+            slots = msm_slots(L, false, true);
+        kp.temp = msm_context_bytes(slots, sm);
         ln.drop_msm_unless(slots);
         const size_t msm_need = ln.msm_need(slots, sm);
         const uint64_t t1 = now_ns();
@@ -222,9 +247,10 @@ key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, con
         if (trace)
             std::fprintf(stderr,
                          "cp pass trace: place (resident key): sizes %.2f ms, shape %.2f ms, "
-                         "cache %.2f ms, MSM context %.2f ms\n",
+                         "cache %.2f ms, MSM context %.2f ms (%s%s)\n",
                          (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6,
-                         (now_ns() - t3) / 1e6);
+                         (now_ns() - t3) / 1e6, mib(ln.msm_bytes()).c_str(),
+                         slots[0].batch_max ? ", H + L in wide batches" : "");
     } else {
         kp.temp = kp.plan.temp_bytes;
         // The MSM buffers of the plan's chunks, not more.

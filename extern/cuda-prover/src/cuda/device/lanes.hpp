@@ -69,27 +69,41 @@ inline void settle_lanes(device_state &d, const srs &key, const cache_layout &L)
 }
 
 // After a pass on lane 0 with every lane held: lane 1 for this key and
-// layout, when there is no memory limit and it takes at most half of what
-// the device may still use (the other half stays for other keys and work,
-// as with the tables). Lane 1 only speeds proofs up: failing to make it
-// gives its memory back and is not an error.
+// layout, when there is no memory limit and it fits in what the device may
+// still use with a thirty-second of that to spare. Another key's pass
+// gives lane 1 back first (settle_lanes), so it keeps no memory from
+// other keys. With H + L in wide batches on lane 0, lane 1 takes them too
+// where they fit, else the default's. Lane 1 only speeds proofs up:
+// failing to make it gives its memory back and is not an error.
+//
+// Lane 1 used to open only within half of what was left: at the 32 GiB
+// C2 with its key resident on an H200 (88 of 139 GiB used by lane 0, the
+// key and the shape) the 34 GiB of a second lane did not fit that half,
+// and the next partition's upload, evaluation and NTTs waited for this
+// one's H + L MSM. CP_SECOND_LANE_HALF (diagnostics) restores that rule.
 inline void open_second_lane(device_state &d, const memory_budget &budget, const srs_copy &dk,
                              const cache_layout &L) {
     pass_lane &l1 = d.lanes[1];
-    const std::vector<cp_cuda::msm_slot_spec> slots = msm_slots(L, dk.has_tables());
-    if (budget.limit != UINT64_MAX || l1.ready_for(L.total, slots) ||
-        std::getenv("CP_ONE_LANE") != nullptr)
+    if (budget.limit != UINT64_MAX || std::getenv("CP_ONE_LANE") != nullptr)
+        return;
+    const std::vector<cp_cuda::msm_slot_spec> wide = msm_slots(L, false, true);
+    const bool lane0_wide = !dk.has_tables() && wide[0].batch_max != 0 && d.lanes[0].msm &&
+                            d.lanes[0].msm->fits(wide);
+    const std::vector<cp_cuda::msm_slot_spec> narrow = msm_slots(L, dk.has_tables());
+    if (l1.ready_for(L.total, lane0_wide ? wide : narrow))
         return;
     const int sm = d.props.multiProcessorCount;
     const uint64_t held = dk.bytes() + d.lanes_bytes() + d.shape.bytes() + d.streamer.held();
     const uint64_t usable = budget.usable(held);
-    const uint64_t need = l1.cache.need(L.total) + l1.msm_need(slots, sm);
-    // CP_SECOND_LANE_WHOLE (diagnostics): lane 1 whenever it fits in what
-    // the device may still use, not only in half of it (to measure what a
-    // second lane gives a pass that leaves no half free: the 32 GiB C2 with
-    // its key resident on an H200).
-    static const bool whole = std::getenv("CP_SECOND_LANE_WHOLE") != nullptr;
-    if (usable <= held || need > (whole ? usable - held : (usable - held) / 2))
+    static const bool half = std::getenv("CP_SECOND_LANE_HALF") != nullptr;
+    const uint64_t room =
+        usable <= held ? 0 : half ? (usable - held) / 2 : usable - held - (usable - held) / 32;
+    auto need = [&](const std::vector<cp_cuda::msm_slot_spec> &s) {
+        return l1.cache.need(L.total) + l1.msm_need(s, sm);
+    };
+    const bool take_wide = lane0_wide && need(wide) <= room;
+    const std::vector<cp_cuda::msm_slot_spec> &slots = take_wide ? wide : narrow;
+    if (need(slots) > room)
         return;
     try {
         l1.cache.ensure(d.cuda_id, budget, L.total, l1.msm_need(slots, sm));

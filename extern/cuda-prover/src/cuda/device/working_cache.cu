@@ -83,10 +83,15 @@ cache_layout shape_rows_layout_for(const srs &key, size_t m) {
     return L;
 }
 
-std::vector<cp_cuda::msm_slot_spec> msm_slots(const cache_layout &L, bool tables) {
+std::vector<cp_cuda::msm_slot_spec> msm_slots(const cache_layout &L, bool tables, bool wide) {
     using cp_cuda::msm_group;
-    return {{msm_group::g1, L.n_hl, tables}, {msm_group::g1, L.n_a, tables},
-            {msm_group::g1, L.n_b, tables}, {msm_group::g2, L.n_b, tables}};
+    std::vector<cp_cuda::msm_slot_spec> s = {{msm_group::g1, L.n_hl, tables},
+                                             {msm_group::g1, L.n_a, tables},
+                                             {msm_group::g1, L.n_b, tables},
+                                             {msm_group::g2, L.n_b, tables}};
+    if (wide && !tables && L.n_hl >= WIDE_HL_MIN)
+        s[0].batch_max = WIDE_HL_BATCH;
+    return s;
 }
 
 size_t temp_bytes(const cache_layout &L, int sm_count, bool tables) {

@@ -50,8 +50,19 @@ cache_layout shape_rows_layout_for(const srs &key, size_t m);
 
 // The MSM slots of a proof: h + l, a, b_g1 (G1) and b_g2 (G2), run at the
 // same time (msm_context); with room for runs over the key's tables when
-// it has them.
-std::vector<cp_cuda::msm_slot_spec> msm_slots(const cache_layout &L, bool tables = false);
+// it has them. wide: h + l in batches of WIDE_HL_BATCH where it has at
+// least WIDE_HL_MIN scalars (and no tables).
+std::vector<cp_cuda::msm_slot_spec> msm_slots(const cache_layout &L, bool tables = false,
+                                              bool wide = false);
+
+// H + L's Pippenger in batches of 2^25 scalars at 19-bit windows (14
+// windows) instead of 2^22 at 16 (16 windows): the 32 GiB C2's H + L
+// shape (2^28 scalars) took 1,039 ms against 1,147 on an H100 (2^26
+// batches at 20 bits: 1,027; extern/cuda-prover/tests/results/h100-msm-big-
+// 2e27-batches.txt), for about 3.4 GiB more in its MSM slot. Only where
+// H + L has 2^26 scalars or more; the memory plan decides (key_placement).
+constexpr size_t WIDE_HL_BATCH = size_t(1) << 25;
+constexpr size_t WIDE_HL_MIN = size_t(1) << 26;
 
 // The device bytes of the MSM context for the layout's slots.
 size_t temp_bytes(const cache_layout &L, int sm_count, bool tables = false);
