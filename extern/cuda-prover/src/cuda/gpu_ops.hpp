@@ -45,8 +45,8 @@ struct msm_slot_spec {
     bool table = false;  // room for runs over a table of multiples of n_max bases
     // Most scalars one Pippenger batch takes (0: msm_layout.cuh's
     // MAX_BATCH, 2^22). Larger batches run at wider windows (2^25: 19
-    // bits, 14 windows instead of 16) and cost 68 bytes a scalar of the
-    // batch for the digits and their sort.
+    // bits, 14 windows instead of 16) and cost 72 bytes a scalar of the
+    // batch for the digits (one row per window) and their sort.
     size_t batch_max = 0;
 };
 

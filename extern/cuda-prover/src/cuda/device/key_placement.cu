@@ -143,11 +143,13 @@ stream_choice choose(const device_state &d, const pass_lane &ln, const memory_bu
     return c;
 }
 
-// Whether lane 0's pass over a resident key (without tables) runs H + L in
-// wide batches (working_cache.hpp): with no memory limit, where the device
-// has room for the wide slots and, beside them, for a second lane of the
-// same kind (lanes.hpp), so that they never cost the overlap of two
-// passes. Other lanes follow lane 0. CP_MSM_NARROW_HL (diagnostics): never.
+// Whether a pass over a resident key (without tables) runs H + L in wide
+// batches (working_cache.hpp): on a lane that holds them already, or on
+// lane 0 with no memory limit where the device has room for the wide slots
+// and, beside them, for a second lane of the same kind (lanes.hpp), so
+// that they never cost the overlap of two passes. Lane 1 takes them only
+// when it opens (open_second_lane), never in a pass: an overlapped pass
+// must not reallocate its lane. CP_MSM_NARROW_HL (diagnostics): never.
 static bool wide_hl(const device_state &d, const pass_lane &ln, const memory_budget &budget,
                     const srs_copy &dk, const cache_layout &L, size_t cache_need,
                     size_t shape_need) {
@@ -155,10 +157,10 @@ static bool wide_hl(const device_state &d, const pass_lane &ln, const memory_bud
     const std::vector<msm_slot_spec> wide = msm_slots(L, false, true);
     if (narrow || budget.limit != UINT64_MAX || wide[0].batch_max == 0)
         return false;
-    if (&ln != &d.lanes[0])
-        return d.lanes[0].msm && d.lanes[0].msm->fits(wide);
     if (ln.msm && ln.msm->fits(wide))
         return true;
+    if (&ln != &d.lanes[0])
+        return false;
     const int sm = d.props.multiProcessorCount;
     const uint64_t held = dk.bytes() + d.lanes_bytes() + d.shape.bytes() + d.streamer.held();
     const uint64_t usable = budget.usable(held);
