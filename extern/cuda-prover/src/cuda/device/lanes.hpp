@@ -69,18 +69,19 @@ inline void settle_lanes(device_state &d, const srs &key, const cache_layout &L)
 }
 
 // After a pass on lane 0 with every lane held: lane 1 for this key and
-// layout, when there is no memory limit and it fits in what the device may
-// still use with a thirty-second of that to spare. Another key's pass
-// gives lane 1 back first (settle_lanes), so it keeps no memory from
-// other keys. With H + L in wide batches on lane 0, lane 1 takes them too
-// where they fit, else the default's. Lane 1 only speeds proofs up:
-// failing to make it gives its memory back and is not an error.
+// layout, when there is no memory limit and it takes at most half of what
+// the device may still use (the other half stays for other keys and work,
+// as with the tables). With H + L in wide batches on lane 0, lane 1 takes
+// them too where they fit, else the default's. Lane 1 only speeds proofs
+// up: failing to make it gives its memory back and is not an error.
 //
-// Lane 1 used to open only within half of what was left: at the 32 GiB
-// C2 with its key resident on an H200 (88 of 139 GiB used by lane 0, the
-// key and the shape) the 34 GiB of a second lane did not fit that half,
-// and the next partition's upload, evaluation and NTTs waited for this
-// one's H + L MSM. CP_SECOND_LANE_HALF (diagnostics) restores that rule.
+// CP_SECOND_LANE_WHOLE (diagnostics): lane 1 whenever it fits with a
+// thirty-second of what is left to spare. At the 32 GiB C2 with its key
+// resident on an H200 (88 of 139 GiB used) that opens a 38 GiB lane 1
+// the half rule keeps closed, but an engine of one worker a device
+// finishes each pass's tail before it takes the next partition, so no two
+// passes overlapped and the lane only held memory (device 16.0 s either
+// way, filecoin/benches/results/h200-c2-32gib-2026-12-06-wide/).
 inline void open_second_lane(device_state &d, const memory_budget &budget, const srs_copy &dk,
                              const cache_layout &L) {
     pass_lane &l1 = d.lanes[1];
@@ -95,9 +96,9 @@ inline void open_second_lane(device_state &d, const memory_budget &budget, const
     const int sm = d.props.multiProcessorCount;
     const uint64_t held = dk.bytes() + d.lanes_bytes() + d.shape.bytes() + d.streamer.held();
     const uint64_t usable = budget.usable(held);
-    static const bool half = std::getenv("CP_SECOND_LANE_HALF") != nullptr;
+    static const bool whole = std::getenv("CP_SECOND_LANE_WHOLE") != nullptr;
     const uint64_t room =
-        usable <= held ? 0 : half ? (usable - held) / 2 : usable - held - (usable - held) / 32;
+        usable <= held ? 0 : whole ? usable - held - (usable - held) / 32 : (usable - held) / 2;
     auto need = [&](const std::vector<cp_cuda::msm_slot_spec> &s) {
         return l1.cache.need(L.total) + l1.msm_need(s, sm);
     };

@@ -59,7 +59,10 @@ std::vector<cp_cuda::msm_slot_spec> msm_slots(const cache_layout &L, bool tables
 // windows) instead of 2^22 at 16 (16 windows): the 32 GiB C2's H + L
 // shape (2^28 scalars) took 1,039 ms against 1,147 on an H100 (2^26
 // batches at 20 bits: 1,027; extern/cuda-prover/tests/results/h100-msm-big-
-// 2e27-batches.txt), for about 3.4 GiB more in its MSM slot. Only where
+// 2e27-batches.txt); in the 32 GiB C2 on an H200 0.966 s a partition
+// against 1.069, the device part 1.60 s against 1.70 (filecoin/benches/
+// results/h200-c2-32gib-2026-12-06-wide/), for about 3.4 GiB more in its
+// MSM slot. Only where
 // H + L has 2^26 scalars or more; the memory plan decides (key_placement).
 constexpr size_t WIDE_HL_BATCH = size_t(1) << 25;
 constexpr size_t WIDE_HL_MIN = size_t(1) << 26;
