@@ -195,6 +195,8 @@ if [ "$what" = keyload-a ] || [ "$what" = keyload-b ] || [ "$what" = serve-post 
     # logged): run 0 readies the device, run 1 is the steady state.
     # CP_MSM_* and CP_TRACE_PASS in the environment pass through;
     # SECTOR_ARGS adds bench-c2 flags (e.g. --configs "ahead=1;limit=22GiB",
+    # or --workers-per-device 2 with CP_SECOND_LANE_WHOLE=1: two workers a
+    # device, so that lane 1 takes the next partition while this one's MSMs run,
     # or --configs "ahead=1;ahead=1,witness=gadget" for the PoRep witness
     # made from values beside bellperson's SHA-256 gadget).
     bench_sector() { # name

@@ -9,10 +9,13 @@
 //!       [--synthesis full|auto|witness|both] [--key-in-memory]
 //!       [--synthesis-threads N] [--prepare-ahead N (default 1)]
 //!       [--device-memory-limit SIZE] [--configs "ahead=0;ahead=1,limit=22GiB"]
+//!       [--workers-per-device N (default 1)]
 //!
 //! `--configs` runs every backend and path once per engine setting (`;`
-//! between settings; `ahead`, `threads`, `limit=SIZE|none`, each over the
-//! single flags' values, and `witness=native|gadget`: a PoRep challenge's
+//! between settings; `ahead`, `threads`, `limit=SIZE|none`, `workers=N`
+//! (workers a device: two let a device's second pass lane take the next
+//! partition while this one's MSMs finish), each over the single flags'
+//! values, and `witness=native|gadget`: a PoRep challenge's
 //! SHA-256 parts made from their values, the default, or through
 //! bellperson's gadget), each with its own engine and prover.
 //!
@@ -90,11 +93,13 @@ struct RunConfig {
     device_memory_limit: Option<u64>,
     /// The PoRep witness's SHA-256 parts made from their values.
     native_witness: bool,
+    /// Engine workers a device (at least 1).
+    workers_per_device: usize,
 }
 
 impl RunConfig {
-    /// `ahead=N,threads=N,limit=SIZE|none,witness=native|gadget`, each
-    /// optional, over `base`.
+    /// `ahead=N,threads=N,limit=SIZE|none,workers=N,witness=native|gadget`,
+    /// each optional, over `base`.
     fn parse(s: &str, base: RunConfig) -> Result<Self, FilecoinError> {
         let mut c = base;
         for kv in s.split(',').map(str::trim).filter(|kv| !kv.is_empty()) {
@@ -119,6 +124,7 @@ impl RunConfig {
                     }
                 }
                 "threads" => c.synthesis_threads = num(v)?,
+                "workers" => c.workers_per_device = workers(num(v)?)?,
                 "limit" if v == "none" => c.device_memory_limit = None,
                 "limit" => {
                     c.device_memory_limit = Some(
@@ -127,7 +133,7 @@ impl RunConfig {
                 }
                 o => {
                     return Err(FilecoinError::Input(format!(
-                        "--configs: unknown setting '{o}' (ahead, threads, limit, witness)"
+                        "--configs: unknown setting '{o}' (ahead, threads, limit, workers, witness)"
                     )))
                 }
             }
@@ -141,8 +147,17 @@ impl RunConfig {
             "prepare_ahead": self.prepare_ahead,
             "device_memory_limit_mib": self.device_memory_limit,
             "native_witness": self.native_witness,
+            "workers_per_device": self.workers_per_device,
         })
     }
+}
+
+/// Workers a device: at least 1.
+fn workers(n: usize) -> Result<usize, FilecoinError> {
+    if n == 0 {
+        return Err(FilecoinError::Input("workers a device: at least 1".into()));
+    }
+    Ok(n)
 }
 
 /// A key made in this process, given to every prover.
@@ -173,6 +188,7 @@ fn parse() -> Result<Args, FilecoinError> {
         prepare_ahead: 1,
         device_memory_limit: None,
         native_witness: true,
+        workers_per_device: 1,
     };
     let mut configs = None;
     let mut it = std::env::args().skip(1);
@@ -214,6 +230,7 @@ fn parse() -> Result<Args, FilecoinError> {
             "--key-in-memory" => a.key_in_memory = true,
             "--synthesis-threads" => base.synthesis_threads = num(v()?)? as usize,
             "--prepare-ahead" => base.prepare_ahead = num(v()?)? as usize,
+            "--workers-per-device" => base.workers_per_device = workers(num(v()?)? as usize)?,
             "--device-memory-limit" => {
                 base.device_memory_limit = Some(
                     cuda_prover_engine::parse_memory_mib(&v()?).map_err(FilecoinError::Input)?,
@@ -450,6 +467,7 @@ fn engine_runs(
             policy: Policy::RoundRobin,
             synthesis_threads: config.synthesis_threads,
             prepare_ahead: config.prepare_ahead,
+            workers_per_device: config.workers_per_device,
             device_memory_limit: config.device_memory_limit.map(|mib| mib << 20),
             ..Default::default()
         },
