@@ -70,9 +70,11 @@ inline batch_cut cut_batches(size_t n, size_t stride_cap) {
 // 18 bits to the 2^22-scalar batches of the 32 GiB C2's H + L (2^28 scalars
 // in 63 batches), whose integration of 15 x 2^17 buckets then cost about as
 // much as their accumulation; a batch of 2^22 scalars takes 16.
-// Batches above MAX_BATCH (only under CP_MSM_BATCH_LG) may reach 21 bits.
+// Batches above MAX_BATCH (a slot's batch_max, or CP_MSM_BATCH_LG) may
+// reach BATCH_WBITS_MAX bits.
+constexpr uint32_t BATCH_WBITS_MAX = 21;
 inline uint32_t batch_window_bits(size_t stride, uint32_t wbits_max) {
-    return std::min(window_bits(stride, 21), wbits_max);
+    return std::min(window_bits(stride, BATCH_WBITS_MAX), wbits_max);
 }
 
 // Diagnostics: CP_MSM_WIDTH_OF_ALL set gives a run of several batches the
@@ -190,7 +192,7 @@ inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affin
     const uint32_t blg = batch_lg();
     const size_t max_batch = blg ? size_t(1) << blg : batch_scalars(batch_max);
     L.stride_cap = round_up(std::min(n_max, max_batch), 32);
-    L.wbits_max = std::max(window_bits(n_max), batch_window_bits(L.stride_cap, 21));
+    L.wbits_max = std::max(window_bits(n_max), batch_window_bits(L.stride_cap, BATCH_WBITS_MAX));
     for (uint32_t w = 10; w <= L.wbits_max; w++)
         L.nbuckets = std::max(L.nbuckets, (size_t)window_count(w) << (w - 1));
     // Digit rows for the narrowest width (10 bits, 26 windows) up to
