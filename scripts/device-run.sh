@@ -75,7 +75,7 @@ fi
 if [ "$what" = sector-ab ]; then
     # The 32 GiB sector bench twice on one machine, the key made once: with
     # A_ENV, then with B_ENV (each "VAR=value ...", for its run only), named
-    # A_NAME and B_NAME; e.g. B_ENV=CP_SECOND_LANE_WHOLE=1 B_NAME=lanes, or
+    # A_NAME and B_NAME; e.g. B_ENV=CP_ONE_LANE=1 B_NAME=one-lane, or
     # B_ENV=CP_MSM_BATCH_BUCKETS=1 B_NAME=per-batch.
     # shellcheck disable=SC2086
     env ${A_ENV:-} CP_TRACE_PASS=1 SELFTEST=0 BENCH_ONLY=1 BENCH_NAME="${A_NAME:-a}" "$0" sector "$out"
@@ -195,8 +195,9 @@ if [ "$what" = keyload-a ] || [ "$what" = keyload-b ] || [ "$what" = serve-post 
     # logged): run 0 readies the device, run 1 is the steady state.
     # CP_MSM_* and CP_TRACE_PASS in the environment pass through;
     # SECTOR_ARGS adds bench-c2 flags (e.g. --configs "ahead=1;limit=22GiB",
-    # or --workers-per-device 2 with CP_SECOND_LANE_WHOLE=1: two workers a
-    # device, so that lane 1 takes the next partition while this one's MSMs run,
+    # or --workers-per-device 2: two workers a device, whose second lane
+    # then opens whenever it fits and takes the next partition while this
+    # one's MSMs run,
     # or --configs "ahead=1;ahead=1,witness=gadget" for the PoRep witness
     # made from values beside bellperson's SHA-256 gadget).
     bench_sector() { # name

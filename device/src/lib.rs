@@ -32,4 +32,4 @@ pub use error::{check, check_with_message, Error, ErrorCode, Result};
 pub use mutex::DeviceMutex;
 pub use panic::panic_message;
 pub use placement::{GpuIndex, Placement, GPU_AUTO, GPU_BOUND};
-pub use testing::StreamSharing;
+pub use testing::{StreamSharing, MAX_DEVICE_WORKERS};

@@ -1,5 +1,6 @@
 //! `testing.h`: the test hooks (faults and delays by device or tag) and the
-//! tuning knobs (a device's memory limit, the sharing of streamed passes).
+//! tuning knobs (a device's memory limit, the sharing of streamed passes,
+//! how many workers prove on a device at once).
 
 use cuda_prover_sys::ffi;
 
@@ -92,4 +93,19 @@ impl Context {
         // the core checks the ordinal and the mode.
         check(unsafe { ffi::cp_set_stream_sharing(self.as_raw(), ordinal as i32, raw) })
     }
+
+    /// How many callers run device parts on `ordinal` at once (an engine's
+    /// workers there; 1 to [`MAX_DEVICE_WORKERS`]). A CUDA device with a
+    /// resident key and no memory limit keeps a second pass lane, so that
+    /// one proof's upload, evaluation and NTTs run while the last one's
+    /// MSMs finish: with one worker it takes at most half of the memory
+    /// left, with more whatever fits.
+    pub fn set_workers(&self, ordinal: u32, workers: u32) -> Result<()> {
+        // SAFETY: `self.as_raw()` is a live context for the lifetime of
+        // `self`; the core checks the ordinal and the count.
+        check(unsafe { ffi::cp_set_device_workers(self.as_raw(), ordinal as i32, workers) })
+    }
 }
+
+/// The most workers [`Context::set_workers`] takes.
+pub const MAX_DEVICE_WORKERS: u32 = ffi::CP_MAX_DEVICE_WORKERS;

@@ -85,7 +85,7 @@ impl Default for EngineConfig {
 
 /// The most workers a device takes (`--workers-per-device` of `prove` and
 /// `serve`): past it a value is a mistake and costs threads before any work.
-pub const MAX_WORKERS_PER_DEVICE: i64 = 64;
+pub const MAX_WORKERS_PER_DEVICE: i64 = cuda_prover_device::MAX_DEVICE_WORKERS as i64;
 
 /// The most simulated devices of the host backend (the core's own limit).
 pub const MAX_HOST_DEVICES: i64 = 64;

@@ -8,7 +8,7 @@ use std::time::Instant;
 use cuda_prover_device::{Context, DeviceInfo, DeviceMutex};
 use serde::Serialize;
 
-use crate::config::EngineConfig;
+use crate::config::{EngineConfig, MAX_WORKERS_PER_DEVICE};
 use crate::devices::resolve;
 use crate::error::EngineError;
 use crate::gate::PriorityGate;
@@ -55,6 +55,20 @@ impl Engine {
                 ctx.set_memory_limit(d.ordinal, Some(bytes))
                     .map_err(|e| EngineError::Prepare(e.into()))?;
             }
+        }
+        // Each device learns how many workers prove there at once: with
+        // two or more a CUDA device keeps its second pass lane whenever it
+        // fits, so one worker's upload, evaluation and NTTs run while the
+        // other's MSMs finish.
+        let workers = config.workers_per_device.max(1);
+        if workers as i64 > MAX_WORKERS_PER_DEVICE {
+            return Err(EngineError::Setup(format!(
+                "{workers} workers per device: give 1 to {MAX_WORKERS_PER_DEVICE}"
+            )));
+        }
+        for d in &devices {
+            ctx.set_workers(d.ordinal, workers as u32)
+                .map_err(|e| EngineError::Prepare(e.into()))?;
         }
         if let Some(mode) = config.stream_sharing {
             for d in &devices {

@@ -12,6 +12,7 @@ pub const CP_COEFF_ONE: u32 = 0;
 pub const CP_COEFF_MINUS_ONE: u32 = 1;
 pub const CP_GKR_MAX_VARS: u32 = 30;
 pub const CP_SUMCHECK_MAX_DEGREE: u32 = 4;
+pub const CP_MAX_DEVICE_WORKERS: u32 = 64;
 pub const CP_OK: cp_code = 0;
 pub const CP_ERR_INVALID_ARGUMENT: cp_code = 1;
 pub const CP_ERR_DEVICE_INDEX: cp_code = 2;
@@ -187,10 +188,11 @@ pub struct cp_device_stats {
     pub trims: u64,
     pub held_bytes: u64,
     pub limit_bytes: u64,
+    pub workers: u64,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of cp_device_stats"][::std::mem::size_of::<cp_device_stats>() - 64usize];
+    ["Size of cp_device_stats"][::std::mem::size_of::<cp_device_stats>() - 72usize];
     ["Alignment of cp_device_stats"][::std::mem::align_of::<cp_device_stats>() - 8usize];
     ["Offset of field: cp_device_stats::proofs"]
         [::std::mem::offset_of!(cp_device_stats, proofs) - 0usize];
@@ -208,6 +210,8 @@ const _: () = {
         [::std::mem::offset_of!(cp_device_stats, held_bytes) - 48usize];
     ["Offset of field: cp_device_stats::limit_bytes"]
         [::std::mem::offset_of!(cp_device_stats, limit_bytes) - 56usize];
+    ["Offset of field: cp_device_stats::workers"]
+        [::std::mem::offset_of!(cp_device_stats, workers) - 64usize];
 };
 unsafe extern "C" {
     pub fn cp_device_stats_get(
@@ -1142,4 +1146,7 @@ unsafe extern "C" {
         ordinal: i32,
         mode: cp_stream_sharing,
     ) -> cp_status;
+}
+unsafe extern "C" {
+    pub fn cp_set_device_workers(ctx: *mut cp_context, ordinal: i32, workers: u32) -> cp_status;
 }

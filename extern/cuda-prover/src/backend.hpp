@@ -52,6 +52,11 @@ public:
         return static_cast<cp_stream_sharing>(sharing_.load());
     }
 
+    // How many callers run device parts here at once (cp_set_device_workers;
+    // at least 1).
+    void set_workers(unsigned n) { workers_ = n ? n : 1; }
+    unsigned workers() const { return workers_.load(); }
+
     // Makes the calling thread run on this device (cudaSetDevice for CUDA).
     virtual void bind_thread() = 0;
 
@@ -80,6 +85,7 @@ public:
 private:
     std::atomic<uint64_t> memory_limit_{UINT64_MAX};
     std::atomic<int> sharing_{CP_SHARE_AUTO};
+    std::atomic<unsigned> workers_{1};
 };
 
 // Backend factories.

@@ -316,6 +316,7 @@ cp_status cp_device_stats_get(const cp_context *ctx, int32_t ordinal, cp_device_
         out->held_bytes = s.dev->held_bytes();
         const uint64_t limit = s.dev->memory_limit();
         out->limit_bytes = limit == UINT64_MAX ? 0 : limit;
+        out->workers = s.dev->workers();
         out->srs_uploads = s.dev->groth16().srs_uploads();
     });
 }
@@ -442,6 +443,18 @@ cp_status cp_set_stream_sharing(cp_context *ctx, int32_t ordinal, cp_stream_shar
                                               " is not CP_SHARE_AUTO (0), CP_SHARE_ALWAYS (1) "
                                               "or CP_SHARE_NEVER (2)");
         ctx->slot(ordinal).dev->set_stream_sharing(mode);
+    });
+}
+
+cp_status cp_set_device_workers(cp_context *ctx, int32_t ordinal, uint32_t workers) {
+    return guard("cp_set_device_workers", [&] {
+        if (!ctx) fail(CP_ERR_INVALID_ARGUMENT, "cp_set_device_workers: ctx is NULL");
+        check_ordinal(ctx, ordinal, "cp_set_device_workers");
+        if (workers == 0 || workers > CP_MAX_DEVICE_WORKERS)
+            fail(CP_ERR_INVALID_ARGUMENT, "cp_set_device_workers: " + std::to_string(workers) +
+                                              " workers (give 1 to " +
+                                              std::to_string(CP_MAX_DEVICE_WORKERS) + ")");
+        ctx->slot(ordinal).dev->set_workers(workers);
     });
 }
 

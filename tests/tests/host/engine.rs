@@ -338,6 +338,46 @@ fn several_workers_per_device_keep_ownership_and_bound() {
 }
 
 #[test]
+fn each_device_learns_its_workers_and_bad_counts_are_refused() {
+    let ctx = Arc::new(Context::host(2).unwrap());
+    let workers = |d: u32| ctx.device_stats(d).unwrap().workers;
+    assert_eq!((workers(0), workers(1)), (1, 1), "one worker by default");
+    let with = |n: usize, devices: DeviceSelection| {
+        Engine::new(
+            ctx.clone(),
+            EngineConfig {
+                devices,
+                workers_per_device: n,
+                ..Default::default()
+            },
+        )
+    };
+    with(2, DeviceSelection::List(vec![1])).unwrap();
+    assert_eq!((workers(0), workers(1)), (1, 2), "only the engine's device");
+    with(3, DeviceSelection::All).unwrap();
+    assert_eq!((workers(0), workers(1)), (3, 3));
+    with(1, DeviceSelection::All).unwrap();
+    assert_eq!(
+        (workers(0), workers(1)),
+        (1, 1),
+        "a later engine sets it back"
+    );
+    let err = with(65, DeviceSelection::All)
+        .err()
+        .expect("65 is too many");
+    assert!(matches!(err, EngineError::Setup(_)), "{err}");
+    assert!(err.to_string().contains("65 workers"), "{err}");
+    assert_eq!(workers(0), 1, "refused before any device changed");
+    for bad in [0, 65] {
+        let e = ctx.set_workers(0, bad).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+        assert!(e.to_string().contains(&format!("{bad} workers")), "{e}");
+    }
+    let e = ctx.set_workers(2, 2).unwrap_err();
+    assert_eq!(e.code, ErrorCode::DeviceIndex, "{e}");
+}
+
+#[test]
 fn workers_run_on_their_cpu_sets() {
     let keys = builtin_keys(Kind::Bits, 8);
     let ctx = Arc::new(Context::host(2).unwrap());

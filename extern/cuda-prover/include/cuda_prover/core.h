@@ -187,6 +187,8 @@ typedef struct cp_device_stats {
     uint64_t limit_bytes;         /* the cap cp_set_device_memory_limit set on the core's use of
                                      this device, 0 for none: a job's room is at most this,
                                      whatever free_bytes + held_bytes say */
+    uint64_t workers;             /* callers that run device parts here at once, as
+                                     cp_set_device_workers set it (1 by default) */
 } cp_device_stats;
 
 cp_status cp_device_stats_get(const cp_context *ctx, int32_t ordinal, cp_device_stats *out);

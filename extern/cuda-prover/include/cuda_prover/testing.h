@@ -4,8 +4,9 @@
  * Owns: the hooks tests use to make a device fail or run slower
  * (cp_inject_fault, cp_set_device_delay, cp_set_tag_delay), and the
  * per-device knobs a caller may also set in production: the memory cap
- * (cp_set_device_memory_limit) and when streamed passes are shared
- * (cp_set_stream_sharing). All of it is state of a context (core.h).
+ * (cp_set_device_memory_limit), when streamed passes are shared
+ * (cp_set_stream_sharing) and how many callers prove on a device at once
+ * (cp_set_device_workers). All of it is state of a context (core.h).
  */
 #ifndef CUDA_PROVER_TESTING_H
 #define CUDA_PROVER_TESTING_H
@@ -71,6 +72,19 @@ typedef enum cp_stream_sharing {
 
 /* Sets when proofs on `ordinal` share streamed passes. */
 cp_status cp_set_stream_sharing(cp_context *ctx, int32_t ordinal, cp_stream_sharing mode);
+
+/* The most workers cp_set_device_workers takes. */
+#define CP_MAX_DEVICE_WORKERS 64
+
+/* How many callers run device parts on `ordinal` at once (an engine's
+ * workers there; 1 to CP_MAX_DEVICE_WORKERS, 1 by default). A CUDA device
+ * with a resident key and no memory limit keeps a second pass lane, so that
+ * one proof's upload, evaluation and NTTs run while the last one's MSMs
+ * finish: with one worker the lane takes at most half of the memory left
+ * beside the key, the shape and the first lane (the rest stays for other
+ * keys and work); with more, whatever fits, since a second worker's proof
+ * is there to use it (the device has two lanes: more than 2 is as 2). */
+cp_status cp_set_device_workers(cp_context *ctx, int32_t ordinal, uint32_t workers);
 
 #ifdef __cplusplus
 }

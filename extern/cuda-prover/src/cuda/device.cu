@@ -315,7 +315,7 @@ private:
     std::unique_ptr<gkr::kernels> gkr_;  // its buffers are part of the working cache
     witness_lender witnesses_{d_.cuda_id};
 
-    memory_budget budget() const { return memory_budget{d_.ordinal, memory_limit()}; }
+    memory_budget budget() const { return memory_budget{d_.ordinal, memory_limit(), workers()}; }
 
     // One device part on a synthetic witness of the key's shape
     // (warm_up.hpp); the result is discarded.

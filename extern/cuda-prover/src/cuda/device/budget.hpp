@@ -12,8 +12,9 @@ namespace cp {
 namespace cuda_dev {
 
 struct memory_budget {
-    int ordinal;     // the context's ordinal, for messages
-    uint64_t limit;  // device::memory_limit()
+    int ordinal;      // the context's ordinal, for messages
+    uint64_t limit;   // device::memory_limit()
+    unsigned workers; // device::workers(): callers running passes at once
 
     // The card's free memory, capped by the limit.
     size_t free_bytes() const { return std::min<uint64_t>(card_free(), limit); }

@@ -69,19 +69,19 @@ inline void settle_lanes(device_state &d, const srs &key, const cache_layout &L)
 }
 
 // After a pass on lane 0 with every lane held: lane 1 for this key and
-// layout, when there is no memory limit and it takes at most half of what
-// the device may still use (the other half stays for other keys and work,
-// as with the tables). With H + L in wide batches on lane 0, lane 1 takes
-// them too where they fit, else the default's. Lane 1 only speeds proofs
-// up: failing to make it gives its memory back and is not an error.
-//
-// CP_SECOND_LANE_WHOLE (diagnostics): lane 1 whenever it fits with a
-// thirty-second of what is left to spare. At the 32 GiB C2 with its key
-// resident on an H200 (88 of 139 GiB used) that opens a 38 GiB lane 1
-// the half rule keeps closed, but an engine of one worker a device
-// finishes each pass's tail before it takes the next partition, so no two
-// passes overlapped and the lane only held memory (device 16.0 s either
-// way, filecoin/benches/results/h200-c2-32gib-2026-12-06-wide/).
+// layout when there is no memory limit and it fits in the room the
+// device's workers leave it (cp_set_device_workers): with one worker at
+// most half of what the device may still use (the other half stays for
+// other keys and work, as with the tables), with two or more whatever
+// fits with a thirty-second of what is left to spare, since the second
+// worker's proof uses the lane while the first's MSMs run. With H + L in
+// wide batches on lane 0, lane 1 takes them too where they fit, else the
+// default's. Lane 1 only speeds proofs up: failing to make it gives its
+// memory back and is not an error. At the 32 GiB C2 with its key resident
+// on an H200 (88 of 139 GiB used) lane 1 takes 38 GiB: only two workers
+// open it (filecoin/benches/results/h200-c2-32gib-2026-12-06-wide/: one
+// worker finishes each pass's tail before its next partition, so a lane 1
+// opened beside it served no pass).
 inline void open_second_lane(device_state &d, const memory_budget &budget, const srs_copy &dk,
                              const cache_layout &L) {
     pass_lane &l1 = d.lanes[1];
@@ -96,7 +96,7 @@ inline void open_second_lane(device_state &d, const memory_budget &budget, const
     const int sm = d.props.multiProcessorCount;
     const uint64_t held = dk.bytes() + d.lanes_bytes() + d.shape.bytes() + d.streamer.held();
     const uint64_t usable = budget.usable(held);
-    static const bool whole = std::getenv("CP_SECOND_LANE_WHOLE") != nullptr;
+    const bool whole = budget.workers > 1;
     const uint64_t room =
         usable <= held ? 0 : whole ? usable - held - (usable - held) / 32 : (usable - held) / 2;
     auto need = [&](const std::vector<cp_cuda::msm_slot_spec> &s) {
