@@ -45,6 +45,12 @@ impl Engine {
                 )));
             }
         }
+        let workers = config.workers_per_device.max(1);
+        if workers as i64 > MAX_WORKERS_PER_DEVICE {
+            return Err(EngineError::Setup(format!(
+                "{workers} workers per device: give 1 to {MAX_WORKERS_PER_DEVICE}"
+            )));
+        }
         if let Some(bytes) = config.device_memory_limit {
             if bytes == 0 {
                 return Err(EngineError::Setup(
@@ -60,12 +66,6 @@ impl Engine {
         // two or more a CUDA device keeps its second pass lane whenever it
         // fits, so one worker's upload, evaluation and NTTs run while the
         // other's MSMs finish.
-        let workers = config.workers_per_device.max(1);
-        if workers as i64 > MAX_WORKERS_PER_DEVICE {
-            return Err(EngineError::Setup(format!(
-                "{workers} workers per device: give 1 to {MAX_WORKERS_PER_DEVICE}"
-            )));
-        }
         for d in &devices {
             ctx.set_workers(d.ordinal, workers as u32)
                 .map_err(|e| EngineError::Prepare(e.into()))?;

@@ -368,6 +368,22 @@ fn each_device_learns_its_workers_and_bad_counts_are_refused() {
     assert!(matches!(err, EngineError::Setup(_)), "{err}");
     assert!(err.to_string().contains("65 workers"), "{err}");
     assert_eq!(workers(0), 1, "refused before any device changed");
+    let err = Engine::new(
+        ctx.clone(),
+        EngineConfig {
+            workers_per_device: 65,
+            device_memory_limit: Some(64 << 20),
+            ..Default::default()
+        },
+    )
+    .err()
+    .expect("65 is too many");
+    assert!(matches!(err, EngineError::Setup(_)), "{err}");
+    assert_eq!(
+        ctx.device_stats(0).unwrap().limit_bytes,
+        0,
+        "no limit set by a refused engine"
+    );
     for bad in [0, 65] {
         let e = ctx.set_workers(0, bad).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
