@@ -95,8 +95,8 @@ struct msm_profile {
 };
 
 // Variants of a run, for measurements and tests only (msm_context::tune);
-// 0 or -1 keeps the default (msm_engine.cuh: table_chunk, window_chunk,
-// weigh_sbits).
+// 0 or -1 keeps the default (msm_engine_launch.cuh: table_chunk,
+// window_chunk; msm_engine.cuh: weigh_sbits).
 struct msm_tuning {
     uint32_t table_chunk = 0;  // target digits per lane in a chunk of the accumulation
     int fit_waves = -1;        // 0: chunks of the target length, not fitted to whole waves
@@ -105,8 +105,8 @@ struct msm_tuning {
     uint32_t window_chunk = 0; // target digits per lane in a chunk of Pippenger's windows
     uint32_t acc_block = 0;    // threads per block of the accumulation (64, 128, 256; 0: 384)
     // An accumulation that fills less than one wave of blocks: bit 0, in
-    // blocks of 128 threads; bit 1, in shorter chunks (msm_engine.cuh);
-    // -1: the default (neither; msm_engine.cuh says why).
+    // blocks of 128 threads; bit 1, in shorter chunks (msm_engine_launch.cuh);
+    // -1: the default (neither; msm_engine_launch.cuh says why).
     int small_runs = -1;
     // The accumulation's addition: 0, sppark's xyzz_t::add; 1, madd_dot
     // (msm_madd.cuh: one reduction less per addition); -1, the default
@@ -120,7 +120,7 @@ struct msm_tuning {
     // inversion per thread and round: msm_affine.cuh); 0, in chunks of
     // mixed xyzz additions (msm_accumulate.cuh); -2, affine in G2 only;
     // -1, the default (affine in G2, and in G1 beside two more table runs:
-    // msm_engine.cuh says why).
+    // msm_engine_table.cuh says why).
     int affine = -1;
     uint32_t affine_pairs = 0;      // most pairs per thread in an affine round (0: the default)
     uint32_t affine_pairs_min = 0;  // least pairs per thread in an affine round (0: the default)
