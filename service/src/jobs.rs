@@ -294,20 +294,34 @@ pub struct Jobs {
     journal: Option<Arc<crate::journal::Journal>>,
 }
 
+/// How many jobs the table queues, runs at once and keeps once finished, and
+/// for how long it keeps them (`serve`'s `--max-queue`, `--max-running`,
+/// `--keep-finished`, `--retention`).
+#[derive(Clone, Copy, Debug)]
+pub struct JobLimits {
+    pub max_queue: usize,
+    pub max_running: usize,
+    pub keep_finished: usize,
+    pub retention: Duration,
+}
+
 impl Jobs {
-    /// Starts `max_running` runners and the deadline watch.
+    /// Starts `limits.max_running` runners and the deadline watch.
     pub fn start(
         engine: Arc<Engine>,
         keys: Arc<Keys>,
         #[cfg(feature = "filecoin")] filecoin: Option<Arc<crate::filecoin::FilecoinJobs>>,
         metrics: Arc<Metrics>,
-        max_queue: usize,
-        max_running: usize,
-        keep_finished: usize,
-        retention: Duration,
+        limits: JobLimits,
         instance: u64,
         journal: Option<Arc<crate::journal::Journal>>,
     ) -> Arc<Self> {
+        let JobLimits {
+            max_queue,
+            max_running,
+            keep_finished,
+            retention,
+        } = limits;
         let device_partitions = engine.devices().iter().map(|_| AtomicU64::new(0)).collect();
         let jobs = Arc::new(Self {
             inner: Mutex::new(Inner::default()),

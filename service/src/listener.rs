@@ -64,7 +64,10 @@ pub fn open_file_limit() -> Option<u64> {
     // SAFETY: getrlimit writes one rlimit through the pointer, which points
     // at a live, writable value of that type.
     let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) };
-    (rc == 0 && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur as u64)
+    // rlim_t is u64 on Linux but not on every platform.
+    #[allow(clippy::unnecessary_cast)]
+    let cur = r.rlim_cur as u64;
+    (rc == 0 && r.rlim_cur != libc::RLIM_INFINITY).then_some(cur)
 }
 
 /// Where the daemon listens: `host:port`, or `unix:///path/to.sock`.

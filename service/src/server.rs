@@ -21,7 +21,7 @@ use crate::cuzk_proto::proving_engine_server::ProvingEngineServer;
 use crate::errors::{job_state, ServiceError};
 use crate::health::{Preload, Readiness, Stage};
 use crate::job_id::JobId;
-use crate::jobs::{CancelReason, JobEntry, JobSpec, JobState, Jobs, Origin, Work};
+use crate::jobs::{CancelReason, JobEntry, JobLimits, JobSpec, JobState, Jobs, Origin, Work};
 use crate::keys::Keys;
 use crate::listener::{Acceptor, ConnectionLimits, Listener};
 use crate::metrics::{Gauges, Metrics};
@@ -76,10 +76,12 @@ impl Service {
             #[cfg(feature = "filecoin")]
             filecoin,
             Arc::new(Metrics::default()),
-            config.max_queue,
-            config.max_running,
-            config.keep_finished,
-            config.retention,
+            JobLimits {
+                max_queue: config.max_queue,
+                max_running: config.max_running,
+                keep_finished: config.keep_finished,
+                retention: config.retention,
+            },
             restored.as_ref().map(|r| r.instance).unwrap_or(fresh),
             journal,
         );

@@ -53,7 +53,7 @@ pub fn check_limit(
 /// A byte count in the largest binary unit that divides it (64 KiB, 64 MiB).
 fn shown_size(n: usize) -> String {
     for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10)] {
-        if n >= 1 << shift && n % (1 << shift) == 0 {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
             return format!("{} {unit}", n >> shift);
         }
     }

@@ -78,7 +78,7 @@ fn out_of_device_memory_keeps_its_code() {
     let (key, _) = load_key_and_shape(&dir, &c, &|_| {}).unwrap();
     let ctx = Context::host(1).unwrap();
     ctx.set_memory_limit(0, Some(1024)).unwrap();
-    let e = key.prepare(&ctx, 0).err().expect("a key placed in 1 KiB");
+    let e = key.prepare(&ctx, 0).expect_err("a key placed in 1 KiB");
     let e = EngineError::Device {
         device: 0,
         source: cause(e),

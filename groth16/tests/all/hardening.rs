@@ -560,6 +560,8 @@ fn a_verified_record_vouches_only_under_its_machines_key() {
 /// resident memory in KiB (from wait4, this child's alone).
 fn run_measured(mut c: Command) -> (bool, String, i64) {
     use std::io::Read;
+    // Reaped by wait4 below, which also gives its resource use.
+    #[allow(clippy::zombie_processes)]
     let mut child = c
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

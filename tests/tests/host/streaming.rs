@@ -95,11 +95,11 @@ fn streamed_same_as_resident(kind: Kind, witness: bool) {
         for (k, c) in cs.iter().enumerate() {
             let bl = &bl[k..k + 1];
             out.extend(if witness {
-                let ws = [synthesize_witness(c.clone(), hint).unwrap()];
+                let ws = [synthesize_witness(*c, hint).unwrap()];
                 prove_from_witnesses(&ctx, &keys.key, &shape, &ws, bl, &Placement::on(device))
                     .unwrap()
             } else {
-                let full = [synthesize(c.clone()).unwrap()];
+                let full = [synthesize(*c).unwrap()];
                 prove_from_assignments(&ctx, &keys.key, &full, bl, &Placement::on(device)).unwrap()
             });
         }
