@@ -739,6 +739,7 @@ impl ProvingEngine for Arc<Cuzk> {
             }
         };
         // Filecoin keys are listed below, by their circuit ids.
+        #[cfg_attr(not(feature = "filecoin"), allow(unused_mut))]
         let mut loaded_srs: Vec<pb::SrsStatus> = jobs
             .keys()
             .list_built_in()
