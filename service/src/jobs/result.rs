@@ -77,21 +77,18 @@ pub(super) fn cancelled_result(reason: Option<CancelReason>) -> JobResult {
     let e = reason
         .map(CancelReason::error)
         .unwrap_or_else(|| ServiceError::Cancelled("cancelled".into()));
-    JobResult {
-        state: JobState::Cancelled,
-        verified: false,
-        proofs: Vec::new(),
-        error: e.to_string(),
-        code: error_code(&e),
-        report_json: String::new(),
-        timings: Timings::default(),
-    }
+    ended_by(JobState::Cancelled, e)
 }
 
 /// How a failed job ends: the error's message and code.
 pub(super) fn failed(e: ServiceError) -> JobResult {
+    ended_by(JobState::Failed, e)
+}
+
+/// A job that ended in `state` without a proof: `e`'s message and code.
+fn ended_by(state: JobState, e: ServiceError) -> JobResult {
     JobResult {
-        state: JobState::Failed,
+        state,
         verified: false,
         proofs: Vec::new(),
         error: e.to_string(),
