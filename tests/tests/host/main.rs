@@ -2,7 +2,7 @@
 //! here is a module (one subject each, named as before), compiled and
 //! linked once instead of once per file. `cargo test --test host NAME`
 //! runs the tests whose path contains NAME (a module's name selects it).
-//! The GPU tests (`cuda.rs`), the key checks that the GPU machine runs
+//! The GPU tests (`cuda/`), the key checks that the GPU machine runs
 //! (`key_checks.rs`) and the manifest check (`test_targets.rs`) stay
 //! binaries of their own.
 
