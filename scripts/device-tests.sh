@@ -10,13 +10,17 @@ source scripts/cuda-env.sh
 out=device-bin
 mkdir -p "$out"
 rm -f "$out"/test-* "$out"/bench-* "$out"/cuda-prover "$out"/cuda-prover-filecoin "$out"/cuda-prover-service "$out"/run.sh
-pick() { # cargo JSON messages -> "target-name executable" lines
+pick() { # cargo JSON messages -> "target-name executable" lines (GKR's prefixed gkr-)
     python3 -c '
 import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable"):
-        print(m["target"]["name"], m["executable"])'
+        name = m["target"]["name"]
+        # Two crates have a test target named cuda: the GKR one gets its own name.
+        if m["manifest_path"].endswith("/gkr/Cargo.toml"):
+            name = "gkr-" + name
+        print(name, m["executable"])'
 }
 features="--features cuda-prover-tests/cuda,cuda-prover-gkr/cuda"
 {
@@ -25,7 +29,7 @@ features="--features cuda-prover-tests/cuda,cuda-prover-gkr/cuda"
     cargo build --release --workspace --bins $features --message-format=json
 } | pick | while read -r name exe; do
     case "$name" in
-        cuda | engine | routing | proofs | bad_input | seed_scenario | pipeline | witness | isolation | key_checks) cp "$exe" "$out/test-$name" ;;
+        cuda | gkr-cuda | engine | routing | proofs | bad_input | seed_scenario | pipeline | witness | isolation | key_checks) cp "$exe" "$out/test-$name" ;;
         prover) cp "$exe" "$out/bench-prover" ;;
         scaling) cp "$exe" "$out/bench-scaling" ;;
         cuda-prover) cp "$exe" "$out/cuda-prover" ;;
