@@ -140,8 +140,9 @@ fn build_cuda(src: &Path, include: &Path, blst_bindings: &Path, jobs: Option<&jo
     };
     parallel_on_jobs(&slowest_first, jobs, compile);
 
-    // Link order: each library before the ones it uses (device ->
-    // device/* -> eval, msm, ntt -> registry), as `sources` sorts them.
+    // One library per file, in `sources`' order (device/* sorts before
+    // device.cu). Their order does not matter: cargo bundles them all into
+    // this crate's rlib, one archive the linker searches as a whole.
     println!(
         "cargo:rustc-link-search=native={}",
         env::var("OUT_DIR").unwrap()
