@@ -2,8 +2,8 @@
 // subgroup tests and the windows of a fixed-base product), in blst's limb
 // layout (Montgomery form, little-endian 64-bit limbs), shared by the CUDA
 // kernels (cuda/point_batch.cu) and the host check of those constants
-// (tests/core_selftest.cpp), so that a wrong constant fails where there is
-// no GPU.
+// (tests/point_batch_selftest.cpp), so that a wrong constant fails where
+// there is no GPU.
 //
 // The tests (Scott, "A note on group membership tests for G1, G2 and GT on
 // BLS pairing-friendly curves", eprint 2021/1130; the ones blst's in_g1 and

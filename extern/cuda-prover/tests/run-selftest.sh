@@ -34,6 +34,12 @@ built=()
 for f in $srcs; do built+=("$(obj_of "$f")"); done
 for t in core_selftest srs_checks_selftest point_batch_selftest; do
     out="${TMPDIR:-/tmp}/cp_$t"
-    ${CXX:-g++} "${cxxflags[@]}" "$here/tests/$t.cpp" "${built[@]}" "$blst/libblst.a" -o "$out"
+    # A self-test is tests/NAME.cpp, or every .cpp of the folder tests/NAME/.
+    if [ -d "$here/tests/$t" ]; then
+        tsrcs=("$here/tests/$t"/*.cpp)
+    else
+        tsrcs=("$here/tests/$t.cpp")
+    fi
+    ${CXX:-g++} "${cxxflags[@]}" "${tsrcs[@]}" "${built[@]}" "$blst/libblst.a" -o "$out"
     "$out"
 done
