@@ -8,9 +8,6 @@
 
 using namespace cp;
 
-// Shared streamed passes (plan_shared): proofs join while the buffers stay
-// at least half of one proof's, never more than STREAM_MAX_SHARED or than
-// wanted; the plan counts each joining proof's scalars.
 // Temporaries that jump with the chunk (a larger MSM window) do not push
 // the plan down to the smallest buffers when a mid-sized one fits.
 void test_plan_stream_steep_temp() {
@@ -36,6 +33,9 @@ void test_plan_stream_steep_temp() {
           "a larger buffer fitted");
 }
 
+// Shared streamed passes (plan_shared): proofs join while the buffers stay
+// at least half of one proof's, never more than STREAM_MAX_SHARED or than
+// wanted; the plan counts each joining proof's scalars.
 void test_plan_shared() {
     std::printf("plan_shared\n");
     msm_sizes ms;
