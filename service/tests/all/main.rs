@@ -1,5 +1,6 @@
 //! The daemon's integration tests, one test binary: each file here is a
-//! module (one subject each, named as before) sharing `common/`, compiled
+//! module (one subject each, named as before; `mutation/` is a folder,
+//! one file per concept) sharing `common/`, compiled
 //! and linked once instead of once per file (each binary linked the
 //! service, the engine and the Filecoin crate again, 17 to 36 s on 2
 //! cores). `cargo test --workspace --release --test all NAME` runs the
