@@ -15,31 +15,8 @@
 #include "blst.h"
 #include "cuda_prover.h"
 #include "curve_constants.hpp"
-
-static int g_failures = 0;
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        if (!(cond)) {                                                    \
-            g_failures++;                                                 \
-            std::printf("  FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            std::printf(__VA_ARGS__);                                     \
-            std::printf("\n");                                            \
-        }                                                                 \
-    } while (0)
-
-static std::string take(cp_status st) {
-    std::string m = st.message ? st.message : "";
-    cp_string_free(st.message);
-    return m;
-}
-#define EXPECT_CODE(call, want)                                                                   \
-    do {                                                                                          \
-        cp_status st_ = (call);                                                                   \
-        int got_ = st_.code;                                                                      \
-        std::string msg_ = take(st_);                                                             \
-        CHECK(got_ == (want), "expected code %d, got %d (%s)", (int)(want), got_, msg_.c_str()); \
-    } while (0)
-#define EXPECT_OK(call) EXPECT_CODE(call, CP_OK)
+#include "support/check.hpp"
+#include "support/expect.hpp"
 
 static uint64_t g_rng = 0x2545f4914f6cdd1dULL;
 static uint64_t rnd64() {

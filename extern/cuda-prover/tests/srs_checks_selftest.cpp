@@ -21,19 +21,11 @@
 #include "host/host_device.hpp"
 #include "params_file.hpp"
 #include "status.hpp"
+#include "support/check.hpp"
+#include "support/key_parts.hpp"
 
-static int g_failures = 0;
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        if (!(cond)) {                                                    \
-            g_failures++;                                                 \
-            std::printf("  FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            std::printf(__VA_ARGS__);                                     \
-            std::printf("\n");                                            \
-        }                                                                 \
-    } while (0)
-
-// The status's code and message; frees the message.
+// The status's code and message; frees the message. (support/expect.hpp's
+// take() gives the message alone; this test reads the code beside it.)
 struct result {
     int code;
     std::string msg;
@@ -106,57 +98,6 @@ static blst_p2_affine torsion_g2(uint64_t start) {
         if (blst_fp2_sqrt(&y, &rhs)) return blst_p2_affine{x, y};
     }
 }
-
-static void put_u32(std::vector<uint8_t> &v, uint32_t x) {
-    for (int s = 24; s >= 0; s -= 8) v.push_back(uint8_t(x >> s));
-}
-static void put(std::vector<uint8_t> &v, const blst_p1_affine &p) {
-    uint8_t b[96];
-    blst_p1_affine_serialize(b, &p);
-    v.insert(v.end(), b, b + 96);
-}
-static void put(std::vector<uint8_t> &v, const blst_p2_affine &p) {
-    uint8_t b[192];
-    blst_p2_affine_serialize(b, &p);
-    v.insert(v.end(), b, b + 192);
-}
-
-struct key_parts {
-    blst_p1_affine alpha_g1, beta_g1, delta_g1;
-    blst_p2_affine beta_g2, gamma_g2, delta_g2;
-    std::vector<blst_p1_affine> ic, h, l, a, b_g1;
-    std::vector<blst_p2_affine> b_g2;
-
-    cp_key_parts parts() const {
-        cp_key_parts p;
-        std::memset(&p, 0, sizeof p);
-        std::memcpy(&p.alpha_g1, &alpha_g1, sizeof alpha_g1);
-        std::memcpy(&p.beta_g1, &beta_g1, sizeof beta_g1);
-        std::memcpy(&p.beta_g2, &beta_g2, sizeof beta_g2);
-        std::memcpy(&p.gamma_g2, &gamma_g2, sizeof gamma_g2);
-        std::memcpy(&p.delta_g1, &delta_g1, sizeof delta_g1);
-        std::memcpy(&p.delta_g2, &delta_g2, sizeof delta_g2);
-        p.ic = reinterpret_cast<const cp_g1_affine *>(ic.data()), p.ic_len = ic.size();
-        p.h = reinterpret_cast<const cp_g1_affine *>(h.data()), p.h_len = h.size();
-        p.l = reinterpret_cast<const cp_g1_affine *>(l.data()), p.l_len = l.size();
-        p.a = reinterpret_cast<const cp_g1_affine *>(a.data()), p.a_len = a.size();
-        p.b_g1 = reinterpret_cast<const cp_g1_affine *>(b_g1.data()), p.b_g1_len = b_g1.size();
-        p.b_g2 = reinterpret_cast<const cp_g2_affine *>(b_g2.data()), p.b_g2_len = b_g2.size();
-        return p;
-    }
-    std::vector<uint8_t> bytes() const {
-        std::vector<uint8_t> v;
-        put(v, alpha_g1), put(v, beta_g1), put(v, beta_g2), put(v, gamma_g2);
-        put(v, delta_g1), put(v, delta_g2);
-        for (auto *sec : {&ic, &h, &l, &a, &b_g1}) {
-            put_u32(v, uint32_t(sec->size()));
-            for (auto &p : *sec) put(v, p);
-        }
-        put_u32(v, uint32_t(b_g2.size()));
-        for (auto &p : b_g2) put(v, p);
-        return v;
-    }
-};
 
 static key_parts random_key() {
     key_parts k;

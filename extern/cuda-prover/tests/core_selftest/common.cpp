@@ -1,13 +1,10 @@
-// The core self-test's shared helpers (declared in common.hpp): the failure
-// count, the random generator and point helpers, status messages, the
-// params serialization of a point, random keys and circuits, and a host
+// The core self-test's shared helpers (declared in common.hpp): the random
+// generator and point helpers, random keys and circuits, and a host
 // context.
 #include "common.hpp"
 #include "field.hpp"
 
 using namespace cp;
-
-int g_failures = 0;
 
 // ---------------------------------------------------------------- helpers
 
@@ -53,30 +50,7 @@ blst_p2_affine rnd_g2() { return g2_aff(g2_mul(*blst_p2_generator(), rnd_fr()));
 bool p1_eq(const blst_p1 &a, const blst_p1 &b) { return blst_p1_is_equal(&a, &b); }
 bool p2_eq(const blst_p2 &a, const blst_p2 &b) { return blst_p2_is_equal(&a, &b); }
 
-std::string take(cp_status st) {
-    std::string m = st.message ? st.message : "";
-    cp_string_free(st.message);
-    return m;
-}
-
 // ---------------------------------------------------------------- params
-
-void put_u32(std::vector<uint8_t> &v, uint32_t x) {
-    v.push_back(uint8_t(x >> 24));
-    v.push_back(uint8_t(x >> 16));
-    v.push_back(uint8_t(x >> 8));
-    v.push_back(uint8_t(x));
-}
-void put_g1(std::vector<uint8_t> &v, const blst_p1_affine &p) {
-    uint8_t b[96];
-    blst_p1_affine_serialize(b, &p);
-    v.insert(v.end(), b, b + 96);
-}
-void put_g2(std::vector<uint8_t> &v, const blst_p2_affine &p) {
-    uint8_t b[192];
-    blst_p2_affine_serialize(b, &p);
-    v.insert(v.end(), b, b + 192);
-}
 
 key_parts random_key(size_t ic, size_t h, size_t l, size_t a, size_t b) {
     key_parts k;

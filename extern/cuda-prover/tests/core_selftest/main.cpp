@@ -12,8 +12,9 @@
 // generated here from known toxic waste.
 //
 // Files:
-//   common.hpp, common.cpp  check macros, random values and points, key and
-//                           circuit helpers, a host context
+//   common.hpp, common.cpp  random values and points, key and circuit
+//                           helpers, a host context (the check macros,
+//                           take() and key_parts: ../support/)
 //   field_ntt.cpp           Fr constants, NTT, the H polynomial
 //   msm.cpp                 host MSM against naive sums
 //   params.cpp              params parsing
