@@ -55,6 +55,25 @@ impl Counts {
         )
     }
 
+    /// Counts one answer that had `PER_REQUEST` to come: one that did not
+    /// come in time is a hang (named on stderr), else as [`Counts::answer`].
+    pub(super) fn answer_within<T>(
+        &mut self,
+        what: &str,
+        r: Result<Result<T, Status>, tokio::time::error::Elapsed>,
+        expect: Expect,
+    ) -> Option<T> {
+        match r {
+            Err(_) => {
+                self.requests += 1;
+                self.hangs += 1;
+                eprintln!("HANG: {what}");
+                None
+            }
+            Ok(r) => self.answer(what, r, expect),
+        }
+    }
+
     /// Counts one answer; returns the status of a failure.
     pub(super) fn answer<T>(
         &mut self,
