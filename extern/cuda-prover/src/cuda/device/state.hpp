@@ -37,7 +37,7 @@ struct device_state {
     stager staging;       // the copy stream and the pinned ring
     key_stream streamer;  // chunk buffers of a streamed key
     // Lane 0 serves every pass; lane 1 only where memory allows (it is
-    // opened after a pass on lane 0, groth16_pass.cu), in turn with lane 0.
+    // opened after a pass on lane 0, groth16_pass_finish.cu), in turn with lane 0.
     pass_lane lanes[LANES];
     unsigned next_lane = 0;  // the lane after the last one started (device mutex)
     size_t warmed_m = 0;        // largest domain warm_up or a pass ran for since the last trim
