@@ -4,11 +4,9 @@
 // the phases, each in a file of its own (below), which the driver
 // (groth16_pass.cu, run_pass) runs in order: the setup, then for each job
 // its front (uploads, evaluation, H's NTTs, the MSMs started) and its end,
-// then a streamed key's sums. As the folder's files do (DEVELOPERS.md),
-// each file calls only into files that sort after it: groth16_pass.cu,
-// then groth16_pass_finish, _front, _msms, _ntt, _setup, _tail, _upload,
-// then what they use (host_rows, key_*, pass_memory, shape_*, staging,
-// working_cache).
+// then a streamed key's sums. The phases call each other only through the
+// declarations below; every file is bundled into one archive, so their
+// order does not matter (DEVELOPERS.md).
 #pragma once
 
 #include <algorithm>

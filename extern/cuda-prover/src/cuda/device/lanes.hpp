@@ -1,7 +1,6 @@
 // Which pass lane (pass_lane.hpp) a Groth16 pass takes, and when a
 // device opens its second one. Header-only: the pass (groth16_pass.cu and
-// its phases, groth16_pass_*.cu) is its one user, and it calls into
-// key_residency, which links after them.
+// its phases, groth16_pass_*.cu) is its one user.
 #pragma once
 
 #include <cstdlib>
