@@ -29,7 +29,7 @@
 #include "dispatch.hpp"
 #include "digest.hpp"
 #include "field.hpp"
-#include "host/host_device.hpp"
+#include "host/estimate.hpp"
 #include "parallel.hpp"
 #include "params_file.hpp"
 #include "params_layout.hpp"

@@ -18,7 +18,7 @@
 #include "blst.h"
 #include "cuda_prover.h"
 #include "core.hpp"
-#include "host/host_device.hpp"
+#include "host/estimate.hpp"
 #include "params_file.hpp"
 #include "status.hpp"
 #include "support/check.hpp"

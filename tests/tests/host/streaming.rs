@@ -167,7 +167,7 @@ fn witness_path_streamed_is_byte_identical() {
 }
 
 /// The MSM scalars a proof keeps on the host device while it shares a
-/// streamed pass: H's, A's and B's (host_device.cpp, set_bytes).
+/// streamed pass: H's, A's and B's (host/device.cpp, set_bytes).
 fn scalar_set_bytes(keys: &Keys) -> u64 {
     let p = &keys.params;
     ((p.h.len() + p.a.len() + p.b_g1.len()) * 32) as u64

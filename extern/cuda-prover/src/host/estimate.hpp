@@ -1,5 +1,6 @@
-// Owns: the host backend's helpers shared with the orchestration (memory
-// estimate of one proof on the host).
+// Owns: the host backend's memory estimate of one proof, shared with the
+// orchestration (cp_estimate_memory), and what a streamed proof keeps
+// besides its chunk buffers.
 #pragma once
 
 #include <cstdint>
