@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds tests/cuda_selftest.cu with the wheel nvcc (scripts/install-nvcc.sh)
+# Builds tests/cuda_selftest/*.cu with the wheel nvcc (scripts/install-nvcc.sh)
 # against blst (built in /tmp from the blst crate's source) and the CUDA
 # backend sources, into device-bin/cuda_selftest (stripped).
 # Usage: extern/cuda-prover/tests/cuda_build_selftest.sh [archs, default 90]
@@ -33,9 +33,14 @@ objs=()
 pids=()
 # witness_pool.cpp: host code the CUDA device lends its pinned buffers with;
 # r1cs.cpp: the host rows of a phased pass (eval_row_range, first_unsatisfied).
+# The self-test's files (tests/cuda_selftest/) get objects of their own
+# names, selftest_*.o, beside the backend's.
 for f in "$core"/src/cuda/*.cu "$core"/src/cuda/device/*.cu "$core/src/witness_pool.cpp" "$core/src/r1cs.cpp" \
-    "$core/tests/cuda_selftest.cu"; do
-    o="$work/$(basename "${f%.*}").o"
+    "$core"/tests/cuda_selftest/*.cu; do
+    case "$f" in
+    "$core"/tests/cuda_selftest/*) o="$work/selftest_$(basename "${f%.*}").o" ;;
+    *) o="$work/$(basename "${f%.*}").o" ;;
+    esac
     objs+=("$o")
     nvcc "${flags[@]}" -c "$f" -o "$o" &
     pids+=($!)

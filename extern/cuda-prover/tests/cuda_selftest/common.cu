@@ -1,0 +1,194 @@
+// The shared helpers: the failure count and report, now_s, ck, random
+// scalars and points, blst's CPU MSMs as the reference, eq1/eq2, fold.
+#include "common.hpp"
+
+int g_failures = 0;
+
+void report(bool ok, const std::string &what) {
+    std::printf("%s %s\n", ok ? "PASS" : "FAIL", what.c_str());
+    std::fflush(stdout);
+    if (!ok)
+        g_failures++;
+}
+
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+void ck(cudaError_t e, const char *what) {
+    if (e != cudaSuccess) {
+        std::printf("FAIL cuda %s: %s\n", what, cudaGetErrorString(e));
+        std::exit(2);
+    }
+}
+
+// ---------------------------------------------------------------- random
+
+blst_fr fr_u64(uint64_t v) {
+    const uint64_t a[4] = {v, 0, 0, 0};
+    blst_fr r;
+    blst_fr_from_uint64(&r, a);
+    return r;
+}
+
+blst_fr fr_rand(rng_t &g) {
+    uint64_t a[4] = {g.next(), g.next(), g.next(), g.next() & 0x3fffffffffffffffULL};
+    blst_fr r;
+    blst_fr_from_uint64(&r, a);
+    return r;
+}
+
+// zero_pct% zeros, one_pct% ones, the rest random.
+std::vector<blst_fr> scalars_mix(size_t n, int zero_pct, int one_pct, uint64_t seed) {
+    rng_t g(seed);
+    std::vector<blst_fr> s(n);
+    const blst_fr one = fr_u64(1);
+    for (size_t i = 0; i < n; i++) {
+        int r = (int)(g.next() % 100);
+        s[i] = r < zero_pct ? FR_ZERO : r < zero_pct + one_pct ? one : fr_rand(g);
+    }
+    return s;
+}
+
+// long_pct% random, the rest short: below 2^bits (bits <= 64), half of
+// them negated (r - v, short in absolute value, as Pippenger's digits see
+// it). Few bits pile many scalars into few buckets.
+std::vector<blst_fr> scalars_short(size_t n, int bits, int long_pct, uint64_t seed) {
+    rng_t g(seed);
+    std::vector<blst_fr> s(n);
+    const uint64_t mask = bits >= 64 ? ~0ULL : (1ULL << bits) - 1;
+    for (size_t i = 0; i < n; i++) {
+        if ((int)(g.next() % 100) < long_pct) {
+            s[i] = fr_rand(g);
+            continue;
+        }
+        s[i] = fr_u64(g.next() & mask);
+        if (g.next() & 1)
+            blst_fr_sub(&s[i], &FR_ZERO, &s[i]);
+    }
+    return s;
+}
+
+// n distinct-ish points P_i = (i+1)*Q + R, then tiled to `total`.
+std::vector<blst_p1_affine> g1_points(size_t n, size_t total, uint64_t seed) {
+    blst_p1 q, r;
+    blst_scalar k;
+    blst_fr f;
+    rng_t g(seed);
+    f = fr_rand(g);
+    blst_scalar_from_fr(&k, &f);
+    blst_p1_mult(&q, blst_p1_generator(), k.b, 255);
+    f = fr_rand(g);
+    blst_scalar_from_fr(&k, &f);
+    blst_p1_mult(&r, blst_p1_generator(), k.b, 255);
+    std::vector<blst_p1> pr(n);
+    blst_p1 acc = r;
+    for (size_t i = 0; i < n; i++) {
+        blst_p1_add_or_double(&acc, &acc, &q);
+        pr[i] = acc;
+    }
+    std::vector<blst_p1_affine> out(total);
+    const blst_p1 *ptrs[2] = {pr.data(), nullptr};
+    blst_p1s_to_affine(out.data(), ptrs, n);
+    for (size_t i = n; i < total; i++)
+        out[i] = out[i % n];
+    return out;
+}
+
+std::vector<blst_p2_affine> g2_points(size_t n, size_t total, uint64_t seed) {
+    blst_p2 q, r;
+    blst_scalar k;
+    blst_fr f;
+    rng_t g(seed);
+    f = fr_rand(g);
+    blst_scalar_from_fr(&k, &f);
+    blst_p2_mult(&q, blst_p2_generator(), k.b, 255);
+    f = fr_rand(g);
+    blst_scalar_from_fr(&k, &f);
+    blst_p2_mult(&r, blst_p2_generator(), k.b, 255);
+    std::vector<blst_p2> pr(n);
+    blst_p2 acc = r;
+    for (size_t i = 0; i < n; i++) {
+        blst_p2_add_or_double(&acc, &acc, &q);
+        pr[i] = acc;
+    }
+    std::vector<blst_p2_affine> out(total);
+    const blst_p2 *ptrs[2] = {pr.data(), nullptr};
+    blst_p2s_to_affine(out.data(), ptrs, n);
+    for (size_t i = n; i < total; i++)
+        out[i] = out[i % n];
+    return out;
+}
+
+// ---------------------------------------------------------------- CPU MSM
+
+static std::vector<blst_scalar> to_scalars(const blst_fr *s, size_t n) {
+    std::vector<blst_scalar> out(n);
+    for (size_t i = 0; i < n; i++)
+        blst_scalar_from_fr(&out[i], &s[i]);
+    return out;
+}
+
+blst_p1 cpu_msm_g1(const blst_p1_affine *p, const blst_fr *s, size_t n) {
+    blst_p1 r;
+    std::memset(&r, 0, sizeof(r));
+    if (n == 0)
+        return r;
+    auto sc = to_scalars(s, n);
+    if (n < 4) {
+        for (size_t i = 0; i < n; i++) {
+            blst_p1 a, t;
+            blst_p1_from_affine(&a, &p[i]);
+            blst_p1_mult(&t, &a, sc[i].b, 255);
+            blst_p1_add_or_double(&r, &r, &t);
+        }
+        return r;
+    }
+    std::vector<limb_t> scratch(blst_p1s_mult_pippenger_scratch_sizeof(n) / sizeof(limb_t) + 1);
+    const blst_p1_affine *pp[2] = {p, nullptr};
+    const byte *sp[2] = {sc[0].b, nullptr};
+    blst_p1s_mult_pippenger(&r, pp, n, sp, 255, scratch.data());
+    return r;
+}
+
+blst_p2 cpu_msm_g2(const blst_p2_affine *p, const blst_fr *s, size_t n) {
+    blst_p2 r;
+    std::memset(&r, 0, sizeof(r));
+    if (n == 0)
+        return r;
+    auto sc = to_scalars(s, n);
+    if (n < 4) {
+        for (size_t i = 0; i < n; i++) {
+            blst_p2 a, t;
+            blst_p2_from_affine(&a, &p[i]);
+            blst_p2_mult(&t, &a, sc[i].b, 255);
+            blst_p2_add_or_double(&r, &r, &t);
+        }
+        return r;
+    }
+    std::vector<limb_t> scratch(blst_p2s_mult_pippenger_scratch_sizeof(n) / sizeof(limb_t) + 1);
+    const blst_p2_affine *pp[2] = {p, nullptr};
+    const byte *sp[2] = {sc[0].b, nullptr};
+    blst_p2s_mult_pippenger(&r, pp, n, sp, 255, scratch.data());
+    return r;
+}
+
+bool eq1(const blst_p1 &a, const blst_p1 &b) {
+    if (blst_p1_is_inf(&a) || blst_p1_is_inf(&b))
+        return blst_p1_is_inf(&a) && blst_p1_is_inf(&b);
+    return blst_p1_is_equal(&a, &b);
+}
+bool eq2(const blst_p2 &a, const blst_p2 &b) {
+    if (blst_p2_is_inf(&a) || blst_p2_is_inf(&b))
+        return blst_p2_is_inf(&a) && blst_p2_is_inf(&b);
+    return blst_p2_is_equal(&a, &b);
+}
+
+// Scalars of a tiled MSM folded onto the n distinct points.
+std::vector<blst_fr> fold(const std::vector<blst_fr> &s, size_t n) {
+    std::vector<blst_fr> out(n, FR_ZERO);
+    for (size_t i = 0; i < s.size(); i++)
+        blst_fr_add(&out[i % n], &out[i % n], &s[i]);
+    return out;
+}
