@@ -131,6 +131,9 @@ void tune_msm(const gpu_t &gpu, uint32_t lg);
 // msm_big.cu
 void big_msm(const gpu_t &gpu, uint32_t lg);
 
+// ntt_big.cu
+void ntt_big(const gpu_t &gpu, uint32_t lg);
+
 // stage.cu
 void stage_bench(const gpu_t &gpu);
 

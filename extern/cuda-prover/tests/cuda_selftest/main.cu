@@ -10,8 +10,10 @@
 // `cuda_selftest big [LG]` times Pippenger runs of many batches (an H + L of
 // 2^(LG+1) scalars like the 32 GiB C2's, LG 27 by default) with their
 // buckets carried across batches or not, and in batches larger than the
-// default's at wider windows (CP_MSM_BATCH_LG); `cuda_selftest carried` runs only
-// the tests of Pippenger runs of several batches.
+// default's at wider windows (CP_MSM_BATCH_LG); `cuda_selftest ntt-big [LG]`
+// times H's transforms at 2^LG (27 by default) one by one and together;
+// `cuda_selftest carried` runs only the tests of Pippenger runs of several
+// batches.
 //
 // Files (common.hpp declares what they share):
 //   common.cu        report and the failure count, now_s, ck, random
@@ -25,10 +27,11 @@
 //   msm_profile.cu   profile: where an MSM's time goes
 //   msm_tune.cu      tune: the variants of msm_tuning side by side
 //   msm_big.cu       big: runs of many batches at the C2's size
+//   ntt_big.cu       ntt-big: H's transforms at the C2's size, timed
 //   device_part.cu   whole device parts against the CPU, timed
 //   stage.cu         stage: upload rates and the staging ring
-//   main.cu          the modes (quick, profile, tune, stage, big, carried,
-//                    cpucheck) and the order the tests run in
+//   main.cu          the modes (quick, profile, tune, stage, big, ntt-big,
+//                    carried, cpucheck) and the order the tests run in
 #include "common.hpp"
 
 int main(int argc, char **argv) {
@@ -38,6 +41,7 @@ int main(int argc, char **argv) {
     const bool stage_only = argc > 1 && std::string(argv[1]) == "stage";
     const bool big_only = argc > 1 && std::string(argv[1]) == "big";
     const bool carried_only = argc > 1 && std::string(argv[1]) == "carried";
+    const bool ntt_big_only = argc > 1 && std::string(argv[1]) == "ntt-big";
     if (argc > 1 && std::string(argv[1]) == "cpucheck") {
         // The CPU references agree with each other (no GPU needed).
         rng_t g(1);
@@ -85,6 +89,11 @@ int main(int argc, char **argv) {
         if (carried_only) {
             test_msm_dense_head(gpu);
             test_msm_carried(gpu);
+            std::printf("%s: %d failure(s)\n", g_failures ? "FAIL" : "PASS", g_failures);
+            return g_failures ? 1 : 0;
+        }
+        if (ntt_big_only) {
+            ntt_big(gpu, argc > 2 ? (uint32_t)std::stoul(argv[2]) : 27);
             std::printf("%s: %d failure(s)\n", g_failures ? "FAIL" : "PASS", g_failures);
             return g_failures ? 1 : 0;
         }
