@@ -210,8 +210,8 @@ cp_pending *run_jobs(cp_context &ctx, const srs &key, const std::vector<circuit_
     }
     std::vector<item_times> times;
     // A witness-only job's witness goes into a buffer its device lends
-    // (groth16_device::lend_witness) before the device's mutex is taken, and the
-    // lease starts what it can of the upload; it ends with the item's
+    // (groth16_device::lend_witness), copied or packed, before the device's
+    // mutex is taken, and the lease starts what it can of the upload; it ends with the item's
     // device part. Without a lease the device part reads the caller's
     // memory. A device part that returns a tail (device_tail) is finished
     // after the device's mutex is released, and its lease ends then.
@@ -239,17 +239,9 @@ cp_pending *run_jobs(cp_context &ctx, const srs &key, const std::vector<circuit_
                  if (!j.sh) return;
                  leases[k] = dev.groth16().lend_witness(j.num_inputs, j.num_aux);
                  if (!leases[k]) return;
-                 std::memcpy(leases[k]->inputs(), j.inputs, j.num_inputs * sizeof(blst_fr));
-                 // In a few pieces: one thread copies about 10 GB/s.
-                 blst_fr *to = leases[k]->aux();
-                 const blst_fr *from = j.aux;
-                 parallel_for(j.num_aux, std::min(ctx.threads, 4), size_t(1) << 18,
-                              [&](size_t b, size_t e, size_t) {
-                                  std::memcpy(to + b, from + b, (e - b) * sizeof(blst_fr));
-                              });
-                 j.inputs = leases[k]->inputs();
-                 j.aux = leases[k]->aux();
-                 j.lent = true;
+                 // Copied, or packed (its values read twice, the second
+                 // time sparsely), on up to 8 of the context's threads.
+                 leases[k]->fill(j, std::min(ctx.threads, 8));
                  leases[k]->filled(j);
              },
              [&](size_t k, int, device &) {

@@ -5,8 +5,10 @@
 // Groth16 (groth16_device), reached through device::groth16().
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -18,6 +20,7 @@
 #include "blst.h"
 #include "cuda_prover.h"
 #include "error.hpp"
+#include "parallel.hpp"
 #include "witness_pool.hpp"
 
 namespace cp {
@@ -121,27 +124,45 @@ struct circuit_job {
     size_t b_aux_count = 0;      // set bits in b_aux_density
     int64_t tag = -1;
     // inputs and aux lie in a buffer this job's device lent
-    // (groth16_groth16_device::lend_witness): the device part may upload them directly.
+    // (groth16_device::lend_witness): the device part may upload them directly.
     bool lent = false;
     // What the lease started of the upload before the device's mutex
     // (witness_lease::filled); backend-specific, nullptr when nothing.
     const void *early_upload = nullptr;
 };
 
-// A buffer a device lends for one witness (groth16_groth16_device::lend_witness): room for
-// num_inputs inputs and num_aux aux values, filled by the orchestration
-// outside the device's mutex. It must end after the job's device part and
-// before its device.
+// What a device lends for one witness (groth16_device::lend_witness):
+// a buffer the orchestration fills outside the device's mutex. It must end
+// after the job's device part and before its device.
 class witness_lease {
 public:
     virtual ~witness_lease() = default;
-    virtual blst_fr *inputs() const = 0;
-    virtual blst_fr *aux() const = 0;
-    // The buffer holds the job's witness and job.inputs / job.aux point into
-    // it: start what of the upload can start before the device's mutex,
+    // Takes the job's witness (inputs, aux) on up to `threads` threads:
+    // copied into the lease's buffer, job.inputs / job.aux pointed there
+    // and job.lent set (copy_witness_into), or kept in a form of the
+    // backend's own (a packed witness: witness_pack.hpp) with the job left
+    // as it was; also left as it was when there is no room. Called with
+    // the thread bound.
+    virtual void fill(circuit_job &job, int threads) = 0;
+    // Then: start what of the upload can start before the device's mutex,
     // and say so in job.early_upload. Called with the thread bound.
     virtual void filled(circuit_job &job) { (void)job; }
 };
+
+// The job's witness copied into b (inputs, then aux, in a few pieces: one
+// thread copies about 10 GB/s), the job pointed at it and marked lent.
+inline void copy_witness_into(witness_buffer &b, circuit_job &job, int threads) {
+    std::memcpy(b.inputs(), job.inputs, job.num_inputs * sizeof(blst_fr));
+    blst_fr *to = b.aux();
+    const blst_fr *from = job.aux;
+    parallel_for(job.num_aux, std::min(threads, 4), size_t(1) << 18,
+                 [&](size_t lo, size_t hi, size_t) {
+                     std::memcpy(to + lo, from + lo, (hi - lo) * sizeof(blst_fr));
+                 });
+    job.inputs = b.inputs();
+    job.aux = b.aux();
+    job.lent = true;
+}
 
 // What a device part left queued on its device (groth16_device::device_part): the
 // wait for its work and the read of its results. The orchestration runs

@@ -31,11 +31,13 @@ flags=(-O3 -std=c++17 -Xcompiler -fPIC --expt-relaxed-constexpr -cudart=static
 
 objs=()
 pids=()
-# witness_pool.cpp: host code the CUDA device lends its pinned buffers with;
+# witness_pool.cpp, witness_pack.cpp: host code the CUDA device lends its
+# pinned buffers with and packs witnesses with;
 # r1cs.cpp: the host rows of a phased pass (eval_row_range, first_unsatisfied).
 # The self-test's files (tests/cuda_selftest/) get objects of their own
 # names, selftest_*.o, beside the backend's.
-for f in "$core"/src/cuda/*.cu "$core"/src/cuda/device/*.cu "$core/src/witness_pool.cpp" "$core/src/r1cs.cpp" \
+for f in "$core"/src/cuda/*.cu "$core"/src/cuda/device/*.cu "$core/src/witness_pool.cpp" "$core/src/witness_pack.cpp" \
+    "$core/src/r1cs.cpp" \
     "$core"/tests/cuda_selftest/*.cu; do
     case "$f" in
     "$core"/tests/cuda_selftest/*) o="$work/selftest_$(basename "${f%.*}").o" ;;

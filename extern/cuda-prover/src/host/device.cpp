@@ -38,8 +38,7 @@ constexpr uint64_t HOST_WITNESS_POOL_BYTES = uint64_t(1) << 30;
 class host_witness_lease final : public witness_lease {
 public:
     explicit host_witness_lease(std::unique_ptr<witness_buffer> b) : b_(std::move(b)) {}
-    blst_fr *inputs() const override { return b_->inputs(); }
-    blst_fr *aux() const override { return b_->aux(); }
+    void fill(circuit_job &job, int threads) override { copy_witness_into(*b_, job, threads); }
 
 private:
     std::unique_ptr<witness_buffer> b_;

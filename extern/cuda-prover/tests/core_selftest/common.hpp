@@ -84,4 +84,5 @@ void test_plan_stream_steep_temp();  // stream_plan.cpp
 void test_plan_shared();             // stream_plan.cpp
 void test_stream_sequence();         // stream_plan.cpp
 void test_witness_pool();            // witness_pool.cpp
+void test_witness_pack();            // witness_pack.cpp
 void test_groth16();                 // groth16.cpp

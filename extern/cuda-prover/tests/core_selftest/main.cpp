@@ -24,6 +24,7 @@
 //   dispatch.cpp            the dispatcher's `after` and shared passes
 //   stream_plan.cpp         plan_stream, plan_shared, stream_sequence
 //   witness_pool.cpp        the witness pool
+//   witness_pack.cpp        the packed witness: pack, unpack
 //   groth16.cpp             end-to-end Groth16 with the pairing check
 //   main.cpp                the order the tests run in
 #include "common.hpp"
@@ -42,6 +43,7 @@ int main() {
     test_plan_shared();
     test_dispatch_share();
     test_witness_pool();
+    test_witness_pack();
     test_groth16();
     if (g_failures) {
         std::printf("core_selftest: %d FAILURES\n", g_failures);

@@ -1,12 +1,14 @@
 // The copies of a job's front in a Groth16 pass (groth16_pass_state.hpp),
 // queued on the copy stream: a, b, c sent up from the host, the witness
-// (through the staging ring, or copied into place when it is on the
-// device already), the density bitmaps and their word prefixes.
+// (through the staging ring, copied into place when it is on the device
+// already, or unpacked there), the density bitmaps and their word
+// prefixes.
 #include "device/groth16_pass_state.hpp"
 
 #include "device/host_rows.hpp"
 #include "device/shape_residency.hpp"
 #include "device/witness_lender.hpp"
+#include "device/witness_unpack.hpp"
 
 namespace cp {
 namespace cuda_dev {
@@ -53,6 +55,13 @@ void upload_witness(pass_state &p, const circuit_job &job) {
         if (job.early_upload) {
             const early_upload &up = *static_cast<const early_upload *>(job.early_upload);
             cuda_check(cudaStreamWaitEvent(copy, up.done, 0), "cudaStreamWaitEvent");
+            if (up.packed) {
+                // Packed (witness_pack.hpp): unpacked into place.
+                if (up.packed->num_aux != L.na || up.packed->num_inputs != L.ni)
+                    fail(CP_ERR_INTERNAL, "a packed witness of another size than its job's");
+                unpack_witness_async(copy, up.d_packed, *up.packed, p.d_in, p.d_aux);
+                return;
+            }
             aux = up.d_aux;
             inputs = up.d_inputs;
             kind = cudaMemcpyDeviceToDevice;

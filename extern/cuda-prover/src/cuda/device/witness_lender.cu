@@ -26,6 +26,8 @@ void pinned_free(void *p) { (void)cudaFreeHost(p); }
 
 class cuda_witness_lease final : public witness_lease {
 public:
+    // b: the pinned buffer for the whole witness, or nullptr for a witness
+    // that may go packed (its buffer is chosen by fill).
     cuda_witness_lease(witness_lender &lender, std::unique_ptr<witness_buffer> b, size_t bytes,
                        bool early)
         : lender_(lender), b_(std::move(b)), bytes_(bytes), early_(early) {}
@@ -37,18 +39,40 @@ public:
             // it, in case the device part failed before it waited itself.
             // The free is stream-ordered after that copy; the pass that read
             // the device copy has ended (the lease outlives the device part).
-            (void)cudaEventSynchronize(ev_.get());
+            if (ev_)
+                (void)cudaEventSynchronize(ev_.get());
             (void)cudaFreeAsync(d_, lender_.stream_.get());
             lender_.unreserve(bytes_);
         }
         (void)cudaGetLastError();
     }
 
-    blst_fr *inputs() const override { return b_->inputs(); }
-    blst_fr *aux() const override { return b_->aux(); }
+    void fill(circuit_job &job, int threads) override {
+        if (!b_) {
+            if (pack(job, threads))
+                return;
+            b_ = lender_.pinned_.lend(job.num_inputs, job.num_aux);
+            if (!b_)
+                return;  // the pass reads the witness where it is
+            bytes_ = witness_pool::bytes_for(job.num_inputs, job.num_aux);
+        }
+        copy_witness_into(*b_, job, threads);
+    }
 
     void filled(circuit_job &job) override {
-        if (!early_ || !lender_.ensure_early() || !lender_.reserve(bytes_))
+        if (packed_) {
+            const cudaStream_t s = lender_.stream_.get();
+            ev_.create();
+            cuda_check(cudaMemcpyAsync(d_, b_->inputs(), layout_.bytes, cudaMemcpyHostToDevice, s),
+                       "early upload of the packed witness");
+            cuda_check(cudaEventRecord(ev_.get(), s), "cudaEventRecord");
+            up_.d_packed = d_;
+            up_.packed = &layout_;
+            up_.done = ev_.get();
+            job.early_upload = &up_;
+            return;
+        }
+        if (!b_ || !early_ || !lender_.ensure_early() || !lender_.reserve(bytes_))
             return;
         const cudaStream_t s = lender_.stream_.get();
         if (cudaMallocFromPoolAsync(&d_, bytes_, lender_.pool_, s) != cudaSuccess) {
@@ -68,10 +92,51 @@ public:
     }
 
 private:
+    // The witness packed into pinned memory, with room for its early copy
+    // on the device taken: false (and nothing held) when packing does not
+    // pay or there is no room for either. The job's inputs and aux stay
+    // where they are (the pass reads the early copy).
+    bool pack(const circuit_job &job, int threads) {
+        // A witness of the size whose packing did not pay last time is
+        // taken as dense again (one pass over its values saved).
+        if (lender_.dense_aux_.load() == job.num_aux)
+            return false;
+        const witness_split split = split_witness(job.aux, job.num_aux, threads);
+        const packed_witness_layout L = packed_layout(job.num_inputs, job.num_aux, split.others);
+        if (!packing_pays(L)) {
+            lender_.dense_aux_.store(job.num_aux);
+            return false;
+        }
+        if (!lender_.ensure_early() || !lender_.reserve(L.bytes))
+            return false;
+        // Room for a packed witness up to an eighth larger, so that the
+        // next partitions reuse this pinned buffer (pinning takes tens of
+        // ms a few hundred MB).
+        const size_t room = L.bytes + L.bytes / 8;
+        std::unique_ptr<witness_buffer> b =
+            lender_.pinned_.lend(0, (room + sizeof(blst_fr) - 1) / sizeof(blst_fr));
+        void *d = nullptr;
+        if (!b || cudaMallocFromPoolAsync(&d, L.bytes, lender_.pool_, lender_.stream_.get()) !=
+                      cudaSuccess) {
+            (void)cudaGetLastError();
+            lender_.unreserve(L.bytes);
+            return false;
+        }
+        pack_witness(job.inputs, job.aux, split, L, b->inputs(), threads);
+        b_ = std::move(b);
+        d_ = d;
+        bytes_ = L.bytes;
+        layout_ = L;
+        packed_ = true;
+        return true;
+    }
+
     witness_lender &lender_;
     std::unique_ptr<witness_buffer> b_;
     size_t bytes_;
     bool early_;
+    bool packed_ = false;
+    packed_witness_layout layout_;
     void *d_ = nullptr;
     cuda_event ev_;
     early_upload up_;
@@ -90,6 +155,8 @@ witness_lender::~witness_lender() {
 
 std::unique_ptr<witness_lease> witness_lender::lend(size_t num_inputs, size_t num_aux,
                                                     bool early) {
+    if (early && num_aux >= PACK_MIN_AUX)
+        return std::unique_ptr<witness_lease>(new cuda_witness_lease(*this, nullptr, 0, early));
     auto b = pinned_.lend(num_inputs, num_aux);
     if (!b)
         return nullptr;
@@ -98,6 +165,12 @@ std::unique_ptr<witness_lease> witness_lender::lend(size_t num_inputs, size_t nu
 }
 
 void witness_lender::warm(size_t num_inputs, size_t num_aux, unsigned count, bool early) {
+    // A large witness that may go packed takes a buffer of its packed
+    // size, known once it is filled: no buffer of the whole witness held
+    // idle for it (at the 32 GiB C2's size, 3.9 GiB of pinned memory).
+    if (early && num_aux >= PACK_MIN_AUX && dense_aux_.load() != num_aux &&
+        witness_pool::bytes_for(num_inputs, num_aux) > PACKED_WARM_LIMIT)
+        return;
     std::vector<std::unique_ptr<witness_buffer>> held;
     for (unsigned i = 0; i < count; i++) {
         auto b = pinned_.lend(num_inputs, num_aux);
