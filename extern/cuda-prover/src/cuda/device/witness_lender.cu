@@ -23,10 +23,12 @@ void *pinned_alloc(size_t bytes) {
 }
 void pinned_free(void *p) { (void)cudaFreeHost(p); }
 
-// CP_WITNESS_UNPACKED (measurements): no witness goes packed.
-bool packing_off() {
+// Whether a witness of num_aux values may go packed (its early copy is
+// allowed and it is large enough); CP_WITNESS_UNPACKED (measurements):
+// none does.
+bool may_pack(size_t num_aux, bool early) {
     static const bool off = std::getenv("CP_WITNESS_UNPACKED") != nullptr;
-    return off;
+    return early && num_aux >= PACK_MIN_AUX && !off;
 }
 
 }  // namespace
@@ -162,7 +164,7 @@ witness_lender::~witness_lender() {
 
 std::unique_ptr<witness_lease> witness_lender::lend(size_t num_inputs, size_t num_aux,
                                                     bool early) {
-    if (early && num_aux >= PACK_MIN_AUX && !packing_off())
+    if (may_pack(num_aux, early))
         return std::unique_ptr<witness_lease>(new cuda_witness_lease(*this, nullptr, 0, early));
     auto b = pinned_.lend(num_inputs, num_aux);
     if (!b)
@@ -175,7 +177,7 @@ void witness_lender::warm(size_t num_inputs, size_t num_aux, unsigned count, boo
     // A large witness that may go packed takes a buffer of its packed
     // size, known once it is filled: no buffer of the whole witness held
     // idle for it (at the 32 GiB C2's size, 3.9 GiB of pinned memory).
-    if (early && num_aux >= PACK_MIN_AUX && !packing_off() && dense_aux_.load() != num_aux &&
+    if (may_pack(num_aux, early) && dense_aux_.load() != num_aux &&
         witness_pool::bytes_for(num_inputs, num_aux) > PACKED_WARM_LIMIT)
         return;
     std::vector<std::unique_ptr<witness_buffer>> held;
