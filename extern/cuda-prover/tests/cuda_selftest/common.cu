@@ -70,55 +70,66 @@ std::vector<blst_fr> scalars_short(size_t n, int bits, int long_pct, uint64_t se
     return s;
 }
 
+// blst's calls for one group, for points_of.
+struct g1_ops {
+    using point = blst_p1;
+    using affine = blst_p1_affine;
+    static const point *generator() { return blst_p1_generator(); }
+    static void mult(point *out, const point *p, const byte *k, size_t bits) {
+        blst_p1_mult(out, p, k, bits);
+    }
+    static void add(point *out, const point *a, const point *b) { blst_p1_add_or_double(out, a, b); }
+    static void to_affine(affine *out, const point *const *in, size_t n) {
+        blst_p1s_to_affine(out, in, n);
+    }
+};
+struct g2_ops {
+    using point = blst_p2;
+    using affine = blst_p2_affine;
+    static const point *generator() { return blst_p2_generator(); }
+    static void mult(point *out, const point *p, const byte *k, size_t bits) {
+        blst_p2_mult(out, p, k, bits);
+    }
+    static void add(point *out, const point *a, const point *b) { blst_p2_add_or_double(out, a, b); }
+    static void to_affine(affine *out, const point *const *in, size_t n) {
+        blst_p2s_to_affine(out, in, n);
+    }
+};
+
 // n distinct-ish points P_i = (i+1)*Q + R, then tiled to `total`.
-std::vector<blst_p1_affine> g1_points(size_t n, size_t total, uint64_t seed) {
-    blst_p1 q, r;
+template<class G>
+static std::vector<typename G::affine> points_of(size_t n, size_t total, uint64_t seed) {
+    using point = typename G::point;
+    point q, r;
     blst_scalar k;
     blst_fr f;
     rng_t g(seed);
     f = fr_rand(g);
     blst_scalar_from_fr(&k, &f);
-    blst_p1_mult(&q, blst_p1_generator(), k.b, 255);
+    G::mult(&q, G::generator(), k.b, 255);
     f = fr_rand(g);
     blst_scalar_from_fr(&k, &f);
-    blst_p1_mult(&r, blst_p1_generator(), k.b, 255);
-    std::vector<blst_p1> pr(n);
-    blst_p1 acc = r;
+    G::mult(&r, G::generator(), k.b, 255);
+    std::vector<point> pr(n);
+    point acc = r;
     for (size_t i = 0; i < n; i++) {
-        blst_p1_add_or_double(&acc, &acc, &q);
+        G::add(&acc, &acc, &q);
         pr[i] = acc;
     }
-    std::vector<blst_p1_affine> out(total);
-    const blst_p1 *ptrs[2] = {pr.data(), nullptr};
-    blst_p1s_to_affine(out.data(), ptrs, n);
+    std::vector<typename G::affine> out(total);
+    const point *ptrs[2] = {pr.data(), nullptr};
+    G::to_affine(out.data(), ptrs, n);
     for (size_t i = n; i < total; i++)
         out[i] = out[i % n];
     return out;
 }
 
+std::vector<blst_p1_affine> g1_points(size_t n, size_t total, uint64_t seed) {
+    return points_of<g1_ops>(n, total, seed);
+}
+
 std::vector<blst_p2_affine> g2_points(size_t n, size_t total, uint64_t seed) {
-    blst_p2 q, r;
-    blst_scalar k;
-    blst_fr f;
-    rng_t g(seed);
-    f = fr_rand(g);
-    blst_scalar_from_fr(&k, &f);
-    blst_p2_mult(&q, blst_p2_generator(), k.b, 255);
-    f = fr_rand(g);
-    blst_scalar_from_fr(&k, &f);
-    blst_p2_mult(&r, blst_p2_generator(), k.b, 255);
-    std::vector<blst_p2> pr(n);
-    blst_p2 acc = r;
-    for (size_t i = 0; i < n; i++) {
-        blst_p2_add_or_double(&acc, &acc, &q);
-        pr[i] = acc;
-    }
-    std::vector<blst_p2_affine> out(total);
-    const blst_p2 *ptrs[2] = {pr.data(), nullptr};
-    blst_p2s_to_affine(out.data(), ptrs, n);
-    for (size_t i = n; i < total; i++)
-        out[i] = out[i % n];
-    return out;
+    return points_of<g2_ops>(n, total, seed);
 }
 
 // ---------------------------------------------------------------- CPU MSM
