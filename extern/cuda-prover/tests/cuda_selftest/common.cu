@@ -70,7 +70,9 @@ std::vector<blst_fr> scalars_short(size_t n, int bits, int long_pct, uint64_t se
     return s;
 }
 
-// blst's calls for one group, for points_of.
+// ---------------------------------------------------------------- blst by group
+
+// blst's calls for one group, for points_of and cpu_msm_of.
 struct g1_ops {
     using point = blst_p1;
     using affine = blst_p1_affine;
@@ -81,6 +83,14 @@ struct g1_ops {
     static void add(point *out, const point *a, const point *b) { blst_p1_add_or_double(out, a, b); }
     static void to_affine(affine *out, const point *const *in, size_t n) {
         blst_p1s_to_affine(out, in, n);
+    }
+    static void from_affine(point *out, const affine *in) { blst_p1_from_affine(out, in); }
+    static size_t pippenger_scratch_sizeof(size_t n) {
+        return blst_p1s_mult_pippenger_scratch_sizeof(n);
+    }
+    static void pippenger(point *out, const affine *const *p, size_t n, const byte *const *k,
+                          size_t bits, limb_t *scratch) {
+        blst_p1s_mult_pippenger(out, p, n, k, bits, scratch);
     }
 };
 struct g2_ops {
@@ -94,7 +104,17 @@ struct g2_ops {
     static void to_affine(affine *out, const point *const *in, size_t n) {
         blst_p2s_to_affine(out, in, n);
     }
+    static void from_affine(point *out, const affine *in) { blst_p2_from_affine(out, in); }
+    static size_t pippenger_scratch_sizeof(size_t n) {
+        return blst_p2s_mult_pippenger_scratch_sizeof(n);
+    }
+    static void pippenger(point *out, const affine *const *p, size_t n, const byte *const *k,
+                          size_t bits, limb_t *scratch) {
+        blst_p2s_mult_pippenger(out, p, n, k, bits, scratch);
+    }
 };
+
+// ---------------------------------------------------------------- points
 
 // n distinct-ish points P_i = (i+1)*Q + R, then tiled to `total`.
 template<class G>
@@ -141,48 +161,37 @@ static std::vector<blst_scalar> to_scalars(const blst_fr *s, size_t n) {
     return out;
 }
 
-blst_p1 cpu_msm_g1(const blst_p1_affine *p, const blst_fr *s, size_t n) {
-    blst_p1 r;
+// blst's MSM: the points one by one below 4, else its Pippenger.
+template<class G>
+static typename G::point cpu_msm_of(const typename G::affine *p, const blst_fr *s, size_t n) {
+    using point = typename G::point;
+    point r;
     std::memset(&r, 0, sizeof(r));
     if (n == 0)
         return r;
     auto sc = to_scalars(s, n);
     if (n < 4) {
         for (size_t i = 0; i < n; i++) {
-            blst_p1 a, t;
-            blst_p1_from_affine(&a, &p[i]);
-            blst_p1_mult(&t, &a, sc[i].b, 255);
-            blst_p1_add_or_double(&r, &r, &t);
+            point a, t;
+            G::from_affine(&a, &p[i]);
+            G::mult(&t, &a, sc[i].b, 255);
+            G::add(&r, &r, &t);
         }
         return r;
     }
-    std::vector<limb_t> scratch(blst_p1s_mult_pippenger_scratch_sizeof(n) / sizeof(limb_t) + 1);
-    const blst_p1_affine *pp[2] = {p, nullptr};
+    std::vector<limb_t> scratch(G::pippenger_scratch_sizeof(n) / sizeof(limb_t) + 1);
+    const typename G::affine *pp[2] = {p, nullptr};
     const byte *sp[2] = {sc[0].b, nullptr};
-    blst_p1s_mult_pippenger(&r, pp, n, sp, 255, scratch.data());
+    G::pippenger(&r, pp, n, sp, 255, scratch.data());
     return r;
 }
 
+blst_p1 cpu_msm_g1(const blst_p1_affine *p, const blst_fr *s, size_t n) {
+    return cpu_msm_of<g1_ops>(p, s, n);
+}
+
 blst_p2 cpu_msm_g2(const blst_p2_affine *p, const blst_fr *s, size_t n) {
-    blst_p2 r;
-    std::memset(&r, 0, sizeof(r));
-    if (n == 0)
-        return r;
-    auto sc = to_scalars(s, n);
-    if (n < 4) {
-        for (size_t i = 0; i < n; i++) {
-            blst_p2 a, t;
-            blst_p2_from_affine(&a, &p[i]);
-            blst_p2_mult(&t, &a, sc[i].b, 255);
-            blst_p2_add_or_double(&r, &r, &t);
-        }
-        return r;
-    }
-    std::vector<limb_t> scratch(blst_p2s_mult_pippenger_scratch_sizeof(n) / sizeof(limb_t) + 1);
-    const blst_p2_affine *pp[2] = {p, nullptr};
-    const byte *sp[2] = {sc[0].b, nullptr};
-    blst_p2s_mult_pippenger(&r, pp, n, sp, 255, scratch.data());
-    return r;
+    return cpu_msm_of<g2_ops>(p, s, n);
 }
 
 bool eq1(const blst_p1 &a, const blst_p1 &b) {
