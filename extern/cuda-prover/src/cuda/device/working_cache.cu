@@ -6,6 +6,29 @@
 namespace cp {
 namespace cuda_dev {
 
+namespace {
+
+// Parts laid out one after another from `off`, each 256-byte aligned.
+struct layout_cursor {
+    size_t off;
+    size_t take(size_t bytes) {
+        const size_t at = off;
+        off += align256(bytes);
+        return at;
+    }
+};
+
+// What every layout ends with, from the cursor: the densities' bits and
+// prefix counts, the unsatisfied-row flag; then the total.
+void lay_out_index(cache_layout &L, layout_cursor &c) {
+    L.bits = c.take((2 * L.w_aux + L.w_in) * sizeof(uint64_t));
+    L.pre = c.take((2 * L.w_aux + L.w_in) * sizeof(uint32_t));
+    L.bad = c.take(sizeof(uint64_t));
+    L.total = std::max<size_t>(c.off, 256);
+}
+
+}  // namespace
+
 cache_layout layout_for(const srs &key, size_t m) {
     cache_layout L;
     L.m = m;
@@ -16,21 +39,13 @@ cache_layout layout_for(const srs &key, size_t m) {
     L.n_b = key.b_g1.size();
     L.w_in = (L.ni + 63) / 64;
     L.w_aux = (L.na + 63) / 64;
-    size_t off = 0;
-    auto take = [&](size_t bytes) {
-        size_t at = off;
-        off += align256(bytes);
-        return at;
-    };
-    L.abc = take(3 * m * sizeof(cp_cuda::fr_raw));
-    L.hl = take(L.n_hl * sizeof(cp_cuda::fr_raw));
-    L.in = take(L.ni * sizeof(cp_cuda::fr_raw));
-    L.sa = take(L.n_a * sizeof(cp_cuda::fr_raw));
-    L.sb = take(L.n_b * sizeof(cp_cuda::fr_raw));
-    L.bits = take((2 * L.w_aux + L.w_in) * sizeof(uint64_t));
-    L.pre = take((2 * L.w_aux + L.w_in) * sizeof(uint32_t));
-    L.bad = take(sizeof(uint64_t));
-    L.total = std::max<size_t>(off, 256);
+    layout_cursor c{0};
+    L.abc = c.take(3 * m * sizeof(cp_cuda::fr_raw));
+    L.hl = c.take(L.n_hl * sizeof(cp_cuda::fr_raw));
+    L.in = c.take(L.ni * sizeof(cp_cuda::fr_raw));
+    L.sa = c.take(L.n_a * sizeof(cp_cuda::fr_raw));
+    L.sb = c.take(L.n_b * sizeof(cp_cuda::fr_raw));
+    lay_out_index(L, c);
     return L;
 }
 
@@ -41,17 +56,9 @@ cache_layout compact_layout_for(const srs &key, size_t m) {
     L.hl = 0;
     L.sa = align256(L.n_hl * fr);
     L.sb = L.sa + align256(L.n_a * fr);
-    size_t off = std::max(align256(3 * m * fr), L.sb + align256(L.n_b * fr));
-    auto take = [&](size_t bytes) {
-        size_t at = off;
-        off += align256(bytes);
-        return at;
-    };
-    L.in = take(L.ni * fr);
-    L.bits = take((2 * L.w_aux + L.w_in) * sizeof(uint64_t));
-    L.pre = take((2 * L.w_aux + L.w_in) * sizeof(uint32_t));
-    L.bad = take(sizeof(uint64_t));
-    L.total = std::max<size_t>(off, 256);
+    layout_cursor c{std::max(align256(3 * m * fr), L.sb + align256(L.n_b * fr))};
+    L.in = c.take(L.ni * fr);
+    lay_out_index(L, c);
     L.compact = true;
     return L;
 }
@@ -69,17 +76,9 @@ cache_layout shape_rows_layout_for(const srs &key, size_t m) {
         L.total = 0;
         return L;
     }
-    size_t off = align256(3 * m * fr + L.na * fr);
-    auto take = [&](size_t bytes) {
-        size_t at = off;
-        off += align256(bytes);
-        return at;
-    };
-    L.in = take(L.ni * fr);
-    L.bits = take((2 * L.w_aux + L.w_in) * sizeof(uint64_t));
-    L.pre = take((2 * L.w_aux + L.w_in) * sizeof(uint32_t));
-    L.bad = take(sizeof(uint64_t));
-    L.total = std::max<size_t>(off, 256);
+    layout_cursor c{align256(3 * m * fr + L.na * fr)};
+    L.in = c.take(L.ni * fr);
+    lay_out_index(L, c);
     return L;
 }
 
