@@ -48,6 +48,11 @@ struct msm_slot_spec {
     // bits, 14 windows instead of 16) and cost 72 bytes a scalar of the
     // batch for the digits (one row per window) and their sort.
     size_t batch_max = 0;
+    // Room and a second stream for sorting one Pippenger batch while the
+    // one before it accumulates (msm_engine_pippenger.cuh): a second set
+    // of a batch's digits, temps and histogram (72 bytes a scalar of the
+    // batch). Only runs of several batches use it.
+    bool overlap_sort = false;
 };
 
 // A table of multiples of n bases: rows w < msm_table_windows(wbits), row w

@@ -59,8 +59,8 @@ constexpr size_t MAX_SLOTS_PER_GROUP = 8;
 
 size_t slot_bytes(const msm_slot_spec &s, int sm_count) {
     return s.group == msm_group::g2
-               ? g2_engine::layout(s.n_max, sm_count, s.table, s.batch_max).total
-               : g1_engine::layout(s.n_max, sm_count, s.table, s.batch_max).total;
+               ? g2_engine::layout(s.n_max, sm_count, s.table, s.batch_max, s.overlap_sort).total
+               : g1_engine::layout(s.n_max, sm_count, s.table, s.batch_max, s.overlap_sort).total;
 }
 
 // A table run pays where Pippenger would run over (nearly) all the points:
@@ -147,6 +147,9 @@ struct msm_context::impl {
         // Past the last table run's sort; past the last run that used
         // another slot's sorted digits.
         cudaEvent_t sorted = nullptr, released = nullptr;
+        // The engine's second stream and its events (msm_slot_spec::
+        // overlap_sort), or null ones.
+        msm_detail::sort_lane lane;
         msm_profile *profile = nullptr;
         bool wants_table = false;  // the last launch's table_pays
         bool table_run = false;    // the last launch sorted its own digits for a table run
@@ -172,9 +175,12 @@ struct msm_context::impl {
         // back to it in stream order, once every slot's work is done:
         // cudaFree would release the memory but leave the pool's count of
         // used bytes (what a pass reads as its peak) as it was.
-        for (auto &s : slots)
+        for (auto &s : slots) {
             if (s.stream)
                 (void)cudaStreamSynchronize(s.stream);
+            if (s.lane.stream)
+                (void)cudaStreamSynchronize(s.lane.stream);
+        }
         if (base) {
             const cudaStream_t s0 = slots.empty() ? nullptr : slots[0].stream;
             (void)cudaFreeAsync(base, s0);
@@ -188,6 +194,12 @@ struct msm_context::impl {
             if (s.stop)
                 (void)cudaEventDestroy(s.stop);
             for (cudaEvent_t e : {s.sorted, s.released})
+                if (e)
+                    (void)cudaEventDestroy(e);
+            if (s.lane.stream)
+                (void)cudaStreamDestroy(s.lane.stream);  // idle: synchronized above
+            for (cudaEvent_t e : {s.lane.entry, s.lane.sorted[0], s.lane.sorted[1],
+                                  s.lane.freed[0], s.lane.freed[1]})
                 if (e)
                     (void)cudaEventDestroy(e);
         }
@@ -277,11 +289,22 @@ msm_context::msm_context(const gpu_t &gpu, const std::vector<msm_slot_spec> &slo
         const bool g2 = s.spec.group == msm_group::g2;
         if (g2)
             s.e2.reset(new g2_engine(at, s.spec.n_max, p_->sm_count, sid[1]++, s.spec.table,
-                                     s.spec.batch_max));
+                                     s.spec.batch_max, s.spec.overlap_sort));
         else
             s.e1.reset(new g1_engine(at, s.spec.n_max, p_->sm_count, sid[0]++, s.spec.table,
-                                     s.spec.batch_max));
+                                     s.spec.batch_max, s.spec.overlap_sort));
         at += msm_detail::align256(slot_bytes(s.spec, p_->sm_count));
+        if (s.spec.overlap_sort) {
+            auto &l = s.lane;
+            cuda_ok(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking),
+                    "cudaStreamCreate");
+            for (cudaEvent_t *e : {&l.entry, &l.sorted[0], &l.sorted[1], &l.freed[0], &l.freed[1]})
+                cuda_ok(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreate");
+            if (g2)
+                s.e2->sort_on(l);
+            else
+                s.e1->sort_on(l);
+        }
     }
 }
 
@@ -298,6 +321,7 @@ bool msm_context::fits(const std::vector<msm_slot_spec> &slots) const {
         if (slots[i].group != p_->slots[i].spec.group ||
             slots[i].n_max > p_->slots[i].spec.n_max ||
             (slots[i].table && !p_->slots[i].spec.table) ||
+            (slots[i].overlap_sort && !p_->slots[i].spec.overlap_sort) ||
             msm_detail::batch_scalars(slots[i].batch_max) >
                 msm_detail::batch_scalars(p_->slots[i].spec.batch_max))
             return false;

@@ -83,6 +83,17 @@ struct sorted_digits {
     const uint32_t *hist = nullptr;
 };
 
+// A second stream for an engine laid out with a second set of sort
+// buffers (make_layout's overlap): Pippenger breaks down and sorts a batch
+// there while the run's stream accumulates the batch before it. Owned by
+// the engine's owner (msm.cu's slot), which creates and destroys them.
+struct sort_lane {
+    cudaStream_t stream = nullptr;
+    cudaEvent_t entry = nullptr;   // on the run's stream: the scalars are ready
+    cudaEvent_t sorted[2] = {};    // on `stream`: buffer b holds a sorted batch
+    cudaEvent_t freed[2] = {};     // on the run's stream: buffer b's batch is accumulated
+};
+
 template<class bucket_t, class affine_t, class scalar_t>
 class msm_engine {
 public:
@@ -90,9 +101,10 @@ public:
     using affine_h = typename affine_t::mem_t;
     static constexpr size_t NT = MSM_NTHREADS / bucket_t::degree;
 
-    static engine_layout layout(size_t n_max, int sm_count, bool table, size_t batch_max = 0) {
+    static engine_layout layout(size_t n_max, int sm_count, bool table, size_t batch_max = 0,
+                                bool overlap = false) {
         return make_layout(n_max, sizeof(bucket_h), sizeof(affine_h), sm_count,
-                           sizeof(scalar_t), NT, bucket_t::degree, table, batch_max);
+                           sizeof(scalar_t), NT, bucket_t::degree, table, batch_max, overlap);
     }
 
     // base: layout(n_max, sm_count).total bytes of device memory, owned by
@@ -100,9 +112,9 @@ public:
     // kernels (accumulate, batch_addition); engines of one group that may run
     // at the same time need different sids (mod 8).
     msm_engine(void *base, size_t n_max, int sm_count, uint32_t sid, bool table,
-               size_t batch_max = 0)
-        : L_(layout(n_max, sm_count, table, batch_max)), base_((char *)base), n_max_(n_max), sm_count_(sm_count),
-          sid_(sid) {
+               size_t batch_max = 0, bool overlap = false)
+        : L_(layout(n_max, sm_count, table, batch_max, overlap)), base_((char *)base),
+          n_max_(n_max), sm_count_(sm_count), sid_(sid) {
         for (auto &v : acc_launches_) {
             int blocks = 0;
             if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, v.kernel, (int)v.threads,
@@ -123,6 +135,9 @@ public:
     void tune(const msm_tuning &t) { tune_ = t; }
     // How many table runs the next run starts beside (itself included).
     void crowd(uint32_t table_runs) { crowd_ = table_runs; }
+    // The second stream of an engine laid out with overlap (plan().digits2
+    // != 0); its objects must outlive the engine's runs.
+    void sort_on(const sort_lane &lane) { lane_ = lane; }
     const engine_layout &plan() const { return L_; }
 
     // What the last run leaves on the device: WSUM_SLOTS xyzz points
@@ -204,6 +219,7 @@ private:
     uint32_t force_wbits_ = 0;
     uint32_t crowd_ = 1;
     msm_tuning tune_;
+    sort_lane lane_;
     // Windows | width << 16 of the carried bucket set (L_.carried: the sums
     // of Pippenger's batches so far, not yet integrated; finish integrates
     // them), or 0 while it holds nothing.
@@ -253,10 +269,11 @@ private:
     uint32_t table_chunk(size_t entries) const;
     uint32_t window_chunk(uint32_t rows, size_t entries) const;
     bool fits_carries(uint32_t rows, size_t entries, uint32_t chunk_lane) const;
+    // carries: where the chunks' carries go (a temps buffer; null: temps).
     void accumulate_chunks(cudaStream_t s, bucket_h *buckets, const uint32_t *hist,
                            uint32_t nbuckets, const affine_h *points, const uint32_t *digits,
                            size_t digit_stride, uint32_t rows, size_t entries,
-                           uint32_t chunk_lane);
+                           uint32_t chunk_lane, char *carries = nullptr);
 
     // A table run's accumulation in affine rounds (msm_engine_table.cuh;
     // affine says when).
@@ -268,6 +285,7 @@ private:
 
     // Pippenger's batches (msm_engine_pippenger.cuh).
     uint32_t sort_grid() const;
+    bool overlaps_sort(size_t batches) const;
     uint32_t pippenger(cudaStream_t s, const affine_h *points, const scalar_t *scalars,
                        size_t n, uint32_t wbits = 0);
 

@@ -151,7 +151,7 @@ template<class bucket_t, class affine_t, class scalar_t>
 inline void msm_engine<bucket_t, affine_t, scalar_t>::accumulate_chunks(
     cudaStream_t s, bucket_h *buckets, const uint32_t *hist, uint32_t nbuckets,
     const affine_h *points, const uint32_t *digits, size_t digit_stride, uint32_t rows,
-    size_t entries, uint32_t chunk_lane) {
+    size_t entries, uint32_t chunk_lane, char *carries) {
     const uint32_t degree = bucket_t::degree;
     const uint32_t chunk = chunk_lane * degree;
     const size_t nchunks = acc_chunks(entries, chunk);
@@ -162,9 +162,10 @@ inline void msm_engine<bucket_t, affine_t, scalar_t>::accumulate_chunks(
     r.buckets = buckets;
     r.histogram = hist;
     r.digits = digits;
-    r.carry = (bucket_h *)(base_ + L_.temps);
-    r.carry_bucket =
-        (uint32_t *)(base_ + L_.temps + align256(rows * nchunks * sizeof(bucket_h)));
+    if (!carries)
+        carries = base_ + L_.temps;
+    r.carry = (bucket_h *)carries;
+    r.carry_bucket = (uint32_t *)(carries + align256(rows * nchunks * sizeof(bucket_h)));
     r.nbuckets = nbuckets;
     r.nchunks = (uint32_t)nchunks;
     r.chunk = chunk;

@@ -26,6 +26,15 @@ inline uint32_t msm_engine<bucket_t, affine_t, scalar_t>::sort_grid() const {
     return grid;
 }
 
+// Whether a run of this many batches sorts each on the sort lane while
+// the batch before it accumulates: the engine has the second buffers and
+// the lane, and the run is not profiled (the profile's marks wait for the
+// run's stream phase by phase).
+template<class bucket_t, class affine_t, class scalar_t>
+inline bool msm_engine<bucket_t, affine_t, scalar_t>::overlaps_sort(size_t batches) const {
+    return batches > 1 && L_.digits2 != 0 && lane_.stream != nullptr && prof_ == nullptr;
+}
+
 // Pippenger over n points, adding to the pairs and ones accumulators;
 // returns nwins | wbits << 16 for finish. wbits: the width (0: the
 // automatic or forced one); runs that add to the same accumulators
@@ -49,6 +58,14 @@ inline uint32_t msm_engine<bucket_t, affine_t, scalar_t>::sort_grid() const {
 // A batch too large for the chunked accumulation's carries
 // takes sppark's accumulate: the carried set is integrated first and
 // that batch integrates its own buckets.
+//
+// With the sort lane (overlaps_sort), batch i breaks down and sorts its
+// scalars on the lane into buffer i mod 2 (digits, temps, hist), once the
+// run's inputs are ready and batch i - 2 has accumulated from that buffer
+// (the chunks' carries live in its temps); the run's stream waits for the
+// sort, then adds and accumulates. The sort of batch i + 1 thus runs
+// beside the accumulation of batch i. Every batch's sort is waited for on
+// the run's stream, so the run ends there.
 template<class bucket_t, class affine_t, class scalar_t>
 inline uint32_t msm_engine<bucket_t, affine_t, scalar_t>::pippenger(
     cudaStream_t s, const affine_h *points, const scalar_t *scalars, size_t n, uint32_t wbits) {
@@ -85,9 +102,29 @@ inline uint32_t msm_engine<bucket_t, affine_t, scalar_t>::pippenger(
     bucket_h *buckets = (bucket_h *)(base_ + L_.buckets);
     bucket_h *carried = (bucket_h *)(base_ + L_.carried);
     bucket_h *ones = (bucket_h *)(base_ + L_.ones);
-    vec2d_t<uint32_t> hist{(uint32_t *)(base_ + L_.hist), row};
-    vec2d_t<uint2> temps{(uint2 *)(base_ + L_.temps), (uint32_t)stride};
-    vec2d_t<uint32_t> digits{(uint32_t *)(base_ + L_.digits), (uint32_t)stride};
+    // A batch's sort buffers: the first set, or (overlapped) the set of
+    // the batch's parity.
+    const bool overlap = overlaps_sort(batch);
+    struct sort_buffers {
+        vec2d_t<uint32_t> hist;
+        vec2d_t<uint2> temps;
+        vec2d_t<uint32_t> digits;
+        char *carries;
+    };
+    const sort_buffers sets[2] = {
+        {{(uint32_t *)(base_ + L_.hist), row},
+         {(uint2 *)(base_ + L_.temps), (uint32_t)stride},
+         {(uint32_t *)(base_ + L_.digits), (uint32_t)stride},
+         base_ + L_.temps},
+        {{(uint32_t *)(base_ + (overlap ? L_.hist2 : L_.hist)), row},
+         {(uint2 *)(base_ + (overlap ? L_.temps2 : L_.temps)), (uint32_t)stride},
+         {(uint32_t *)(base_ + (overlap ? L_.digits2 : L_.digits)), (uint32_t)stride},
+         base_ + (overlap ? L_.temps2 : L_.temps)}};
+    const cudaStream_t sorter = overlap ? lane_.stream : s;
+    if (overlap) {
+        cuda_ok(cudaEventRecord(lane_.entry, s), "cudaEventRecord");
+        cuda_ok(cudaStreamWaitEvent(sorter, lane_.entry, 0), "cudaStreamWaitEvent");
+    }
 
     const uint32_t grid = sort_grid();
     const size_t sort_shared = sizeof(uint32_t) << DIGIT_BITS;
@@ -103,18 +140,28 @@ inline uint32_t msm_engine<bucket_t, affine_t, scalar_t>::pippenger(
     for (size_t i = 0; i < batch; i++) {
         const size_t off = i * stride;
         const size_t num = std::min(stride, n - off);
-        breakdown<<<2 * grid, 1024, sizeof(scalar_t) * 1024, s>>>(
+        const size_t b = overlap ? i & 1 : 0;
+        const vec2d_t<uint32_t> hist = sets[b].hist;
+        const vec2d_t<uint2> temps = sets[b].temps;
+        const vec2d_t<uint32_t> digits = sets[b].digits;
+        if (overlap && i >= 2)
+            cuda_ok(cudaStreamWaitEvent(sorter, lane_.freed[b], 0), "cudaStreamWaitEvent");
+        breakdown<<<2 * grid, 1024, sizeof(scalar_t) * 1024, sorter>>>(
             digits, scalars + off, num, nwins, wbits, true);
         cuda_ok(cudaGetLastError(), "breakdown");
         mark(s, msm_phase_breakdown);
         uint32_t win;
         for (win = 0; win < nwins - 1; win += 2)
-            launch_coop(s, sort_k, dim3(grid, 2), dim3(SORT_BLOCKDIM), sort_shared, digits,
-                        num, win, temps, hist, wbits - 1, wbits - 1,
+            launch_coop(sorter, sort_k, dim3(grid, 2), dim3(SORT_BLOCKDIM), sort_shared,
+                        digits, num, win, temps, hist, wbits - 1, wbits - 1,
                         win == nwins - 2 ? top - 1 : wbits - 1);
         if (win < nwins)
-            launch_coop(s, sort_k, dim3(grid, 1), dim3(SORT_BLOCKDIM), sort_shared, digits,
-                        num, win, temps, hist, wbits - 1, top - 1, 0u);
+            launch_coop(sorter, sort_k, dim3(grid, 1), dim3(SORT_BLOCKDIM), sort_shared,
+                        digits, num, win, temps, hist, wbits - 1, top - 1, 0u);
+        if (overlap) {
+            cuda_ok(cudaEventRecord(lane_.sorted[b], sorter), "cudaEventRecord");
+            cuda_ok(cudaStreamWaitEvent(s, lane_.sorted[b], 0), "cudaStreamWaitEvent");
+        }
         mark(s, msm_phase_sort);
         add_k<<<sm_count_, BATCH_ADD_BLOCK_SIZE, 0, s>>>(ones, points + off, num,
                                                          &digits[0][0], hist[0][0]);
@@ -124,7 +171,8 @@ inline uint32_t msm_engine<bucket_t, affine_t, scalar_t>::pippenger(
             // The first batch carried accumulates into the set itself.
             const bool first = carry && carried_ == 0;
             accumulate_chunks(s, first ? carried : buckets, hist[0], row, points + off,
-                              digits[0], stride, nwins, num, window_chunk(nwins, num));
+                              digits[0], stride, nwins, num, window_chunk(nwins, num),
+                              sets[b].carries);
             mark(s, msm_phase_accumulate);
             if (first)
                 carried_ = nw;
@@ -145,6 +193,8 @@ inline uint32_t msm_engine<bucket_t, affine_t, scalar_t>::pippenger(
         // The digit-1 sums, added to what the earlier batches left.
         add_ones(s);
         mark(s, msm_phase_integrate);
+        if (overlap)
+            cuda_ok(cudaEventRecord(lane_.freed[b], s), "cudaEventRecord");
     }
     return nw;
 }

@@ -159,6 +159,10 @@ struct engine_layout {
     size_t carry_nbuckets = 0;  // entries of `carried`: a full batch's windows at its width
     size_t buckets, ones, ones_acc, pairs, wsum, hist, temps, digits, counts, bitmap,
         tail_s, tail_p, affine, affine_max, carried;
+    // A second hist, temps and digits (msm_slot_spec::overlap_sort), so
+    // that one batch is sorted while the one before it accumulates; 0
+    // without.
+    size_t hist2 = 0, temps2 = 0, digits2 = 0;
     size_t total = 0;
 };
 
@@ -183,10 +187,11 @@ inline size_t weigh_bytes(size_t m, uint32_t sbits, size_t bucket_bytes) {
 // per window (MSM_NTHREADS / degree); degree: lanes per point; table: room
 // for a table run over n_max bases (table_window_bits(n_max)): its one
 // bucket set, the digits of all its windows in one row and the carries of
-// their accumulation.
+// their accumulation. overlap: a second set of a batch's sort buffers
+// (hist2, temps2, digits2).
 inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affine_bytes,
                                  int sm_count, size_t scalar_bytes, size_t nt, uint32_t degree,
-                                 bool table, size_t batch_max = 0) {
+                                 bool table, size_t batch_max = 0, bool overlap = false) {
     engine_layout L;
     n_max = std::max<size_t>(n_max, 1);
     const uint32_t blg = batch_lg();
@@ -262,6 +267,11 @@ inline engine_layout make_layout(size_t n_max, size_t bucket_bytes, size_t affin
         const uint32_t wb = batch_window_bits(L.stride_cap, L.wbits_max);
         L.carry_nbuckets = (size_t)window_count(wb) << (wb - 1);
         L.carried = take(L.carry_nbuckets * bucket_bytes);
+    }
+    if (overlap) {
+        L.hist2 = take(L.nbuckets * sizeof(uint32_t));
+        L.temps2 = take(L.temp_cap * sizeof(uint2));
+        L.digits2 = take(L.digit_cap * sizeof(uint32_t));
     }
     L.total = off;
     return L;

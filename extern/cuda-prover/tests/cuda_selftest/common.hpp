@@ -118,6 +118,7 @@ void test_msm_context(const gpu_t &gpu);
 // msm_carried.cu
 void test_msm_dense_head(const gpu_t &gpu);
 void test_msm_carried(const gpu_t &gpu);
+void test_msm_overlap_sort(const gpu_t &gpu);
 
 // msm_timing.cu
 void timing_msm(const gpu_t &gpu, uint32_t lg);

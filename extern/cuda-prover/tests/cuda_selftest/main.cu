@@ -89,6 +89,7 @@ int main(int argc, char **argv) {
         if (carried_only) {
             test_msm_dense_head(gpu);
             test_msm_carried(gpu);
+            test_msm_overlap_sort(gpu);
             std::printf("%s: %d failure(s)\n", g_failures ? "FAIL" : "PASS", g_failures);
             return g_failures ? 1 : 0;
         }
@@ -132,6 +133,7 @@ int main(int argc, char **argv) {
         test_msm_context(gpu);
         test_msm_dense_head(gpu);
         test_msm_carried(gpu);
+        test_msm_overlap_sort(gpu);
         test_msm_tables(gpu);
         test_shared_sort(gpu);
         std::printf("INFO small tests took %.1f s\n", now_s() - t0);

@@ -1,5 +1,6 @@
 // `cuda_selftest big [LG]`: Pippenger runs of many batches at the 32 GiB
-// C2's size, carried or not, at several widths and batch sizes.
+// C2's size, carried or not, at several widths and batch sizes, sorted in
+// line or beside the accumulation.
 #include "common.hpp"
 
 // Pippenger runs of many batches, as the 32 GiB C2's H + L (2^27 dense H
@@ -64,15 +65,22 @@ void big_msm(const gpu_t &gpu, uint32_t lg) {
     // 2^25 19 bits (14 windows), 2^26 20 bits (13 windows). 2^25 as the
     // proofs' H + L slot asks for it (msm_slot_spec::batch_max), also at a
     // forced 16 bits (more digit rows than its layout has: cut into smaller
-    // batches); the others through CP_MSM_BATCH_LG (read when a context is
-    // laid out).
+    // batches) and with each batch sorted beside the accumulation of the one
+    // before (msm_slot_spec::overlap_sort); the others through
+    // CP_MSM_BATCH_LG (read when a context is laid out).
     struct wide_t {
         const char *lg;
         uint32_t w;
         bool spec;
-    } wides[] = {{"24", 0, false}, {"25", 0, true}, {"25", 16, true}, {"26", 0, false}};
+        bool overlap;
+    } wides[] = {{"24", 0, false, false},
+                 {"25", 0, true, false},
+                 {"25", 0, true, true},
+                 {"25", 16, true, false},
+                 {"26", 0, false, false}};
     for (const auto &v : wides) {
         msm_slot_spec spec{msm_group::g1, 2 * n};
+        spec.overlap_sort = v.overlap;
         if (v.spec)
             spec.batch_max = size_t(1) << std::atoi(v.lg);
         else
@@ -89,7 +97,7 @@ void big_msm(const gpu_t &gpu, uint32_t lg) {
                                      (shape ? " G1 dense" : " h+l (H dense, L 0/1)") +
                                      " [carried, batches of 2^" + v.lg +
                                      (v.w ? ", width " + std::to_string(v.w) : std::string()) +
-                                     "]";
+                                     (v.overlap ? ", sorted beside" : "") + "]";
             timed_check(wide, job, false, wants[shape], unused2, what, "the default");
         }
     }

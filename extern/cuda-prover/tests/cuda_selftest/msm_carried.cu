@@ -1,5 +1,6 @@
 // A dense head before a 0/1 split's rest, and Pippenger runs of several
-// batches with their buckets carried or not (`cuda_selftest carried`).
+// batches with their buckets carried or not, and with each batch sorted
+// beside the accumulation of the one before (`cuda_selftest carried`).
 #include "common.hpp"
 
 // An MSM with a dense head (msm_job::dense, H's scalars before L's) larger
@@ -119,6 +120,82 @@ void test_msm_carried(const gpu_t &gpu) {
                                         (split ? "0/1 split" : "all Pippenger"));
         }
     }
+    cudaFree(dp2);
+    cudaFree(ds2);
+}
+
+// Runs of several batches on slots with a second set of sort buffers
+// (msm_slot_spec::overlap_sort): each batch sorted on the slot's second
+// stream while the one before accumulates. Not profiled (a profiled run
+// sorts in line). G1 with a dense head before a 0/1 split's rest and
+// without it, G2 split and all Pippenger, twice each (the buffers reused
+// across runs), all against blst.
+void test_msm_overlap_sort(const gpu_t &gpu) {
+    const size_t n = 12000, head = 9500, distinct = 1 << 12;
+    auto pts = g1_points(distinct, n, 43);
+    void *d1 = upload(pts);
+    msm_slot_spec spec{msm_group::g1, n};
+    const size_t plain = msm_context(gpu, {spec}).bytes();
+    spec.overlap_sort = true;
+    msm_context ctx(gpu, {spec});
+    report(ctx.bytes() > plain, "msm overlapped sort: the second sort buffers are laid out");
+    msm_tuning t;
+    t.batch_cap = 2048;
+    ctx.tune(0, t);
+    for (int pat = 0; pat < 2; pat++) {
+        const auto sc = head_then(n, head, 330 + pat,
+                                  pat == 0 ? scalars_mix(n - head, 45, 45, 340)
+                                           : scalars_short(n - head, 20, 10, 341));
+        void *ds = upload(sc);
+        const blst_p1 want = cpu_msm_g1(pts.data(), fold(sc, distinct).data(), distinct);
+        for (int round = 0; round < 2; round++)
+            for (size_t dense : {head, size_t(0)}) {
+                msm_job job{0, d1, ds, n};
+                job.dense = dense;
+                ctx.run(&job, 1, nullptr, nullptr);
+                g1_proj_raw r;
+                ctx.read(0, r);
+                blst_p1 got;
+                std::memcpy(&got, &r, sizeof(got));
+                report(eq1(got, want), "msm G1 in batches of 2048, sorted beside the "
+                                       "accumulation, dense head " +
+                                           std::to_string(dense) + " tail pattern " +
+                                           std::to_string(pat) + " round " +
+                                           std::to_string(round));
+            }
+        cudaFree(ds);
+    }
+    cudaFree(d1);
+
+    const size_t n2 = 16385, distinct2 = 1 << 12;
+    auto p2 = g2_points(distinct2, n2, 44);
+    auto sc2 = scalars_mix(n2, 20, 20, 342);
+    void *dp2 = upload(p2), *ds2 = upload(sc2);
+    const blst_p2 want2 = cpu_msm_g2(p2.data(), fold(sc2, distinct2).data(), distinct2);
+    msm_slot_spec spec2{msm_group::g2, n2};
+    spec2.overlap_sort = true;
+    msm_context ctx2(gpu, {spec2});
+    msm_tuning t2;
+    t2.batch_cap = 4096;
+    ctx2.tune(0, t2);
+    for (int round = 0; round < 2; round++)
+        for (bool split : {true, false}) {
+            if (split) {
+                msm_job job{0, dp2, ds2, n2};
+                ctx2.run(&job, 1, nullptr, nullptr);
+            } else {
+                ctx2.launch(0, ctx2.stream(0), dp2, ds2, n2, false);
+                ck(cudaStreamSynchronize(ctx2.stream(0)), "sync");
+            }
+            g2_proj_raw raw;
+            ctx2.read(0, raw);
+            blst_p2 got;
+            std::memcpy(&got, &raw, sizeof got);
+            report(eq2(got, want2), std::string("msm G2 in batches of 4096, sorted beside the "
+                                                "accumulation, ") +
+                                        (split ? "0/1 split" : "all Pippenger") + " round " +
+                                        std::to_string(round));
+        }
     cudaFree(dp2);
     cudaFree(ds2);
 }

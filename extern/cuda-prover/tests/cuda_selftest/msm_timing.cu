@@ -109,29 +109,35 @@ void print_profile(const char *label, const msm_profile &p, double wall_ms) {
 // One profiled run of `job` (its phases into prof); its result read back
 // into p1 or p2 (g2) while profiled, so the host combination is counted.
 // Returns the wall time in ms.
+// The result a slot's last run left, into p1 or (g2) p2.
+static void read_result(msm_context &ctx, size_t slot, bool g2, blst_p1 &p1, blst_p2 &p2) {
+    if (g2) {
+        g2_proj_raw r;
+        ctx.read(slot, r);
+        std::memcpy(&p2, &r, sizeof p2);
+    } else {
+        g1_proj_raw r;
+        ctx.read(slot, r);
+        std::memcpy(&p1, &r, sizeof p1);
+    }
+}
+
 double profiled_run(msm_context &ctx, const msm_job &job, bool g2, msm_profile &prof,
                     blst_p1 &p1, blst_p2 &p2) {
     ctx.profile(job.slot, &prof);
     const double t0 = now_s();
     uint64_t ns[1];
     ctx.run(&job, 1, nullptr, ns);
-    if (g2) {
-        g2_proj_raw r;
-        ctx.read(job.slot, r);
-        std::memcpy(&p2, &r, sizeof p2);
-    } else {
-        g1_proj_raw r;
-        ctx.read(job.slot, r);
-        std::memcpy(&p1, &r, sizeof p1);
-    }
+    read_result(ctx, job.slot, g2, p1, p2);
     const double wall = (now_s() - t0) * 1e3;
     ctx.profile(job.slot, nullptr);
     return wall;
 }
 
 // One MSM timed (a warm-up, then the mean of three runs) and profiled once,
-// its result checked against want1 or want2 (g2); `reference` names what
-// those are.
+// the results of the last timed run and of the profiled one checked
+// against want1 or want2 (g2; a profiled run may take another path, e.g.
+// it sorts in line); `reference` names what those are.
 void timed_check(msm_context &ctx, const msm_job &job, bool g2, const blst_p1 &want1,
                  const blst_p2 &want2, const std::string &label,
                  const char *reference) {
@@ -142,9 +148,12 @@ void timed_check(msm_context &ctx, const msm_job &job, bool g2, const blst_p1 &w
     for (int k = 0; k < reps; k++)
         ctx.run(&job, 1, nullptr, ns);
     const double plain = (now_s() - t0) / reps * 1e3;
-    msm_profile prof;
     blst_p1 got1;
     blst_p2 got2;
+    read_result(ctx, job.slot, g2, got1, got2);
+    report(g2 ? eq2(got2, want2) : eq1(got1, want1),
+           label + " equals " + reference + " (unprofiled)");
+    msm_profile prof;
     const double wall = profiled_run(ctx, job, g2, prof, got1, got2);
     report(g2 ? eq2(got2, want2) : eq1(got1, want1), label + " equals " + reference);
     std::printf("TIME msm %s: %.2f ms unprofiled\n", label.c_str(), plain);

@@ -2,6 +2,7 @@
 #include "device/working_cache.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace cp {
 namespace cuda_dev {
@@ -88,8 +89,11 @@ std::vector<cp_cuda::msm_slot_spec> msm_slots(const cache_layout &L, bool tables
                                              {msm_group::g1, L.n_a, tables},
                                              {msm_group::g1, L.n_b, tables},
                                              {msm_group::g2, L.n_b, tables}};
-    if (wide && !tables && L.n_hl >= WIDE_HL_MIN)
+    static const bool overlap = std::getenv("CP_MSM_OVERLAP_SORT") != nullptr;
+    if (wide && !tables && L.n_hl >= WIDE_HL_MIN) {
         s[0].batch_max = WIDE_HL_BATCH;
+        s[0].overlap_sort = overlap;
+    }
     return s;
 }
 

@@ -51,7 +51,9 @@ cache_layout shape_rows_layout_for(const srs &key, size_t m);
 // The MSM slots of a proof: h + l, a, b_g1 (G1) and b_g2 (G2), run at the
 // same time (msm_context); with room for runs over the key's tables when
 // it has them. wide: h + l in batches of WIDE_HL_BATCH where it has at
-// least WIDE_HL_MIN scalars (and no tables).
+// least WIDE_HL_MIN scalars (and no tables); with CP_MSM_OVERLAP_SORT set
+// (diagnostics, to measure), those batches are each sorted while the one
+// before accumulates (msm_slot_spec::overlap_sort).
 std::vector<cp_cuda::msm_slot_spec> msm_slots(const cache_layout &L, bool tables = false,
                                               bool wide = false);
 
