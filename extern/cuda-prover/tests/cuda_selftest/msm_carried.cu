@@ -17,6 +17,23 @@ static std::vector<blst_fr> head_then(size_t n, size_t head, uint64_t seed,
     return sc;
 }
 
+// A G1 MSM of n points on slot 0 of ctx (as tuned), with the dense head
+// given (msm_job::dense = head) and without, each against want; `what`
+// labels both.
+static void g1_head_runs(msm_context &ctx, void *points, void *scalars, size_t n, size_t head,
+                         const blst_p1 &want, const std::string &what) {
+    for (size_t dense : {head, size_t(0)}) {
+        msm_job job{0, points, scalars, n};
+        job.dense = dense;
+        ctx.run(&job, 1, nullptr, nullptr);
+        g1_proj_raw r;
+        ctx.read(0, r);
+        blst_p1 got;
+        std::memcpy(&got, &r, sizeof(got));
+        report(eq1(got, want), what + ", dense head " + std::to_string(dense));
+    }
+}
+
 void test_msm_dense_head(const gpu_t &gpu) {
     const size_t n = 12000, head = 9500, distinct = 1 << 12;
     auto pts = g1_points(distinct, n, 31);
@@ -33,21 +50,50 @@ void test_msm_dense_head(const gpu_t &gpu) {
                 sc[i] = i % 2 ? fr_u64(1) : FR_ZERO;
         void *ds = upload(sc);
         const blst_p1 want = cpu_msm_g1(pts.data(), fold(sc, distinct).data(), distinct);
-        for (size_t dense : {head, size_t(0)}) {
-            msm_job job{0, d1, ds, n};
-            job.dense = dense;
-            ctx.run(&job, 1, nullptr, nullptr);
-            g1_proj_raw r;
-            ctx.read(0, r);
-            blst_p1 got;
-            std::memcpy(&got, &r, sizeof(got));
-            report(eq1(got, want), "msm dense head " + std::to_string(dense) + " tail pattern " +
-                                       std::to_string(pat));
-        }
+        g1_head_runs(ctx, d1, ds, n, head, want, "msm tail pattern " + std::to_string(pat));
         cudaFree(ds);
     }
     cudaFree(d1);
 }
+
+// The G2 MSM of the runs of several batches: 16385 points (4096 distinct),
+// 20% 0s and 20% 1s, uploaded, and blst's sum; `runs` runs it on slot 0 of
+// a context (as tuned) with the 0/1 split and all Pippenger, each against
+// blst, `what` labelling both.
+struct g2_batches {
+    static constexpr size_t n = 16385, distinct = 1 << 12;
+    void *points = nullptr, *scalars = nullptr;
+    blst_p2 want;
+    explicit g2_batches(uint64_t seed) {
+        const auto p = g2_points(distinct, n, seed);
+        const auto sc = scalars_mix(n, 20, 20, seed + 1);
+        points = upload(p);
+        scalars = upload(sc);
+        want = cpu_msm_g2(p.data(), fold(sc, distinct).data(), distinct);
+    }
+    ~g2_batches() {
+        cudaFree(points);
+        cudaFree(scalars);
+    }
+    g2_batches(const g2_batches &) = delete;
+    g2_batches &operator=(const g2_batches &) = delete;
+    void runs(msm_context &ctx, const std::string &what) const {
+        for (bool split : {true, false}) {
+            if (split) {
+                msm_job job{0, points, scalars, n};
+                ctx.run(&job, 1, nullptr, nullptr);
+            } else {
+                ctx.launch(0, ctx.stream(0), points, scalars, n, false);
+                ck(cudaStreamSynchronize(ctx.stream(0)), "sync");
+            }
+            g2_proj_raw raw;
+            ctx.read(0, raw);
+            blst_p2 got;
+            std::memcpy(&got, &raw, sizeof got);
+            report(eq2(got, want), what + ", " + (split ? "0/1 split" : "all Pippenger"));
+        }
+    }
+};
 
 // Pippenger runs of several batches (msm_tuning::batch_cap cuts small runs
 // into batches of 2048 or 4096 scalars): the batches carrying their
@@ -92,36 +138,16 @@ void test_msm_carried(const gpu_t &gpu) {
     }
     cudaFree(d1);
 
-    const size_t n2 = 16385, distinct2 = 1 << 12;
-    auto p2 = g2_points(distinct2, n2, 42);
-    auto sc2 = scalars_mix(n2, 20, 20, 320);
-    void *dp2 = upload(p2), *ds2 = upload(sc2);
-    const blst_p2 want2 = cpu_msm_g2(p2.data(), fold(sc2, distinct2).data(), distinct2);
-    msm_context ctx2(gpu, {{msm_group::g2, n2}});
+    const g2_batches g2(42);
+    msm_context ctx2(gpu, {{msm_group::g2, g2.n}});
     for (int carry : {-1, 0}) {
         msm_tuning t;
         t.batch_cap = 4096;
         t.carry_buckets = carry;
         ctx2.tune(0, t);
-        for (bool split : {true, false}) {
-            if (split) {
-                msm_job job{0, dp2, ds2, n2};
-                ctx2.run(&job, 1, nullptr, nullptr);
-            } else {
-                ctx2.launch(0, ctx2.stream(0), dp2, ds2, n2, false);
-                ck(cudaStreamSynchronize(ctx2.stream(0)), "sync");
-            }
-            g2_proj_raw raw;
-            ctx2.read(0, raw);
-            blst_p2 got;
-            std::memcpy(&got, &raw, sizeof got);
-            report(eq2(got, want2), std::string("msm G2 in batches of 4096, ") +
-                                        (carry ? "carried" : "per-batch") + " buckets, " +
-                                        (split ? "0/1 split" : "all Pippenger"));
-        }
+        g2.runs(ctx2, std::string("msm G2 in batches of 4096, ") +
+                          (carry ? "carried" : "per-batch") + " buckets");
     }
-    cudaFree(dp2);
-    cudaFree(ds2);
 }
 
 // Runs of several batches on slots with a second set of sort buffers
@@ -149,53 +175,21 @@ void test_msm_overlap_sort(const gpu_t &gpu) {
         void *ds = upload(sc);
         const blst_p1 want = cpu_msm_g1(pts.data(), fold(sc, distinct).data(), distinct);
         for (int round = 0; round < 2; round++)
-            for (size_t dense : {head, size_t(0)}) {
-                msm_job job{0, d1, ds, n};
-                job.dense = dense;
-                ctx.run(&job, 1, nullptr, nullptr);
-                g1_proj_raw r;
-                ctx.read(0, r);
-                blst_p1 got;
-                std::memcpy(&got, &r, sizeof(got));
-                report(eq1(got, want), "msm G1 in batches of 2048, sorted beside the "
-                                       "accumulation, dense head " +
-                                           std::to_string(dense) + " tail pattern " +
-                                           std::to_string(pat) + " round " +
-                                           std::to_string(round));
-            }
+            g1_head_runs(ctx, d1, ds, n, head, want,
+                         "msm G1 in batches of 2048, sorted beside the accumulation, tail "
+                         "pattern " + std::to_string(pat) + " round " + std::to_string(round));
         cudaFree(ds);
     }
     cudaFree(d1);
 
-    const size_t n2 = 16385, distinct2 = 1 << 12;
-    auto p2 = g2_points(distinct2, n2, 44);
-    auto sc2 = scalars_mix(n2, 20, 20, 342);
-    void *dp2 = upload(p2), *ds2 = upload(sc2);
-    const blst_p2 want2 = cpu_msm_g2(p2.data(), fold(sc2, distinct2).data(), distinct2);
-    msm_slot_spec spec2{msm_group::g2, n2};
+    const g2_batches g2(44);
+    msm_slot_spec spec2{msm_group::g2, g2.n};
     spec2.overlap_sort = true;
     msm_context ctx2(gpu, {spec2});
     msm_tuning t2;
     t2.batch_cap = 4096;
     ctx2.tune(0, t2);
     for (int round = 0; round < 2; round++)
-        for (bool split : {true, false}) {
-            if (split) {
-                msm_job job{0, dp2, ds2, n2};
-                ctx2.run(&job, 1, nullptr, nullptr);
-            } else {
-                ctx2.launch(0, ctx2.stream(0), dp2, ds2, n2, false);
-                ck(cudaStreamSynchronize(ctx2.stream(0)), "sync");
-            }
-            g2_proj_raw raw;
-            ctx2.read(0, raw);
-            blst_p2 got;
-            std::memcpy(&got, &raw, sizeof got);
-            report(eq2(got, want2), std::string("msm G2 in batches of 4096, sorted beside the "
-                                                "accumulation, ") +
-                                        (split ? "0/1 split" : "all Pippenger") + " round " +
-                                        std::to_string(round));
-        }
-    cudaFree(dp2);
-    cudaFree(ds2);
+        g2.runs(ctx2, "msm G2 in batches of 4096, sorted beside the accumulation, round " +
+                          std::to_string(round));
 }
