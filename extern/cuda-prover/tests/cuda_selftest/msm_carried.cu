@@ -138,14 +138,14 @@ void test_msm_carried(const gpu_t &gpu) {
     }
     cudaFree(d1);
 
-    const g2_batches g2(42);
-    msm_context ctx2(gpu, {{msm_group::g2, g2.n}});
+    const g2_batches g2b(42);
+    msm_context ctx2(gpu, {{msm_group::g2, g2_batches::n}});
     for (int carry : {-1, 0}) {
         msm_tuning t;
         t.batch_cap = 4096;
         t.carry_buckets = carry;
         ctx2.tune(0, t);
-        g2.runs(ctx2, std::string("msm G2 in batches of 4096, ") +
+        g2b.runs(ctx2, std::string("msm G2 in batches of 4096, ") +
                           (carry ? "carried" : "per-batch") + " buckets");
     }
 }
@@ -182,14 +182,14 @@ void test_msm_overlap_sort(const gpu_t &gpu) {
     }
     cudaFree(d1);
 
-    const g2_batches g2(44);
-    msm_slot_spec spec2{msm_group::g2, g2.n};
+    const g2_batches g2b(44);
+    msm_slot_spec spec2{msm_group::g2, g2_batches::n};
     spec2.overlap_sort = true;
     msm_context ctx2(gpu, {spec2});
     msm_tuning t2;
     t2.batch_cap = 4096;
     ctx2.tune(0, t2);
     for (int round = 0; round < 2; round++)
-        g2.runs(ctx2, "msm G2 in batches of 4096, sorted beside the accumulation, round " +
+        g2b.runs(ctx2, "msm G2 in batches of 4096, sorted beside the accumulation, round " +
                           std::to_string(round));
 }
