@@ -2,8 +2,9 @@
 // points of one group, allocated once, and the orchestration of sppark's
 // kernels (breakdown, sort, batch_addition, integrate) plus ours
 // (msm_accumulate.cuh: the buckets, in equal chunks; msm_kernels.cuh) on a
-// stream given per call. Nothing is allocated, freed or synchronized per
-// MSM. A run leaves its window sums on the device (window_sums()); the
+// stream given per call (and, laid out for it, a second stream its owner
+// gives, on which Pippenger's batches are sorted: sort_lane). Nothing is
+// allocated, freed or synchronized per MSM. A run leaves its window sums on the device (window_sums()); the
 // caller copies them back and combines them on the host, where Horner's
 // rule over a few dozen points costs a fraction of a millisecond (one warp
 // on the device took 2.5 ms in G1, 3.9 ms in G2). Scalars equal to 0 or 1
@@ -19,7 +20,8 @@
 //   msm_engine_runs.cuh       run, classify, run_split, run_split_after and
 //                             what every run does (clear, the ones,
 //                             finish, the profile marks)
-//   msm_engine_pippenger.cuh  Pippenger's batches, with carried buckets
+//   msm_engine_pippenger.cuh  Pippenger's batches, with carried buckets,
+//                             sorted in line or on the sort lane
 //   msm_engine_table.cuh      the runs over a table of multiples
 //   msm_engine_launch.cuh     the chunked accumulation: its launch, the
 //                             chunks' length, the carries

@@ -2,7 +2,9 @@
 // the cooperative sort's grid and pippenger, which cuts n points into
 // batches, each through breakdown, sort, batch addition (the digit-1
 // sums) and accumulation, its buckets carried across batches into one set
-// or integrated per batch. Included by msm_engine.cuh, after the class.
+// or integrated per batch, each batch sorted in line or (overlaps_sort)
+// beside the accumulation of the one before. Included by msm_engine.cuh,
+// after the class.
 #pragma once
 
 #include <algorithm>
