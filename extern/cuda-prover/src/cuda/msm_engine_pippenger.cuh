@@ -67,7 +67,11 @@ inline bool msm_engine<bucket_t, affine_t, scalar_t>::overlaps_sort(size_t batch
 // (the chunks' carries live in its temps); the run's stream waits for the
 // sort, then adds and accumulates. The sort of batch i + 1 thus runs
 // beside the accumulation of batch i. Every batch's sort is waited for on
-// the run's stream, so the run ends there.
+// the run's stream, so the run ends there. On an H100 (ms, h100-msm-big-
+// 2e27-overlap.txt), batches of 2^25: the C2's H + L 1,039 -> 995, a dense
+// 2^27 G1 MSM 945 -> 901 (sorted in line, the sort took 132 and 124 of
+// them: the first batch's sort stays in line and the others share the SMs
+// with the accumulation); the slot took 8,759 MiB against 5,581.
 template<class bucket_t, class affine_t, class scalar_t>
 inline uint32_t msm_engine<bucket_t, affine_t, scalar_t>::pippenger(
     cudaStream_t s, const affine_h *points, const scalar_t *scalars, size_t n, uint32_t wbits) {
