@@ -50,8 +50,9 @@ struct msm_slot_spec {
     size_t batch_max = 0;
     // Room and a second stream for sorting one Pippenger batch while the
     // one before it accumulates (msm_engine_pippenger.cuh): a second set
-    // of a batch's digits, temps and histogram (72 bytes a scalar of the
-    // batch). Only runs of several batches use it.
+    // of a batch's digits, temps (where the accumulation's carries live)
+    // and histogram: 3,178 MiB more at batches of 2^25. Only runs of
+    // several batches use it.
     bool overlap_sort = false;
 };
 
