@@ -4,8 +4,8 @@
 // (msm_accumulate.cuh: the buckets, in equal chunks; msm_kernels.cuh) on a
 // stream given per call (and, laid out for it, a second stream its owner
 // gives, on which Pippenger's batches are sorted: sort_lane). Nothing is
-// allocated, freed or synchronized per MSM. A run leaves its window sums on the device (window_sums()); the
-// caller copies them back and combines them on the host, where Horner's
+// allocated, freed or synchronized per MSM. A run leaves its window sums
+// on the device (window_sums()); the caller copies them back and combines them on the host, where Horner's
 // rule over a few dozen points costs a fraction of a millisecond (one warp
 // on the device took 2.5 ms in G1, 3.9 ms in G2). Scalars equal to 0 or 1
 // can be split off on the device first (classify, then run_split): the 1s
