@@ -84,7 +84,7 @@ impl Groth16Engine for Engine {
                 .map_err(|e| EngineError::Prepare(cause(e)))?;
             let need = est
                 .working_bytes
-                .saturating_add(est.srs_bytes)
+                .saturating_add(est.key_bytes)
                 .saturating_add(shape_bytes);
             let info = self
                 .context()
@@ -115,7 +115,7 @@ impl Groth16Engine for Engine {
                     room >> 20,
                     held >> 20,
                     need.div_ceil(1 << 20),
-                    est.srs_bytes >> 20,
+                    est.key_bytes >> 20,
                     est.working_bytes >> 20,
                     shape_bytes >> 20,
                     streamed.div_ceil(1 << 20),

@@ -184,7 +184,7 @@ pub struct cp_device_stats {
     pub busy_ns: u64,
     pub cache_allocations: u64,
     pub cache_bytes: u64,
-    pub srs_uploads: u64,
+    pub key_uploads: u64,
     pub trims: u64,
     pub held_bytes: u64,
     pub limit_bytes: u64,
@@ -202,8 +202,8 @@ const _: () = {
         [::std::mem::offset_of!(cp_device_stats, cache_allocations) - 16usize];
     ["Offset of field: cp_device_stats::cache_bytes"]
         [::std::mem::offset_of!(cp_device_stats, cache_bytes) - 24usize];
-    ["Offset of field: cp_device_stats::srs_uploads"]
-        [::std::mem::offset_of!(cp_device_stats, srs_uploads) - 32usize];
+    ["Offset of field: cp_device_stats::key_uploads"]
+        [::std::mem::offset_of!(cp_device_stats, key_uploads) - 32usize];
     ["Offset of field: cp_device_stats::trims"]
         [::std::mem::offset_of!(cp_device_stats, trims) - 40usize];
     ["Offset of field: cp_device_stats::held_bytes"]
@@ -523,14 +523,14 @@ unsafe extern "C" {
     pub fn cp_key_from_bytes(data: *const u8, len: usize, out: *mut *mut cp_key) -> cp_status;
 }
 unsafe extern "C" {
-    pub fn cp_key_free(srs: *mut cp_key);
+    pub fn cp_key_free(key: *mut cp_key);
 }
 unsafe extern "C" {
-    pub fn cp_key_shape_get(srs: *const cp_key, out: *mut cp_key_shape) -> cp_status;
+    pub fn cp_key_shape_get(key: *const cp_key, out: *mut cp_key_shape) -> cp_status;
 }
 unsafe extern "C" {
     pub fn cp_key_vk_get(
-        srs: *const cp_key,
+        key: *const cp_key,
         vk_out: *mut cp_key_parts,
         ic_out: *mut cp_g1_affine,
         ic_cap: usize,
@@ -540,7 +540,7 @@ unsafe extern "C" {
 #[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
 pub struct cp_memory_estimate {
     pub working_bytes: u64,
-    pub srs_bytes: u64,
+    pub key_bytes: u64,
     pub streamed_bytes: u64,
     pub compact_bytes: u64,
 }
@@ -550,8 +550,8 @@ const _: () = {
     ["Alignment of cp_memory_estimate"][::std::mem::align_of::<cp_memory_estimate>() - 8usize];
     ["Offset of field: cp_memory_estimate::working_bytes"]
         [::std::mem::offset_of!(cp_memory_estimate, working_bytes) - 0usize];
-    ["Offset of field: cp_memory_estimate::srs_bytes"]
-        [::std::mem::offset_of!(cp_memory_estimate, srs_bytes) - 8usize];
+    ["Offset of field: cp_memory_estimate::key_bytes"]
+        [::std::mem::offset_of!(cp_memory_estimate, key_bytes) - 8usize];
     ["Offset of field: cp_memory_estimate::streamed_bytes"]
         [::std::mem::offset_of!(cp_memory_estimate, streamed_bytes) - 16usize];
     ["Offset of field: cp_memory_estimate::compact_bytes"]
@@ -559,7 +559,7 @@ const _: () = {
 };
 unsafe extern "C" {
     pub fn cp_memory_estimate_get(
-        srs: *const cp_key,
+        key: *const cp_key,
         num_constraints: u64,
         out: *mut cp_memory_estimate,
     ) -> cp_status;
@@ -568,7 +568,7 @@ unsafe extern "C" {
     pub fn cp_device_memory_estimate(
         ctx: *const cp_context,
         ordinal: i32,
-        srs: *const cp_key,
+        key: *const cp_key,
         num_constraints: u64,
         out: *mut cp_memory_estimate,
     ) -> cp_status;
@@ -577,7 +577,7 @@ unsafe extern "C" {
     pub fn cp_device_prepare(
         ctx: *mut cp_context,
         ordinal: i32,
-        srs: *const cp_key,
+        key: *const cp_key,
         num_constraints: u64,
     ) -> cp_status;
 }
@@ -718,7 +718,7 @@ pub struct cp_pending {
 unsafe extern "C" {
     pub fn cp_prove_start(
         ctx: *mut cp_context,
-        srs: *const cp_key,
+        key: *const cp_key,
         circuits: *const cp_circuit,
         num_circuits: usize,
         gpu_index: i32,
@@ -741,7 +741,7 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn cp_prove(
         ctx: *mut cp_context,
-        srs: *const cp_key,
+        key: *const cp_key,
         circuits: *const cp_circuit,
         num_circuits: usize,
         gpu_index: i32,
@@ -874,7 +874,7 @@ unsafe extern "C" {
     pub fn cp_shape_info_get(shape: *const cp_shape, out: *mut cp_shape_info) -> cp_status;
 }
 unsafe extern "C" {
-    pub fn cp_groth16_shape_check(srs: *const cp_key, shape: *const cp_shape) -> cp_status;
+    pub fn cp_groth16_shape_check(key: *const cp_key, shape: *const cp_shape) -> cp_status;
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -912,7 +912,7 @@ impl Default for cp_witness {
 unsafe extern "C" {
     pub fn cp_groth16_prove_start_witness(
         ctx: *mut cp_context,
-        srs: *const cp_key,
+        key: *const cp_key,
         shape: *const cp_shape,
         witnesses: *const cp_witness,
         num_witnesses: usize,
@@ -924,7 +924,7 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn cp_groth16_prove_witness(
         ctx: *mut cp_context,
-        srs: *const cp_key,
+        key: *const cp_key,
         shape: *const cp_shape,
         witnesses: *const cp_witness,
         num_witnesses: usize,
@@ -937,7 +937,7 @@ unsafe extern "C" {
     pub fn cp_device_prepare_shape(
         ctx: *mut cp_context,
         ordinal: i32,
-        srs: *const cp_key,
+        key: *const cp_key,
         shape: *const cp_shape,
     ) -> cp_status;
 }

@@ -396,7 +396,7 @@ pub fn make_test_key_on(
         progress(&format!("{what}: {count} points"));
         lap(&mut report, what);
     }
-    let (srs, note) = builder.finish(path).map_err(core("writing the key"))?;
+    let (key, note) = builder.finish(path).map_err(core("writing the key"))?;
     if let Some(n) = note {
         progress(&format!("note: {n}"));
     }
@@ -406,7 +406,7 @@ pub fn make_test_key_on(
     report.bytes = path
         .and_then(|p| std::fs::metadata(p).ok())
         .map_or(0, |m| m.len());
-    Ok((ProvingKey::with_vk(srs, plan.vk), report))
+    Ok((ProvingKey::with_vk(key, plan.vk), report))
 }
 
 #[cfg(test)]

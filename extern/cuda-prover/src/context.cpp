@@ -267,16 +267,16 @@ cp_status cp_device_touched(const cp_context *ctx, int32_t ordinal, int32_t *out
     });
 }
 
-cp_status cp_device_memory_estimate(const cp_context *ctx, int32_t ordinal, const cp_key *srs,
+cp_status cp_device_memory_estimate(const cp_context *ctx, int32_t ordinal, const cp_key *key,
                                     uint64_t num_constraints, cp_memory_estimate *out) {
     return guard("cp_device_memory_estimate", [&] {
-        if (!ctx || !srs || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_device_memory_estimate: NULL argument");
+        if (!ctx || !key || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_device_memory_estimate: NULL argument");
         check_ordinal(ctx, ordinal, "cp_device_memory_estimate");
         if (num_constraints > (uint64_t(1) << MAX_LG_DOMAIN))
             fail(CP_ERR_INVALID_ARGUMENT,
                  "cp_device_memory_estimate: num_constraints " + std::to_string(num_constraints) +
                      " is more than the largest domain, 2^" + std::to_string(MAX_LG_DOMAIN));
-        *out = ctx->slots[static_cast<size_t>(ordinal)]->dev->groth16().estimate(srs->key, num_constraints);
+        *out = ctx->slots[static_cast<size_t>(ordinal)]->dev->groth16().estimate(key->key, num_constraints);
     });
 }
 
@@ -317,7 +317,7 @@ cp_status cp_device_stats_get(const cp_context *ctx, int32_t ordinal, cp_device_
         const uint64_t limit = s.dev->memory_limit();
         out->limit_bytes = limit == UINT64_MAX ? 0 : limit;
         out->workers = s.dev->workers();
-        out->srs_uploads = s.dev->groth16().srs_uploads();
+        out->key_uploads = s.dev->groth16().key_uploads();
     });
 }
 
@@ -340,10 +340,10 @@ cp_status cp_device_trim(cp_context *ctx, int32_t ordinal, uint64_t *freed_bytes
     });
 }
 
-cp_status cp_device_prepare(cp_context *ctx, int32_t ordinal, const cp_key *srs,
+cp_status cp_device_prepare(cp_context *ctx, int32_t ordinal, const cp_key *key,
                             uint64_t num_constraints) {
     return guard("cp_device_prepare", [&] {
-        if (!ctx || !srs) fail(CP_ERR_INVALID_ARGUMENT, "cp_device_prepare: NULL argument");
+        if (!ctx || !key) fail(CP_ERR_INVALID_ARGUMENT, "cp_device_prepare: NULL argument");
         check_ordinal(ctx, ordinal, "cp_device_prepare");
         if (num_constraints == 0)
             fail(CP_ERR_INVALID_ARGUMENT, "cp_device_prepare: num_constraints is 0");
@@ -355,7 +355,7 @@ cp_status cp_device_prepare(cp_context *ctx, int32_t ordinal, const cp_key *srs,
         device_slot &s = ctx->slot(ordinal);
         std::lock_guard<std::mutex> lk(s.own);
         bind_scope scope(*ctx, ordinal);
-        s.dev->groth16().prepare(srs->key, num_constraints, nullptr);
+        s.dev->groth16().prepare(key->key, num_constraints, nullptr);
     });
 }
 

@@ -40,7 +40,7 @@ uint32_t domain_lg(const std::string &who, uint64_t num_constraints) {
 }
 
 // The key's query lengths against what the job needs.
-void check_key(const std::string &who, const circuit_job &job, const srs &key) {
+void check_key(const std::string &who, const circuit_job &job, const proving_key &key) {
     auto mismatch = [&](const std::string &what, uint64_t expected, uint64_t actual) {
         fail(CP_ERR_SHAPE_MISMATCH, who + ": " + what + ": the proving key has " +
                                         std::to_string(expected) + ", the circuit needs " +
@@ -64,7 +64,7 @@ void check_key(const std::string &who, const circuit_job &job, const srs &key) {
 
 // Cheap checks of a circuit given as a, b, c (pointers, sizes, shape
 // against the key); fills the job.
-circuit_job check_circuit(size_t k, const cp_circuit &c, const srs &key) {
+circuit_job check_circuit(size_t k, const cp_circuit &c, const proving_key &key) {
     const std::string who = circuit_name(k, c.tag);
     auto bad = [&](const std::string &why) { fail(CP_ERR_INVALID_ARGUMENT, who + ": " + why); };
     if (c.num_inputs < 1) bad("num_inputs is 0 (input 0 must be ONE)");
@@ -118,7 +118,7 @@ circuit_job shape_job(const std::string &who, const shape &sh) {
 }
 
 // Checks of one witness against its shape; fills the job.
-circuit_job check_witness(size_t k, const cp_witness &w, const shape &sh, const srs &key) {
+circuit_job check_witness(size_t k, const cp_witness &w, const shape &sh, const proving_key &key) {
     const std::string who = circuit_name(k, w.tag);
     if (w.num_inputs != sh.num_inputs || w.num_aux != sh.num_aux)
         fail(CP_ERR_SHAPE_MISMATCH, who + ": the witness has " + std::to_string(w.num_inputs) +
@@ -145,7 +145,7 @@ struct blinding {
 // One item's record for a shared pass (dispatch_share): what a leader of
 // any call needs to run it.
 struct shared_item {
-    const srs *key;
+    const proving_key *key;
     const circuit_job *job;
     device_partials *out;
     cp_timings *t;
@@ -156,7 +156,7 @@ struct shared_item {
 const char groth16_parts = 0;
 
 // Groth16 device parts as items that may share a pass over a streamed key.
-dispatch_share groth16_sharing(const srs &key, const std::vector<circuit_job> &run,
+dispatch_share groth16_sharing(const proving_key &key, const std::vector<circuit_job> &run,
                                std::vector<shared_item> &records) {
     dispatch_share sh;
     sh.key = [&key, &run](size_t k) {
@@ -183,14 +183,14 @@ dispatch_share groth16_sharing(const srs &key, const std::vector<circuit_job> &r
             ts[i] = it.t;
             *it.device = ordinal;
         }
-        const srs &k = *static_cast<shared_item *>(payloads[0])->key;
+        const proving_key &k = *static_cast<shared_item *>(payloads[0])->key;
         dev.groth16().shared_part(k, jobs.data(), n, outs.data(), ts.data(), errs);
     };
     return sh;
 }
 
 // The device part of every job over its route, into a new pending proof.
-cp_pending *run_jobs(cp_context &ctx, const srs &key, const std::vector<circuit_job> &jobs,
+cp_pending *run_jobs(cp_context &ctx, const proving_key &key, const std::vector<circuit_job> &jobs,
                      const std::vector<blinding> &bl, const route &rt, cp_mutex *mutex) {
     std::unique_ptr<cp_pending> p(new cp_pending);
     p->entries.resize(jobs.size());
@@ -265,7 +265,7 @@ void prove_start(cp_context *ctx, const cp_key *key_h, const cp_circuit *circuit
     if (!ctx || !key_h || !circuits || !out)
         fail(CP_ERR_INVALID_ARGUMENT, "cp_prove_start: NULL argument");
     if (n == 0) fail(CP_ERR_INVALID_ARGUMENT, "cp_prove_start: num_circuits is 0");
-    const srs &key = key_h->key;
+    const proving_key &key = key_h->key;
     const route rt = resolve_route(*ctx, gpu_index, n, mutex, "cp_prove_start");
 
     // Checks, cheap ones first, before any device work.
@@ -293,7 +293,7 @@ void prove_start_witness(cp_context *ctx, const cp_key *key_h, const cp_shape *s
     if (!ctx || !key_h || !shape_h || !ws || !out)
         fail(CP_ERR_INVALID_ARGUMENT, "cp_groth16_prove_start_witness: NULL argument");
     if (n == 0) fail(CP_ERR_INVALID_ARGUMENT, "cp_groth16_prove_start_witness: num_witnesses is 0");
-    const srs &key = key_h->key;
+    const proving_key &key = key_h->key;
     const route rt = resolve_route(*ctx, gpu_index, n, mutex, "cp_groth16_prove_start_witness");
     std::vector<circuit_job> jobs;
     std::vector<blinding> bl;
@@ -377,10 +377,10 @@ using namespace cp;
 
 extern "C" {
 
-cp_status cp_prove_start(cp_context *ctx, const cp_key *srs, const cp_circuit *circuits,
+cp_status cp_prove_start(cp_context *ctx, const cp_key *key, const cp_circuit *circuits,
                          size_t num_circuits, int32_t gpu_index, cp_mutex *mutex, cp_pending **out) {
     return guard("cp_prove_start",
-                 [&] { prove_start(ctx, srs, circuits, num_circuits, gpu_index, mutex, out); });
+                 [&] { prove_start(ctx, key, circuits, num_circuits, gpu_index, mutex, out); });
 }
 
 size_t cp_pending_len(const cp_pending *p) { return p ? p->entries.size() : 0; }
@@ -403,53 +403,53 @@ void cp_pending_free(cp_pending *p) {
     guard_void([&] { delete p; });
 }
 
-cp_status cp_groth16_prove_start_witness(cp_context *ctx, const cp_key *srs,
+cp_status cp_groth16_prove_start_witness(cp_context *ctx, const cp_key *key,
                                          const cp_shape *shape, const cp_witness *witnesses,
                                          size_t num_witnesses, int32_t gpu_index,
                                          cp_mutex *mutex, cp_pending **out) {
     return guard("cp_groth16_prove_start_witness", [&] {
-        prove_start_witness(ctx, srs, shape, witnesses, num_witnesses, gpu_index, mutex, out);
+        prove_start_witness(ctx, key, shape, witnesses, num_witnesses, gpu_index, mutex, out);
     });
 }
 
-cp_status cp_groth16_prove_witness(cp_context *ctx, const cp_key *srs, const cp_shape *shape,
+cp_status cp_groth16_prove_witness(cp_context *ctx, const cp_key *key, const cp_shape *shape,
                                    const cp_witness *witnesses, size_t num_witnesses,
                                    int32_t gpu_index, cp_mutex *mutex, cp_proof *proofs_out) {
     if (!proofs_out)
         return make_status(CP_ERR_INVALID_ARGUMENT, "cp_groth16_prove_witness: proofs_out is NULL");
     cp_pending *p = nullptr;
-    cp_status st = cp_groth16_prove_start_witness(ctx, srs, shape, witnesses, num_witnesses,
+    cp_status st = cp_groth16_prove_start_witness(ctx, key, shape, witnesses, num_witnesses,
                                                   gpu_index, mutex, &p);
     if (st.code != CP_OK) return st;
     return cp_prove_finish(p, proofs_out);
 }
 
-cp_status cp_groth16_shape_check(const cp_key *srs, const cp_shape *shape) {
+cp_status cp_groth16_shape_check(const cp_key *key, const cp_shape *shape) {
     return guard("cp_groth16_shape_check", [&] {
-        if (!srs || !shape) fail(CP_ERR_INVALID_ARGUMENT, "cp_groth16_shape_check: NULL argument");
-        check_key("the shape", shape_job("the shape", shape->sh), srs->key);
+        if (!key || !shape) fail(CP_ERR_INVALID_ARGUMENT, "cp_groth16_shape_check: NULL argument");
+        check_key("the shape", shape_job("the shape", shape->sh), key->key);
     });
 }
 
-cp_status cp_device_prepare_shape(cp_context *ctx, int32_t ordinal, const cp_key *srs,
+cp_status cp_device_prepare_shape(cp_context *ctx, int32_t ordinal, const cp_key *key,
                                   const cp_shape *shape) {
     return guard("cp_device_prepare_shape", [&] {
-        if (!ctx || !srs || !shape)
+        if (!ctx || !key || !shape)
             fail(CP_ERR_INVALID_ARGUMENT, "cp_device_prepare_shape: NULL argument");
         check_ordinal(ctx, ordinal, "cp_device_prepare_shape");
-        check_key("the shape", shape_job("the shape", shape->sh), srs->key);
+        check_key("the shape", shape_job("the shape", shape->sh), key->key);
         device_slot &s = ctx->slot(ordinal);
         std::lock_guard<std::mutex> lk(s.own);
         bind_scope scope(*ctx, ordinal);
-        s.dev->groth16().prepare(srs->key, shape->sh.num_constraints, &shape->sh);
+        s.dev->groth16().prepare(key->key, shape->sh.num_constraints, &shape->sh);
     });
 }
 
-cp_status cp_prove(cp_context *ctx, const cp_key *srs, const cp_circuit *circuits,
+cp_status cp_prove(cp_context *ctx, const cp_key *key, const cp_circuit *circuits,
                    size_t num_circuits, int32_t gpu_index, cp_mutex *mutex, cp_proof *proofs_out) {
     if (!proofs_out) return make_status(CP_ERR_INVALID_ARGUMENT, "cp_prove: proofs_out is NULL");
     cp_pending *p = nullptr;
-    cp_status st = cp_prove_start(ctx, srs, circuits, num_circuits, gpu_index, mutex, &p);
+    cp_status st = cp_prove_start(ctx, key, circuits, num_circuits, gpu_index, mutex, &p);
     if (st.code != CP_OK) return st;
     return cp_prove_finish(p, proofs_out);
 }

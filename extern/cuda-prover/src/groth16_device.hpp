@@ -26,9 +26,9 @@
 namespace cp {
 
 // A copy of a proving key placed on one device by a backend (device memory
-// for CUDA). Owned by the srs, freed with it or on trim.
-struct srs_device_copy {
-    virtual ~srs_device_copy() = default;
+// for CUDA). Owned by the key, freed with it or on trim.
+struct key_device_copy {
+    virtual ~key_device_copy() = default;
     virtual uint64_t bytes() const = 0;
 };
 
@@ -61,7 +61,7 @@ template <class T>
 using point_vector = std::vector<T, unset_allocator<T>>;
 
 // A proving key in host memory, in bellperson's layout.
-struct srs {
+struct proving_key {
     blst_p1_affine alpha_g1, beta_g1, delta_g1;
     blst_p2_affine beta_g2, gamma_g2, delta_g2;
     point_vector<blst_p1_affine> ic, h, l, a, b_g1;
@@ -69,7 +69,7 @@ struct srs {
 
     // Per-device copies, indexed by the backend's physical device ordinal.
     mutable std::mutex copies_mu;
-    mutable std::vector<std::unique_ptr<srs_device_copy>> copies;
+    mutable std::vector<std::unique_ptr<key_device_copy>> copies;
 };
 
 // What the device part of one circuit produces (projective sums).
@@ -189,7 +189,7 @@ public:
     // device's mutex held. Fills `out` and the phase fields of `t` it
     // measures, or returns the tail that does (the job's buffers, `out` and
     // `t` must outlive it); nullptr when the part is done.
-    virtual std::unique_ptr<device_tail> device_part(const srs &key, const circuit_job &job,
+    virtual std::unique_ptr<device_tail> device_part(const proving_key &key, const circuit_job &job,
                                                      device_partials &out, cp_timings &t) = 0;
 
     // How many of n jobs like `first` (one key and one shape) one pass of
@@ -198,7 +198,7 @@ public:
     // the memory holds them (plan_shared), so that each chunk goes up once
     // for all of them. Called with the thread bound and the device's mutex
     // held.
-    virtual size_t shared_pass_limit(const srs &key, const circuit_job &first, size_t n) {
+    virtual size_t shared_pass_limit(const proving_key &key, const circuit_job &first, size_t n) {
         (void)key;
         (void)first;
         (void)n;
@@ -208,7 +208,7 @@ public:
     // as one pass over the key's streamed bases; done when it returns.
     // errs[i] receives job i's own failure (an unsatisfied witness) and the
     // others are still proved; a failure of the device throws.
-    virtual void shared_part(const srs &key, const circuit_job *const *jobs, size_t n,
+    virtual void shared_part(const proving_key &key, const circuit_job *const *jobs, size_t n,
                              device_partials *const *outs, cp_timings *const *ts,
                              std::exception_ptr *errs) {
         (void)key;
@@ -229,7 +229,7 @@ public:
     // and allocates the working cache, as the first such proof would; with
     // a shape, places its device copy too. Called with the thread bound and
     // the device's own mutex held.
-    virtual void prepare(const srs &key, uint64_t num_constraints, const shape *sh) = 0;
+    virtual void prepare(const proving_key &key, uint64_t num_constraints, const shape *sh) = 0;
 
     // Batches of curve points for keys (keys made from their scalars, keys
     // checked as they load). Called with the thread bound and the device's
@@ -242,9 +242,9 @@ public:
     // subgroup; n when every one is inside.
     virtual size_t first_outside_subgroup(bool g2, const void *points, size_t n) = 0;
 
-    virtual uint64_t srs_uploads() const = 0;
+    virtual uint64_t key_uploads() const = 0;
     // Device memory a proof of this shape needs beyond the proving key.
-    virtual cp_memory_estimate estimate(const srs &key, uint64_t num_constraints) const = 0;
+    virtual cp_memory_estimate estimate(const proving_key &key, uint64_t num_constraints) const = 0;
 };
 
 }  // namespace cp

@@ -44,7 +44,7 @@ const char *section_label(int s) {
     return s >= 0 && s < 5 ? names[s] : "?";
 }
 
-uint64_t section_len(const srs &k, int s) {
+uint64_t section_len(const proving_key &k, int s) {
     switch (s) {
         case CP_SECTION_H: return k.h.size();
         case CP_SECTION_L: return k.l.size();
@@ -54,7 +54,7 @@ uint64_t section_len(const srs &k, int s) {
     }
 }
 
-void *section_data(srs &k, int s) {
+void *section_data(proving_key &k, int s) {
     switch (s) {
         case CP_SECTION_H: return k.h.data();
         case CP_SECTION_L: return k.l.data();
@@ -148,7 +148,7 @@ void write_section(atomic_file &f, const point_vector<Affine> &pts,
 
 // Writes `k` to `path` and its verified record; returns the record's note
 // ("" when written).
-std::string write_key(const srs &k, const std::string &path) {
+std::string write_key(const proving_key &k, const std::string &path) {
     std::vector<leaf_hash> leaves;
     std::vector<uint8_t> buf(VK_BYTES);
     uint8_t *o = buf.data();
@@ -204,7 +204,7 @@ cp_status cp_key_builder_new(const cp_key_parts *vk, cp_key_builder **out) {
                                               std::to_string(vk->ic_len));
         std::unique_ptr<cp_key_builder> b(new cp_key_builder);
         b->key.reset(new cp_key);
-        srs &k = b->key->key;
+        proving_key &k = b->key->key;
         std::memcpy(&k.alpha_g1, &vk->alpha_g1, sizeof k.alpha_g1);
         std::memcpy(&k.beta_g1, &vk->beta_g1, sizeof k.beta_g1);
         std::memcpy(&k.beta_g2, &vk->beta_g2, sizeof k.beta_g2);
@@ -244,7 +244,7 @@ cp_status cp_key_builder_fill(cp_context *ctx, int32_t ordinal, cp_key_builder *
                  "cp_key_builder_fill: unknown section " + std::to_string(section));
         if (n && !scalars) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_builder_fill: scalars is NULL");
         check_ordinal(ctx, ordinal, "cp_key_builder_fill");
-        srs &k = b->key->key;
+        proving_key &k = b->key->key;
         const uint64_t len = section_len(k, section);
         if (start != b->filled[section])
             fail(CP_ERR_INVALID_ARGUMENT,
@@ -286,7 +286,7 @@ cp_status cp_key_builder_finish(cp_key_builder *b, const char *path, cp_key **ou
         if (!b || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_builder_finish: NULL argument");
         *out = nullptr;
         if (!b->key) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_builder_finish: already finished");
-        const srs &k = b->key->key;
+        const proving_key &k = b->key->key;
         for (int s = CP_SECTION_H; s <= CP_SECTION_B_G2; s++)
             if (b->filled[s] != section_len(k, s))
                 fail(CP_ERR_INVALID_ARGUMENT,

@@ -131,7 +131,7 @@ const char *decode_g2_deferred(blst_p2_affine *out, const uint8_t *in) {
     return nullptr;
 }
 
-std::vector<point_span> key_spans(const srs &k, const int64_t *off) {
+std::vector<point_span> key_spans(const proving_key &k, const int64_t *off) {
     auto o = [&](int i) -> int64_t { return off ? off[i] : -1; };
     return {
         {"vk alpha_g1", false, &k.alpha_g1, 1, o(0)},

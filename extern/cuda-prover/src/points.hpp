@@ -38,7 +38,7 @@ struct point_span {
 // The key's points as spans: the six verifying-key points, then ic, h, l,
 // a, b_g1, b_g2. `section_offsets` (may be NULL) gives each section's file
 // offset in that order, vk points first.
-std::vector<point_span> key_spans(const srs &key, const int64_t *section_offsets);
+std::vector<point_span> key_spans(const proving_key &key, const int64_t *section_offsets);
 
 enum class point_check {
     // Canonical coordinates, on the curve, not infinity: for points that

@@ -35,7 +35,7 @@ struct msm_sizes {
     uint64_t n_b = 0;   // B bases (G1 and G2 alike)
 };
 
-// The four MSMs' bases of a proving key (srs).
+// The four MSMs' bases of a proving key.
 template <class Key>
 msm_sizes msm_sizes_of(const Key &key) {
     msm_sizes s;

@@ -32,7 +32,7 @@ printf '%s\n' $srcs | xargs -P "$jobs" -I{} bash -c \
     '${CXX:-g++} "$@" -c "$0" -o "$(obj_of "$0")"' {} "${cxxflags[@]}"
 built=()
 for f in $srcs; do built+=("$(obj_of "$f")"); done
-for t in core_selftest srs_checks_selftest point_batch_selftest; do
+for t in core_selftest key_checks_selftest point_batch_selftest; do
     out="${TMPDIR:-/tmp}/cp_$t"
     # A self-test is tests/NAME.cpp, or every .cpp of the folder tests/NAME/.
     if [ -d "$here/tests/$t" ]; then

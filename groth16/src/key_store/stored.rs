@@ -84,7 +84,7 @@ fn check(file: &Path, key: &ProvingKey, shape: &Shape) -> Result<(), EngineError
 pub fn host_bytes(key: &ProvingKey, shape: Option<&Shape>) -> Result<u64, EngineError> {
     let setup = |e: cuda_prover_pipeline::Error| EngineError::Setup(e.to_string());
     let n = key.domain_size().map_err(setup)?;
-    let points = key.memory_estimate(n).map_err(setup)?.srs_bytes;
+    let points = key.memory_estimate(n).map_err(setup)?.key_bytes;
     let shape = match shape {
         Some(s) => s.info().device_bytes,
         None => 0,

@@ -93,7 +93,7 @@ fn a_limit_set_on_the_context_bounds_the_room_the_held_bytes_give() {
     let ctx = engine.context();
     let n = key.domain_size().unwrap();
     let est = key.device_memory_estimate(ctx, 0, n).unwrap();
-    let need = est.working_bytes + est.srs_bytes;
+    let need = est.working_bytes + est.key_bytes;
     let smallest = need.min(est.compact_bytes).min(est.streamed_bytes);
     // A job under a limit that makes it stream its key: the device then
     // holds the chunk buffers for the next job.

@@ -54,7 +54,7 @@ pub(crate) fn stream_compare(args: &Args, spec: &str) {
                 let key = load_or_create(&args.params_dir, &shape, &say).unwrap();
                 let n = key.domain_size().unwrap();
                 let est = key.device_memory_estimate(&ctx, 0, n).unwrap();
-                let limit = limit_bytes(spec, est.working_bytes, est.srs_bytes);
+                let limit = limit_bytes(spec, est.working_bytes, est.key_bytes);
                 // The best device part of `repeats` proofs after a first
                 // (which pays allocations and, resident, the key's upload).
                 let run = || {
@@ -125,7 +125,7 @@ pub(crate) fn stream_compare(args: &Args, spec: &str) {
                 println!(
                     "{} 2^{log} {backend}: key {} MiB, limit {} MiB -> {} chunks of {} KiB; device part resident {r:.1} ms, streamed {st:.1} ms ({:.2}x); same bytes: {same}",
                     kind.name(),
-                    est.srs_bytes >> 20,
+                    est.key_bytes >> 20,
                     limit >> 20,
                     streamed.timings.stream_chunks,
                     streamed.timings.stream_buffer_bytes >> 10,
@@ -165,7 +165,7 @@ pub(crate) fn stream_compare(args: &Args, spec: &str) {
                 rows.push(json!({
                     "circuit": kind.name(), "log": log, "backend": backend,
                     "shared": shared_row,
-                    "key_bytes": est.srs_bytes, "working_bytes": est.working_bytes,
+                    "key_bytes": est.key_bytes, "working_bytes": est.working_bytes,
                     "streamed_min_bytes": est.streamed_bytes, "limit_bytes": limit,
                     "stream_chunks": streamed.timings.stream_chunks,
                     "stream_buffer_bytes": streamed.timings.stream_buffer_bytes,

@@ -45,7 +45,7 @@ fn routing_on_one_gpu() {
     let o = prove_from_assignments(&ctx, &keys.key, &s, &bl, &Placement::AUTO).unwrap();
     assert_eq!(o[0].device, 0);
     assert_eq!(
-        ctx.device_stats(0).unwrap().srs_uploads,
+        ctx.device_stats(0).unwrap().key_uploads,
         1,
         "key uploaded once and reused"
     );

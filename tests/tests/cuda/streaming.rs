@@ -41,7 +41,7 @@ fn cuda_streamed_equals_resident() {
             .collect();
         let bl = Blinding::random_vec(&mut ChaCha8Rng::seed_from_u64(9), 2);
         let want = prove_from_assignments(&host, &keys.key, &s, &bl, &Placement::on(0)).unwrap();
-        let resident = est.working_bytes + est.srs_bytes;
+        let resident = est.working_bytes + est.key_bytes;
         // Smallest buffers (many chunks), a third of the key, just short of
         // resident.
         // (At small sizes the MSM buffers of a resident key can be smaller
@@ -49,7 +49,7 @@ fn cuda_streamed_equals_resident() {
         let mut streamed_limits = 0;
         for limit in [
             est.streamed_bytes,
-            est.streamed_bytes + est.srs_bytes / 3 + 1000,
+            est.streamed_bytes + est.key_bytes / 3 + 1000,
             resident - 1,
         ]
         .into_iter()
@@ -180,7 +180,7 @@ fn cuda_phased_pass_equals_host() {
     for limit in [
         (est.compact_bytes + est.streamed_bytes) / 2,
         est.streamed_bytes - 1,
-        est.streamed_bytes + est.srs_bytes / 4,
+        est.streamed_bytes + est.key_bytes / 4,
     ] {
         ctx.set_memory_limit(0, Some(limit)).unwrap();
         let got_w = prove_from_witnesses(&ctx, &key, &shape, &ws, &bl, &Placement::on(0)).unwrap();
@@ -279,7 +279,7 @@ fn cuda_shared_streamed_passes() {
         &Placement::on(0),
     )
     .unwrap();
-    let resident = est.working_bytes + est.srs_bytes;
+    let resident = est.working_bytes + est.key_bytes;
     // Whenever the memory allows (at 2^14 the copies are shorter than the
     // sums, so `Auto` would stream each alone).
     ctx.set_stream_sharing(0, cuda_prover_bellperson::StreamSharing::Always)
@@ -400,7 +400,7 @@ fn cuda_key_four_times_the_limit() {
     let key = fresh_key(&keys);
     let n = key.domain_size().unwrap();
     let est = key.device_memory_estimate(&ctx, 0, n).unwrap();
-    let limit = est.working_bytes + est.srs_bytes / 4;
+    let limit = est.working_bytes + est.key_bytes / 4;
     let circuits: Vec<_> = (0..3).map(|i| builtin(Kind::Chain, LOG, 70 + i)).collect();
     let s: Vec<_> = circuits
         .iter()
@@ -439,7 +439,7 @@ fn cuda_key_four_times_the_limit() {
     let passes: Vec<u64> = streamed.iter().map(|p| p.timings.stream_shared).collect();
     eprintln!(
         "chain 2^{LOG}: key {} MiB, limit {} MiB ({} chunks of {} MiB, proofs per pass {passes:?}, peak {} MiB): device part resident {:.1} ms, streamed {:.1} ms ({:.2}x)",
-        est.srs_bytes >> 20,
+        est.key_bytes >> 20,
         limit >> 20,
         streamed[1].timings.stream_chunks,
         streamed[1].timings.stream_buffer_bytes >> 20,

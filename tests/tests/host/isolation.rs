@@ -212,7 +212,7 @@ fn memory_check_uses_the_device_estimate_and_reports_measure_the_peak() {
     // A cap just below what device 1 needs with the key resident passes
     // (the key is streamed); one below what streaming needs fails the
     // check on device 1.
-    let need = est.working_bytes + est.srs_bytes;
+    let need = est.working_bytes + est.key_bytes;
     assert!(est.streamed_bytes < need);
     ctx.set_memory_limit(1, Some(need - 1)).unwrap();
     engine.check_memory(&keys.key).unwrap();

@@ -67,7 +67,7 @@ fn limits(keys: &Keys, ctx: &Context) -> Vec<(u64, u64)> {
         * GRAIN;
     let whole = fixed + 2 * largest;
     assert!(
-        whole < est.working_bytes + est.srs_bytes,
+        whole < est.working_bytes + est.key_bytes,
         "one chunk per MSM still streams"
     );
     vec![
@@ -206,7 +206,7 @@ fn call_shares_passes(witness: bool) {
     // Room for a second proof's scalars next to one chunk per MSM (and for
     // more with smaller chunks).
     let limit = whole + scalar_set_bytes(&keys);
-    assert!(limit < est.working_bytes + est.srs_bytes, "still streams");
+    assert!(limit < est.working_bytes + est.key_bytes, "still streams");
     ctx.set_memory_limit(1, Some(limit)).unwrap();
     // Where that pays: on the host, copies cost far less than sums, so each
     // proof streams alone.

@@ -176,7 +176,7 @@ typedef struct cp_device_stats {
     uint64_t cache_allocations;   /* times a working cache was (re)allocated (CUDA: one per
                                      pass lane) */
     uint64_t cache_bytes;         /* bytes held by the working cache now (CUDA: with the MSM buffers) */
-    uint64_t srs_uploads;         /* proving keys copied to this device */
+    uint64_t key_uploads;         /* proving keys copied to this device */
     uint64_t trims;               /* cp_device_trim calls that freed memory */
     uint64_t held_bytes;          /* bytes the core holds on the device for the next passes,
                                      all of which cp_device_trim gives back: the working

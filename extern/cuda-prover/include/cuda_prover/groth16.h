@@ -209,13 +209,13 @@ cp_status cp_key_from_parts(const cp_key_parts *parts, cp_key **out);
 cp_status cp_key_from_file(const char *path, cp_key **out);
 cp_status cp_key_from_bytes(const uint8_t *data, size_t len, cp_key **out);
 
-void cp_key_free(cp_key *srs);
+void cp_key_free(cp_key *key);
 
-cp_status cp_key_shape_get(const cp_key *srs, cp_key_shape *out);
+cp_status cp_key_shape_get(const cp_key *key, cp_key_shape *out);
 
 /* The verifying-key points, for the caller to rebuild a verifying key. The
  * ic array is written to ic_out when ic_cap >= ic_len. */
-cp_status cp_key_vk_get(const cp_key *srs, cp_key_parts *vk_out, cp_g1_affine *ic_out, size_t ic_cap);
+cp_status cp_key_vk_get(const cp_key *key, cp_key_parts *vk_out, cp_g1_affine *ic_out, size_t ic_cap);
 
 /* ------------------------------------------------------------------ */
 /* Memory estimates and device preparation                             */
@@ -224,7 +224,7 @@ cp_status cp_key_vk_get(const cp_key *srs, cp_key_parts *vk_out, cp_g1_affine *i
 /* Bytes of device memory one proof of a circuit with this shape needs on top
  * of the proving key, and the proving key's own device footprint. A device
  * whose memory (its free memory, capped by cp_set_device_memory_limit) holds
- * less than working_bytes + srs_bytes streams the key's bases in chunks
+ * less than working_bytes + key_bytes streams the key's bases in chunks
  * instead: streamed_bytes is the least memory that works (the working set,
  * the scalars the streamed MSMs need, two of the smallest chunk buffers and
  * their MSM temporaries); below it a proof fails with
@@ -240,7 +240,7 @@ cp_status cp_key_vk_get(const cp_key *srs, cp_key_parts *vk_out, cp_g1_affine *i
  * proof is byte-identical. */
 typedef struct cp_memory_estimate {
     uint64_t working_bytes;
-    uint64_t srs_bytes;
+    uint64_t key_bytes;
     uint64_t streamed_bytes;
     uint64_t compact_bytes;
 } cp_memory_estimate;
@@ -248,20 +248,20 @@ typedef struct cp_memory_estimate {
 /* The host backend's estimate, needing no context. For a device of a
  * context use cp_device_memory_estimate: each backend lays out its memory
  * its own way. */
-cp_status cp_memory_estimate_get(const cp_key *srs, uint64_t num_constraints,
+cp_status cp_memory_estimate_get(const cp_key *key, uint64_t num_constraints,
                                  cp_memory_estimate *out);
 
 /* What device `ordinal` of `ctx` needs for proofs of `num_constraints`
- * constraints with `srs`, by that device's backend (the CUDA layout of the
+ * constraints with `key`, by that device's backend (the CUDA layout of the
  * key copy and the working cache, sppark's MSM temporaries). */
-cp_status cp_device_memory_estimate(const cp_context *ctx, int32_t ordinal, const cp_key *srs,
+cp_status cp_device_memory_estimate(const cp_context *ctx, int32_t ordinal, const cp_key *key,
                                     uint64_t num_constraints, cp_memory_estimate *out);
 
-/* Readies a device for proofs of `num_constraints` constraints with `srs`:
+/* Readies a device for proofs of `num_constraints` constraints with `key`:
  * uploads the proving key (once per device) and allocates the working cache,
  * holding the device's own mutex, so that the first proof pays neither.
  * The host backend allocates its cache. */
-cp_status cp_device_prepare(cp_context *ctx, int32_t ordinal, const cp_key *srs,
+cp_status cp_device_prepare(cp_context *ctx, int32_t ordinal, const cp_key *key,
                             uint64_t num_constraints);
 
 /* ------------------------------------------------------------------ */
@@ -352,7 +352,7 @@ typedef struct cp_pending cp_pending;
 /* Runs the device part of every circuit (checks, H via NTTs, the MSMs),
  * holding the device's mutex over it, and returns once it is done. The
  * circuits' arrays are not used after the call returns. */
-cp_status cp_prove_start(cp_context *ctx, const cp_key *srs,
+cp_status cp_prove_start(cp_context *ctx, const cp_key *key,
                          const cp_circuit *circuits, size_t num_circuits,
                          int32_t gpu_index, cp_mutex *mutex,
                          cp_pending **out);
@@ -370,7 +370,7 @@ cp_status cp_prove_finish(cp_pending *p, cp_proof *proofs_out);
 void cp_pending_free(cp_pending *p);
 
 /* cp_prove_start followed by cp_prove_finish. */
-cp_status cp_prove(cp_context *ctx, const cp_key *srs,
+cp_status cp_prove(cp_context *ctx, const cp_key *key,
                    const cp_circuit *circuits, size_t num_circuits,
                    int32_t gpu_index, cp_mutex *mutex, cp_proof *proofs_out);
 
@@ -436,7 +436,7 @@ cp_status cp_shape_info_get(const cp_shape *shape, cp_shape_info *out);
 
 /* Checks that a proving key and a shape belong together (query lengths and
  * densities); the message names the first disagreement. */
-cp_status cp_groth16_shape_check(const cp_key *srs, const cp_shape *shape);
+cp_status cp_groth16_shape_check(const cp_key *key, const cp_shape *shape);
 
 /* One proof's witness. */
 typedef struct cp_witness {
@@ -455,19 +455,19 @@ typedef struct cp_witness {
  * CP_ERR_UNSATISFIED naming the first row; a shape that does not fit the key
  * or the witness with CP_ERR_SHAPE_MISMATCH. Proofs are those cp_prove_start
  * makes from the same a, b, c. */
-cp_status cp_groth16_prove_start_witness(cp_context *ctx, const cp_key *srs,
+cp_status cp_groth16_prove_start_witness(cp_context *ctx, const cp_key *key,
                                          const cp_shape *shape, const cp_witness *witnesses,
                                          size_t num_witnesses, int32_t gpu_index,
                                          cp_mutex *mutex, cp_pending **out);
 
 /* cp_groth16_prove_start_witness followed by cp_prove_finish. */
-cp_status cp_groth16_prove_witness(cp_context *ctx, const cp_key *srs, const cp_shape *shape,
+cp_status cp_groth16_prove_witness(cp_context *ctx, const cp_key *key, const cp_shape *shape,
                                    const cp_witness *witnesses, size_t num_witnesses,
                                    int32_t gpu_index, cp_mutex *mutex, cp_proof *proofs_out);
 
 /* cp_device_prepare for proofs from `shape`: also places the shape's device
  * copy. */
-cp_status cp_device_prepare_shape(cp_context *ctx, int32_t ordinal, const cp_key *srs,
+cp_status cp_device_prepare_shape(cp_context *ctx, int32_t ordinal, const cp_key *key,
                                   const cp_shape *shape);
 
 #ifdef __cplusplus

@@ -7,7 +7,7 @@
 // synthetic witness (warm_up.*), the witness buffers it lends and their
 // early uploads (witness_lender.*), the pass lanes (pass_lane.hpp, lanes.hpp)
 // and the Groth16 pass (groth16_pass.*). Each
-// device keeps the proving keys it has seen in device memory (srs::copies,
+// device keeps the proving keys it has seen in device memory (proving_key::copies,
 // by CUDA ordinal) and a working cache reused between proofs. A device is
 // one CUDA ordinal of the process's device set (registry.hpp); it does
 // nothing on its GPU until it is first used.
@@ -122,7 +122,7 @@ public:
         return witnesses_.lend(num_inputs, num_aux, memory_limit() == UINT64_MAX);
     }
 
-    void prepare(const srs &key, uint64_t num_constraints, const shape *sh) override {
+    void prepare(const proving_key &key, uint64_t num_constraints, const shape *sh) override {
         bind_thread();
         try {
             const size_t m = domain_for(num_constraints);
@@ -140,7 +140,7 @@ public:
         }
     }
 
-    std::unique_ptr<device_tail> device_part(const srs &key, const circuit_job &job,
+    std::unique_ptr<device_tail> device_part(const proving_key &key, const circuit_job &job,
                                              device_partials &out, cp_timings &t) override {
         bind_thread();
         std::unique_ptr<device_tail> tail;
@@ -160,7 +160,7 @@ public:
         return std::unique_ptr<device_tail>(new sppark_errors_tail(std::move(tail), d_.cuda_id));
     }
 
-    size_t shared_pass_limit(const srs &key, const circuit_job &first, size_t n) override {
+    size_t shared_pass_limit(const proving_key &key, const circuit_job &first, size_t n) override {
         bind_thread();
         try {
             return cuda_dev::shared_pass_limit(d_, budget(), key, first, n, stream_sharing());
@@ -169,7 +169,7 @@ public:
         }
     }
 
-    void shared_part(const srs &key, const circuit_job *const *jobs, size_t n,
+    void shared_part(const proving_key &key, const circuit_job *const *jobs, size_t n,
                      device_partials *const *outs, cp_timings *const *ts,
                      std::exception_ptr *errs) override {
         bind_thread();
@@ -268,9 +268,9 @@ public:
             n += l.cache.allocations.load();
         return n;
     }
-    uint64_t srs_uploads() const override { return d_.srs_uploads.load(); }
+    uint64_t key_uploads() const override { return d_.key_uploads.load(); }
 
-    cp_memory_estimate estimate(const srs &key, uint64_t num_constraints) const override {
+    cp_memory_estimate estimate(const proving_key &key, uint64_t num_constraints) const override {
         const cache_layout L = layout_for(key, domain_for(num_constraints));
         cp_memory_estimate e;
         // sppark's tables count as part of every proof's working set.
@@ -280,7 +280,7 @@ public:
         }
         const uint64_t library = d_.library_bytes.load();
         e.working_bytes = L.total + temp_bytes(L, d_.props.multiProcessorCount) + library;
-        e.srs_bytes = srs_layout(key).total;
+        e.key_bytes = key_layout(key).total;
         bool fits = false;
         e.streamed_bytes = plan_for(d_, 0, L.total + library, key, &fits).total_bytes;
         const cache_layout Lc = compact_layout_for(key, L.m);
@@ -319,7 +319,7 @@ private:
 
     // One device part on a synthetic witness of the key's shape
     // (warm_up.hpp); the result is discarded.
-    void warm_up(const srs &key, size_t m, const shape *sh) {
+    void warm_up(const proving_key &key, size_t m, const shape *sh) {
         if (m <= d_.warmed_m && (!sh || d_.shape_warmed(sh->id)))
             return;
         synthetic_witness w;

@@ -81,7 +81,7 @@ size_t host_device::first_outside_subgroup(bool g2, const void *points, size_t n
     return host::first_outside_subgroup(g2, points, n, threads_);
 }
 
-void host_device::prepare(const srs &key, uint64_t num_constraints, const shape *) {
+void host_device::prepare(const proving_key &key, uint64_t num_constraints, const shape *) {
     touched_ = true;
     // Callers bound num_constraints by 2^MAX_LG_DOMAIN.
     const uint32_t lg = domain_lg_of(num_constraints);
@@ -91,14 +91,14 @@ void host_device::prepare(const srs &key, uint64_t num_constraints, const shape 
     cache_.ensure(lg, threads_);
 }
 
-size_t host_device::shared_pass_limit(const srs &key, const circuit_job &first, size_t n) {
+size_t host_device::shared_pass_limit(const proving_key &key, const circuit_job &first, size_t n) {
     stream_plan single, plan;
     const size_t wanted = stream_share_wanted(stream_sharing(), cost_, &key, n);
     if (wanted < 2 || !check_memory(key, first.num_constraints, single)) return 1;
     return share_plan(key, first.num_constraints, single, wanted, plan);
 }
 
-void host_device::shared_part(const srs &key, const circuit_job *const *jobs, size_t n,
+void host_device::shared_part(const proving_key &key, const circuit_job *const *jobs, size_t n,
                  device_partials *const *outs, cp_timings *const *ts,
                  std::exception_ptr *errs) {
     touched_ = true;
@@ -120,30 +120,30 @@ uint64_t host_device::trim() {
     return cache_.release() + streaming + gkr_->trim();
 }
 
-cp_memory_estimate host_device::estimate(const srs &key, uint64_t num_constraints) const {
+cp_memory_estimate host_device::estimate(const proving_key &key, uint64_t num_constraints) const {
     return host::estimate(key, num_constraints);
 }
 
-bool host_device::check_memory(const srs &key, uint64_t num_constraints, stream_plan &plan) const {
+bool host_device::check_memory(const proving_key &key, uint64_t num_constraints, stream_plan &plan) const {
     const uint64_t limit = memory_limit();
     const cp_memory_estimate need = estimate(key, num_constraints);
-    if (need.srs_bytes <= limit && need.working_bytes <= limit - need.srs_bytes)
+    if (need.key_bytes <= limit && need.working_bytes <= limit - need.key_bytes)
         return false;
     if (plan_stream(plan, limit, streamed_fixed_bytes(key, num_constraints), msm_sizes_of(key),
                     no_temp))
         return true;
     fail(CP_ERR_OUT_OF_MEMORY,
          "needs " + mib(need.streamed_bytes) + " on device " + std::to_string(ordinal_) +
-             ", " + mib(limit) + " free (memory limit): the key (" + mib(need.srs_bytes) +
+             ", " + mib(limit) + " free (memory limit): the key (" + mib(need.key_bytes) +
              ") does not fit next to the working set (" + mib(need.working_bytes) +
              ") and streaming it in chunks needs at least " + mib(need.streamed_bytes));
 }
 
-uint64_t host_device::set_bytes(const srs &key) {
+uint64_t host_device::set_bytes(const proving_key &key) {
     return (uint64_t(key.h.size()) + key.a.size() + key.b_g1.size()) * sizeof(blst_fr);
 }
 
-size_t host_device::share_plan(const srs &key, uint64_t num_constraints, const stream_plan &single,
+size_t host_device::share_plan(const proving_key &key, uint64_t num_constraints, const stream_plan &single,
                   size_t n, stream_plan &p) const {
     return plan_shared(p, single, n, memory_limit(), streamed_fixed_bytes(key, num_constraints),
                        set_bytes(key), msm_sizes_of(key), no_temp);

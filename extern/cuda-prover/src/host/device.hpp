@@ -1,7 +1,7 @@
 // Owns: the HOST backend's device (cp::host_devices): a simulated device
 // that runs the device part of a proof on CPU threads (with a shape: a, b,
 // c evaluated from the witness and checked first) in its working cache
-// (working_cache.hpp). It never copies the proving key, so srs_uploads
+// (working_cache.hpp). It never copies the proving key, so key_uploads
 // stays 0; under a memory limit it simulates a device: when the key and the
 // working set do not fit the limit together, the key's bases are streamed
 // in chunks through two bounded buffers (stream_plan.hpp,
@@ -49,11 +49,11 @@ public:
     std::unique_ptr<witness_lease> lend_witness(size_t num_inputs, size_t num_aux) override;
     void generator_multiples(bool g2, const blst_fr *scalars, size_t n, void *out) override;
     size_t first_outside_subgroup(bool g2, const void *points, size_t n) override;
-    void prepare(const srs &key, uint64_t num_constraints, const shape *) override;
-    std::unique_ptr<device_tail> device_part(const srs &key, const circuit_job &job,
+    void prepare(const proving_key &key, uint64_t num_constraints, const shape *) override;
+    std::unique_ptr<device_tail> device_part(const proving_key &key, const circuit_job &job,
                                              device_partials &out, cp_timings &t) override;
-    size_t shared_pass_limit(const srs &key, const circuit_job &first, size_t n) override;
-    void shared_part(const srs &key, const circuit_job *const *jobs, size_t n,
+    size_t shared_pass_limit(const proving_key &key, const circuit_job &first, size_t n) override;
+    void shared_part(const proving_key &key, const circuit_job *const *jobs, size_t n,
                      device_partials *const *outs, cp_timings *const *ts,
                      std::exception_ptr *errs) override;
     uint64_t trim() override;
@@ -65,8 +65,8 @@ public:
         return *gkr_;
     }
     uint64_t cache_allocations() const override { return cache_.allocations; }
-    uint64_t srs_uploads() const override { return 0; }
-    cp_memory_estimate estimate(const srs &key, uint64_t num_constraints) const override;
+    uint64_t key_uploads() const override { return 0; }
+    cp_memory_estimate estimate(const proving_key &key, uint64_t num_constraints) const override;
 
 private:
     int ordinal_;
@@ -86,12 +86,12 @@ private:
 
     // Whether a proof streams the key's bases (the plan in `plan`) or keeps
     // the key resident; CP_ERR_OUT_OF_MEMORY when neither fits the limit.
-    bool check_memory(const srs &key, uint64_t num_constraints, stream_plan &plan) const;
+    bool check_memory(const proving_key &key, uint64_t num_constraints, stream_plan &plan) const;
     // The MSM scalars a proof past the first keeps while a shared pass
     // streams: H's, A's and B's (L's are the caller's aux).
-    static uint64_t set_bytes(const srs &key);
+    static uint64_t set_bytes(const proving_key &key);
     // How many of n proofs share one pass (stream_plan.hpp), its plan in p.
-    size_t share_plan(const srs &key, uint64_t num_constraints, const stream_plan &single,
+    size_t share_plan(const proving_key &key, uint64_t num_constraints, const stream_plan &single,
                       size_t n, stream_plan &p) const;
     // a, b, c (given, or evaluated from the shape and checked) and H's
     // coefficients into the working cache's a.
@@ -100,7 +100,7 @@ private:
     // stream_ once for all of them (plan: from share_plan, or check_memory
     // for one). A proof whose witness fails its shape gets its error in
     // errs[i] and leaves the pass.
-    void streamed_parts(const srs &key, const circuit_job *const *jobs, size_t n,
+    void streamed_parts(const proving_key &key, const circuit_job *const *jobs, size_t n,
                         const stream_plan &plan, device_partials *const *outs,
                         cp_timings *const *ts, std::exception_ptr *errs);
 };

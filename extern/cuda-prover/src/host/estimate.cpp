@@ -18,7 +18,7 @@ namespace {
 using u128 = unsigned __int128;
 uint64_t sat(u128 v) { return v > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(v); }
 
-u128 working_of(const srs &key, uint64_t num_constraints) {
+u128 working_of(const proving_key &key, uint64_t num_constraints) {
     const u128 m = num_constraints <= 1 ? u128(1) : u128(1) << (64 - __builtin_clzll(num_constraints - 1));
     const u128 fr = sizeof(blst_fr);
     const u128 biggest = std::max<uint64_t>(
@@ -29,16 +29,16 @@ u128 working_of(const srs &key, uint64_t num_constraints) {
 
 }  // namespace
 
-uint64_t streamed_fixed_bytes(const srs &key, uint64_t num_constraints) {
+uint64_t streamed_fixed_bytes(const proving_key &key, uint64_t num_constraints) {
     const u128 scalars = (u128(key.a.size()) + key.b_g1.size()) * sizeof(blst_fr);
     return sat(working_of(key, num_constraints) + scalars);
 }
 
-cp_memory_estimate estimate(const srs &key, uint64_t num_constraints) {
+cp_memory_estimate estimate(const proving_key &key, uint64_t num_constraints) {
     const u128 g1 = u128(key.ic.size()) + key.h.size() + key.l.size() + key.a.size() + key.b_g1.size();
     cp_memory_estimate e;
     e.working_bytes = sat(working_of(key, num_constraints));
-    e.srs_bytes = sat(g1 * sizeof(blst_p1_affine) + u128(key.b_g2.size()) * sizeof(blst_p2_affine));
+    e.key_bytes = sat(g1 * sizeof(blst_p1_affine) + u128(key.b_g2.size()) * sizeof(blst_p2_affine));
     e.streamed_bytes = min_stream_bytes(streamed_fixed_bytes(key, num_constraints),
                                         msm_sizes_of(key), no_temp);
     // The shape stays in host memory here: its streamed pass is already

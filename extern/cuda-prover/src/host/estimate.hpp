@@ -12,11 +12,11 @@ namespace host {
 
 // Host working memory for one proof, the proving key's host footprint and
 // the least memory of a proof that streams the key (stream_plan.hpp).
-cp_memory_estimate estimate(const srs &key, uint64_t num_constraints);
+cp_memory_estimate estimate(const proving_key &key, uint64_t num_constraints);
 
 // What a streamed proof keeps besides its chunk buffers: the working memory
 // and the gathered scalars of A and B.
-uint64_t streamed_fixed_bytes(const srs &key, uint64_t num_constraints);
+uint64_t streamed_fixed_bytes(const proving_key &key, uint64_t num_constraints);
 
 // The host's MSMs need no temporaries that grow with a chunk.
 inline uint64_t no_temp(uint64_t, uint64_t) { return 0; }

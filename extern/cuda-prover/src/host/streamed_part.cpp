@@ -9,7 +9,7 @@
 namespace cp {
 namespace host {
 
-void host_device::streamed_parts(const srs &key, const circuit_job *const *jobs, size_t n,
+void host_device::streamed_parts(const proving_key &key, const circuit_job *const *jobs, size_t n,
                     const stream_plan &plan, device_partials *const *outs,
                     cp_timings *const *ts, std::exception_ptr *errs) {
     const circuit_job &job0 = *jobs[0];

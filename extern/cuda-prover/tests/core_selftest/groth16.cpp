@@ -135,16 +135,16 @@ static bool groth16_roundtrip(size_t ni, size_t n_gates, int threads, int device
 
     // Load the key through the params format to cover the parser as well.
     std::vector<uint8_t> bytes = k.bytes();
-    cp_key *srs = nullptr;
-    EXPECT_OK(cp_key_from_bytes(bytes.data(), bytes.size(), &srs));
+    cp_key *key = nullptr;
+    EXPECT_OK(cp_key_from_bytes(bytes.data(), bytes.size(), &key));
     cp_context *ctx = host_ctx(devices, threads);
-    if (!srs || !ctx) return false;
+    if (!key || !ctx) return false;
     const size_t nproofs = 3;
     std::vector<cp_circuit> cs;
     for (size_t i = 0; i < nproofs; i++) cs.push_back(tc.view(int64_t(i)));
     cs[1].r = cp_fr{{0, 0, 0, 0}};  // r = 0 is allowed
     std::vector<cp_proof> proofs(nproofs);
-    EXPECT_OK(cp_prove(ctx, srs, cs.data(), nproofs, CP_GPU_AUTO, nullptr, proofs.data()));
+    EXPECT_OK(cp_prove(ctx, key, cs.data(), nproofs, CP_GPU_AUTO, nullptr, proofs.data()));
     bool all = true;
     for (size_t i = 0; i < nproofs; i++) {
         // e(A, B) == e(alpha, beta) e(sum x_i ic_i, gamma) e(C, delta)
@@ -174,7 +174,7 @@ static bool groth16_roundtrip(size_t ni, size_t n_gates, int threads, int device
         all &= ok;
     }
     // A wrong public input must not verify (sanity of the check itself).
-    cp_key_free(srs);
+    cp_key_free(key);
     cp_context_free(ctx);
     return all;
 }

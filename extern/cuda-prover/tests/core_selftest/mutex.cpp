@@ -13,8 +13,8 @@ void test_mutex() {
     const size_t nc = 8, ni = 1, na = 3;
     key_parts k = key_for(nc, ni, na);
     cp_key_parts kp = k.parts();
-    cp_key *srs = nullptr;
-    EXPECT_OK(cp_key_from_parts(&kp, &srs));
+    cp_key *key = nullptr;
+    EXPECT_OK(cp_key_from_parts(&kp, &key));
     test_circuit t = random_circuit(nc, ni, na);
     const uint64_t delay = 150 * 1000 * 1000ull;
     EXPECT_OK(cp_set_device_delay(ctx, 0, delay));
@@ -27,11 +27,11 @@ void test_mutex() {
         auto t0 = clk::now();
         std::thread th1([&] {
             cp_circuit c = t.view(1);
-            EXPECT_OK(cp_prove(ctx, srs, &c, 1, 0, mu, &p1));
+            EXPECT_OK(cp_prove(ctx, key, &c, 1, 0, mu, &p1));
         });
         std::thread th2([&] {
             cp_circuit c = t.view(2);
-            EXPECT_OK(cp_prove(ctx, srs, &c, 1, 0, mu, &p2));
+            EXPECT_OK(cp_prove(ctx, key, &c, 1, 0, mu, &p2));
         });
         th1.join();
         th2.join();
@@ -48,7 +48,7 @@ void test_mutex() {
         cp_circuit cs[2] = {t.view(1), t.view(2)};
         cp_proof ps[2];
         auto t0 = clk::now();
-        EXPECT_OK(cp_prove(ctx, srs, cs, 2, CP_GPU_AUTO, nullptr, ps));
+        EXPECT_OK(cp_prove(ctx, key, cs, 2, CP_GPU_AUTO, nullptr, ps));
         double wall = std::chrono::duration<double>(clk::now() - t0).count();
         CHECK(wall < 0.28 && ps[0].device == 0 && ps[1].device == 1, "auto concurrent: wall %.3f", wall);
         std::printf("  auto over 2 devices: wall %.3f s\n", wall);
@@ -56,6 +56,6 @@ void test_mutex() {
         EXPECT_OK(cp_device_stats_get(ctx, 1, &st));
         CHECK(st.busy_ns >= delay, "busy_ns counts the delay");
     }
-    cp_key_free(srs);
+    cp_key_free(key);
     cp_context_free(ctx);
 }

@@ -27,8 +27,8 @@ void test_routing() {
     const size_t nc = 20, ni = 2, na = 9;
     key_parts k = key_for(nc, ni, na);
     cp_key_parts kp = k.parts();
-    cp_key *srs = nullptr;
-    EXPECT_OK(cp_key_from_parts(&kp, &srs));
+    cp_key *key = nullptr;
+    EXPECT_OK(cp_key_from_parts(&kp, &key));
     std::vector<test_circuit> tcs;
     for (int i = 0; i < 6; i++) tcs.push_back(random_circuit(nc, ni, na));
     std::vector<cp_circuit> cs;
@@ -37,7 +37,7 @@ void test_routing() {
 
     auto devices_of = [&](size_t n, int32_t gpu, cp_mutex *mu, std::vector<int> &devs) {
         cp_pending *p = nullptr;
-        cp_status st = cp_prove_start(ctx, srs, cs.data(), n, gpu, mu, &p);
+        cp_status st = cp_prove_start(ctx, key, cs.data(), n, gpu, mu, &p);
         int code = st.code;
         std::string m = take(st);
         devs.clear();
@@ -88,8 +88,8 @@ void test_routing() {
     std::printf("  e.g. %s\n", r.second.c_str());
     r = devices_of(2, -3, nullptr, d);
     CHECK(r.first == CP_ERR_DEVICE_INDEX, "out of range -3");
-    EXPECT_CODE(cp_prove(ctx, srs, cs.data(), 0, 0, nullptr, proofs.data()), CP_ERR_INVALID_ARGUMENT);
-    EXPECT_CODE(cp_prove(ctx, srs, nullptr, 1, 0, nullptr, proofs.data()), CP_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(cp_prove(ctx, key, cs.data(), 0, 0, nullptr, proofs.data()), CP_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(cp_prove(ctx, key, nullptr, 1, 0, nullptr, proofs.data()), CP_ERR_INVALID_ARGUMENT);
 
     cp_mutex *mu = nullptr;
     EXPECT_OK(cp_mutex_new(&mu));
@@ -107,7 +107,7 @@ void test_routing() {
         test_circuit t = tcs[4];
         t.c[7] = fr_add(t.c[7], fr_one());
         bad[4] = t.view(44);
-        cp_status st = cp_prove(ctx, srs, bad.data(), 6, CP_GPU_AUTO, nullptr, proofs.data());
+        cp_status st = cp_prove(ctx, key, bad.data(), 6, CP_GPU_AUTO, nullptr, proofs.data());
         int code = st.code;
         std::string m = take(st);
         CHECK(code == CP_ERR_UNSATISFIED && m.find("circuit 4 (tag 44)") != std::string::npos &&
@@ -117,7 +117,7 @@ void test_routing() {
         test_circuit t2 = random_circuit(nc, ni, na + 1);
         bad = cs;
         bad[1] = t2.view(11);
-        st = cp_prove(ctx, srs, bad.data(), 3, 0, nullptr, proofs.data());
+        st = cp_prove(ctx, key, bad.data(), 3, 0, nullptr, proofs.data());
         code = st.code;
         m = take(st);
         CHECK(code == CP_ERR_SHAPE_MISMATCH && m.find("circuit 1 (tag 11)") != std::string::npos,
@@ -126,24 +126,24 @@ void test_routing() {
         test_circuit t3 = random_circuit(nc + 20, ni, na);  // domain 64: h size differs
         bad = cs;
         bad[0] = t3.view(0);
-        EXPECT_CODE(cp_prove(ctx, srs, bad.data(), 1, 0, nullptr, proofs.data()), CP_ERR_SHAPE_MISMATCH);
+        EXPECT_CODE(cp_prove(ctx, key, bad.data(), 1, 0, nullptr, proofs.data()), CP_ERR_SHAPE_MISMATCH);
     }
 
     // Faults: one shot, matched by device and tag.
     {
         EXPECT_OK(cp_inject_fault(ctx, 1, 3));
-        cp_status st = cp_prove(ctx, srs, cs.data(), 6, CP_GPU_AUTO, nullptr, proofs.data());
+        cp_status st = cp_prove(ctx, key, cs.data(), 6, CP_GPU_AUTO, nullptr, proofs.data());
         int code = st.code;
         std::string m = take(st);
         CHECK(code == CP_ERR_INJECTED_FAULT && m.find("injected fault on device 1 at tag 3") != std::string::npos,
               "fault: %d %s", code, m.c_str());
-        EXPECT_OK(cp_prove(ctx, srs, cs.data(), 6, CP_GPU_AUTO, nullptr, proofs.data()));
+        EXPECT_OK(cp_prove(ctx, key, cs.data(), 6, CP_GPU_AUTO, nullptr, proofs.data()));
         EXPECT_OK(cp_inject_fault(ctx, 2, -1));
-        EXPECT_OK(cp_prove(ctx, srs, cs.data(), 2, 0, nullptr, proofs.data()));  // other device
-        EXPECT_CODE(cp_prove(ctx, srs, cs.data(), 1, 2, nullptr, proofs.data()), CP_ERR_INJECTED_FAULT);
+        EXPECT_OK(cp_prove(ctx, key, cs.data(), 2, 0, nullptr, proofs.data()));  // other device
+        EXPECT_CODE(cp_prove(ctx, key, cs.data(), 1, 2, nullptr, proofs.data()), CP_ERR_INJECTED_FAULT);
         EXPECT_OK(cp_inject_fault(ctx, 0, 5));
         EXPECT_OK(cp_inject_fault(ctx, -1, 0));
-        EXPECT_OK(cp_prove(ctx, srs, cs.data(), 6, 0, nullptr, proofs.data()));
+        EXPECT_OK(cp_prove(ctx, key, cs.data(), 6, 0, nullptr, proofs.data()));
         EXPECT_CODE(cp_inject_fault(ctx, 7, 0), CP_ERR_DEVICE_INDEX);
     }
 
@@ -156,7 +156,7 @@ void test_routing() {
               (unsigned long long)st.busy_ns, (unsigned long long)st.cache_bytes,
               (unsigned long long)st.cache_allocations);
         uint64_t allocs = st.cache_allocations;
-        EXPECT_OK(cp_prove(ctx, srs, cs.data(), 1, 0, nullptr, proofs.data()));
+        EXPECT_OK(cp_prove(ctx, key, cs.data(), 1, 0, nullptr, proofs.data()));
         EXPECT_OK(cp_device_stats_get(ctx, 0, &st));
         CHECK(st.cache_allocations == allocs, "cache reused");
         uint64_t freed = 0;
@@ -168,46 +168,46 @@ void test_routing() {
         EXPECT_OK(cp_device_stats_get(ctx, 0, &st));
         CHECK(freed == 0 && st.trims == 1, "second trim");
         cp_memory_estimate est;
-        EXPECT_OK(cp_memory_estimate_get(srs, nc, &est));
-        CHECK(est.working_bytes > 0 && est.srs_bytes > 0, "estimate");
+        EXPECT_OK(cp_memory_estimate_get(key, nc, &est));
+        CHECK(est.working_bytes > 0 && est.key_bytes > 0, "estimate");
     }
 
     // Prepare: allocates the cache ahead of the proof, under the device's
     // mutex, and leaves the thread's binding as it was.
     {
         std::printf("  prepare\n");
-        EXPECT_CODE(cp_device_prepare(nullptr, 0, srs, nc), CP_ERR_INVALID_ARGUMENT);
+        EXPECT_CODE(cp_device_prepare(nullptr, 0, key, nc), CP_ERR_INVALID_ARGUMENT);
         EXPECT_CODE(cp_device_prepare(ctx, 0, nullptr, nc), CP_ERR_INVALID_ARGUMENT);
-        EXPECT_CODE(cp_device_prepare(ctx, 4, srs, nc), CP_ERR_DEVICE_INDEX);
-        EXPECT_CODE(cp_device_prepare(ctx, -1, srs, nc), CP_ERR_DEVICE_INDEX);
-        EXPECT_CODE(cp_device_prepare(ctx, 0, srs, 0), CP_ERR_INVALID_ARGUMENT);
-        EXPECT_CODE(cp_device_prepare(ctx, 0, srs, (uint64_t(1) << 31) + 1), CP_ERR_INVALID_ARGUMENT);
+        EXPECT_CODE(cp_device_prepare(ctx, 4, key, nc), CP_ERR_DEVICE_INDEX);
+        EXPECT_CODE(cp_device_prepare(ctx, -1, key, nc), CP_ERR_DEVICE_INDEX);
+        EXPECT_CODE(cp_device_prepare(ctx, 0, key, 0), CP_ERR_INVALID_ARGUMENT);
+        EXPECT_CODE(cp_device_prepare(ctx, 0, key, (uint64_t(1) << 31) + 1), CP_ERR_INVALID_ARGUMENT);
         cp_device_stats st;
         EXPECT_OK(cp_device_stats_get(ctx, 0, &st));
         CHECK(st.cache_bytes == 0, "cache empty after trim (%llu)", (unsigned long long)st.cache_bytes);
         const uint64_t allocs = st.cache_allocations;
         EXPECT_OK(cp_select_gpu(ctx, 1));
-        EXPECT_OK(cp_device_prepare(ctx, 0, srs, nc));
+        EXPECT_OK(cp_device_prepare(ctx, 0, key, nc));
         int32_t cur = -1;
         EXPECT_OK(cp_current_gpu(ctx, &cur));
         CHECK(cur == 1, "binding restored after prepare: %d", cur);
         EXPECT_OK(cp_select_gpu(ctx, -1));
-        EXPECT_OK(cp_device_prepare(ctx, 0, srs, nc));
+        EXPECT_OK(cp_device_prepare(ctx, 0, key, nc));
         EXPECT_CODE(cp_current_gpu(ctx, &cur), CP_ERR_NO_DEVICE_BOUND);
         EXPECT_OK(cp_device_stats_get(ctx, 0, &st));
         CHECK(st.cache_allocations == allocs + 1 && st.cache_bytes > 0,
               "prepare allocates the cache once: %llu -> %llu, %llu bytes",
               (unsigned long long)allocs, (unsigned long long)st.cache_allocations,
               (unsigned long long)st.cache_bytes);
-        EXPECT_OK(cp_prove(ctx, srs, cs.data(), 1, 0, nullptr, proofs.data()));
+        EXPECT_OK(cp_prove(ctx, key, cs.data(), 1, 0, nullptr, proofs.data()));
         EXPECT_OK(cp_device_stats_get(ctx, 0, &st));
         CHECK(st.cache_allocations == allocs + 1, "the proof after prepare does not allocate: %llu",
               (unsigned long long)st.cache_allocations);
         EXPECT_OK(cp_set_device_memory_limit(ctx, 2, 1024));
-        EXPECT_CODE(cp_device_prepare(ctx, 2, srs, nc), CP_ERR_OUT_OF_MEMORY);
+        EXPECT_CODE(cp_device_prepare(ctx, 2, key, nc), CP_ERR_OUT_OF_MEMORY);
         EXPECT_OK(cp_set_device_memory_limit(ctx, 2, 0));
     }
-    cp_key_free(srs);
+    cp_key_free(key);
     cp_context_free(ctx);
 
     // Options.

@@ -77,7 +77,7 @@ static void make_circuit(circuit_data &d, size_t nc, size_t ni, size_t na, int z
     d.job.b_aux_count = popcount(d.b_aux);
 }
 
-static void make_key(cp::srs &k, const circuit_data &d, size_t distinct) {
+static void make_key(cp::proving_key &k, const circuit_data &d, size_t distinct) {
     const size_t m = size_t(1) << d.job.lg_domain;
     const size_t na = d.c_abi.num_inputs + d.job.a_aux_count;
     const size_t nb = d.job.b_input_count + d.job.b_aux_count;
@@ -101,10 +101,10 @@ static std::vector<blst_fr> filtered(const std::vector<blst_fr> &v, const std::v
     return out;
 }
 
-static void check_abb(const cp::srs &k, const circuit_data &d, const cp::device_partials &p,
+static void check_abb(const cp::proving_key &k, const circuit_data &d, const cp::device_partials &p,
                       const std::string &label);
 
-static void check_partials(const cp::srs &k, const circuit_data &d, const cp::device_partials &p,
+static void check_partials(const cp::proving_key &k, const circuit_data &d, const cp::device_partials &p,
                            const std::string &label) {
     const uint32_t lg = d.job.lg_domain;
     const size_t m = size_t(1) << lg;
@@ -120,7 +120,7 @@ static void check_partials(const cp::srs &k, const circuit_data &d, const cp::de
     check_abb(k, d, p, label);
 }
 
-static void check_abb(const cp::srs &k, const circuit_data &d, const cp::device_partials &p,
+static void check_abb(const cp::proving_key &k, const circuit_data &d, const cp::device_partials &p,
                       const std::string &label) {
     auto sa = d.inputs;
     auto fa = filtered(d.aux, d.a_aux);
@@ -160,9 +160,9 @@ void test_device_part(cp::device &dev) {
     for (int shape = 0; shape < 2; shape++) {
         circuit_data d;
         make_circuit(d, 3000, 3, 2900, shape ? 45 : 0, shape ? 45 : 0, 40 + shape);
-        cp::srs k;
+        cp::proving_key k;
         make_key(k, d, 1 << 16);
-        const uint64_t up0 = g16.srs_uploads();
+        const uint64_t up0 = g16.key_uploads();
         uint64_t al1 = 0;  // after the first proof (lane 0's cache, lane 1 opened)
         for (int rep = 0; rep < 2; rep++) {
             if (rep == 1)
@@ -175,7 +175,7 @@ void test_device_part(cp::device &dev) {
             check_partials(k, d, p, std::string("device_part 2^12 ") + (shape ? "bits" : "dense") +
                                         " run " + std::to_string(rep));
         }
-        report(g16.srs_uploads() == up0 + 1, "key uploaded once for two proofs");
+        report(g16.key_uploads() == up0 + 1, "key uploaded once for two proofs");
         report(dev.cache_allocations() == al1, "the second proof reuses the caches");
     }
     // 2^20 shapes, timed (components are checked above and in the MSM/H tests)
@@ -183,7 +183,7 @@ void test_device_part(cp::device &dev) {
         circuit_data d;
         const size_t nc = (size_t(1) << 20) - 64;
         make_circuit(d, nc, 2, nc - 8, shape ? 49 : 0, shape ? 49 : 0, 60 + shape);
-        cp::srs k;
+        cp::proving_key k;
         make_key(k, d, 1 << 16);
         auto est = g16.estimate(k, nc);
         {
@@ -193,7 +193,7 @@ void test_device_part(cp::device &dev) {
             dev.bind_thread();
             g16.prepare(k, nc, nullptr);
             double secs = now_s() - t0;
-            const uint64_t up = g16.srs_uploads(), al = dev.cache_allocations();
+            const uint64_t up = g16.key_uploads(), al = dev.cache_allocations();
             cp::device_partials p;
             cp_timings t;
             std::memset(&t, 0, sizeof(t));
@@ -202,7 +202,7 @@ void test_device_part(cp::device &dev) {
             std::string label = std::string(shape ? "bits" : "chain") + " 2^20 first after prepare";
             print_timings(label.c_str(), t, now_s() - t1);
             std::printf("INFO prepare 2^20 %s: %.1f ms\n", shape ? "bits" : "chain", secs * 1e3);
-            report(g16.srs_uploads() == up && dev.cache_allocations() == al,
+            report(g16.key_uploads() == up && dev.cache_allocations() == al,
                    std::string("prepare 2^20 ") + (shape ? "bits" : "chain") +
                        ": the next proof uploads and allocates nothing");
         }
@@ -224,11 +224,11 @@ void test_device_part(cp::device &dev) {
                 std::printf("  (CPU reference took %.1f s)\n", now_s() - c0);
             }
         }
-        std::printf("INFO estimate 2^20: working %.0f MiB, srs %.0f MiB; cache %.0f MiB, "
+        std::printf("INFO estimate 2^20: working %.0f MiB, key %.0f MiB; cache %.0f MiB, "
                     "allocations %llu, uploads %llu\n",
-                    est.working_bytes / 1048576.0, est.srs_bytes / 1048576.0,
+                    est.working_bytes / 1048576.0, est.key_bytes / 1048576.0,
                     dev.cache_bytes() / 1048576.0, (unsigned long long)dev.cache_allocations(),
-                    (unsigned long long)g16.srs_uploads());
+                    (unsigned long long)g16.key_uploads());
     }
     uint64_t freed = dev.trim();
     report(freed > 0 && dev.cache_bytes() == 0, "trim frees the cache (" +

@@ -24,7 +24,7 @@ static_assert(sizeof(blst_p1) == sizeof(g1_proj_raw), "blst_p1 layout");
 static_assert(sizeof(blst_p2) == sizeof(g2_proj_raw), "blst_p2 layout");
 static_assert(sizeof(cp_fr) == sizeof(fr_raw), "cp_fr layout");
 
-void prepare_pass(device_state &d, const memory_budget &budget, const srs &key, size_t m,
+void prepare_pass(device_state &d, const memory_budget &budget, const proving_key &key, size_t m,
                   const shape *sh) {
     cp_timings t;
     std::memset(&t, 0, sizeof(t));
@@ -33,8 +33,8 @@ void prepare_pass(device_state &d, const memory_budget &budget, const srs &key, 
     place(d, d.lanes[0], budget, key, L, sh, t);
 }
 
-void prepare_lanes(device_state &d, const memory_budget &budget, const srs &key, size_t m) {
-    if (const srs_copy *dk = resident_key(key, d.cuda_id))
+void prepare_lanes(device_state &d, const memory_budget &budget, const proving_key &key, size_t m) {
+    if (const key_copy *dk = resident_key(key, d.cuda_id))
         open_second_lane(d, budget, *dk, layout_for(key, m));
 }
 
@@ -46,7 +46,7 @@ namespace {
 // them. A job whose witness fails its shape gets its error in errs[i] when
 // it shares a pass, and leaves it.
 std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budget,
-                                      const srs &key, const circuit_job *const *batch, size_t n,
+                                      const proving_key &key, const circuit_job *const *batch, size_t n,
                                       device_partials *const *outs, cp_timings *const *ts,
                                       std::exception_ptr *errs, bool lanes_held, size_t *served) {
     // What the phases share; on every way out a streamed key's helper is
@@ -91,7 +91,7 @@ std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budg
 }  // namespace
 
 std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &budget,
-                                          const srs &key, const circuit_job &job,
+                                          const proving_key &key, const circuit_job &job,
                                           device_partials &out, cp_timings &t, bool lanes_held) {
     const circuit_job *batch[1] = {&job};
     device_partials *outs[1] = {&out};
@@ -101,7 +101,7 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
     return run_pass(d, budget, key, batch, 1, outs, ts, &err, lanes_held, &served);
 }
 
-size_t shared_pass_limit(device_state &d, const memory_budget &budget, const srs &key,
+size_t shared_pass_limit(device_state &d, const memory_budget &budget, const proving_key &key,
                          const circuit_job &job, size_t n, cp_stream_sharing mode) {
     const size_t wanted = stream_share_wanted(mode, d.streamer.cost, &key, n);
     if (wanted < 2 || resident_key(key, d.cuda_id))
@@ -112,7 +112,7 @@ size_t shared_pass_limit(device_state &d, const memory_budget &budget, const srs
     return c.upload || !c.fits ? 1 : c.shared;
 }
 
-void groth16_shared_pass(device_state &d, const memory_budget &budget, const srs &key,
+void groth16_shared_pass(device_state &d, const memory_budget &budget, const proving_key &key,
                          const circuit_job *const *batch, size_t n, device_partials *const *outs,
                          cp_timings *const *ts, std::exception_ptr *errs) {
     // Every lane waited for: a shared pass runs on lane 0. The jobs go in

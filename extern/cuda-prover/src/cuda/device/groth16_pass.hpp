@@ -25,12 +25,12 @@ namespace cuda_dev {
 // Places the key (resident, or streamed when it does not fit the budget next
 // to the working set: key_streaming.hpp), the shape and lane 0's working
 // cache as the pass needs them (the thread is bound, every lane held).
-void prepare_pass(device_state &d, const memory_budget &budget, const srs &key, size_t m,
+void prepare_pass(device_state &d, const memory_budget &budget, const proving_key &key, size_t m,
                   const shape *sh);
 
 // After prepare_pass and its warm-up (every lane held): lane 1 for the
 // key and domain where memory allows, so that the first proofs find it.
-void prepare_lanes(device_state &d, const memory_budget &budget, const srs &key, size_t m);
+void prepare_lanes(device_state &d, const memory_budget &budget, const proving_key &key, size_t m);
 
 // Runs the device part of `job` (the thread is bound, the device mutex
 // held); fills `out` and the phase fields of `t` it measures, or returns
@@ -39,7 +39,7 @@ void prepare_lanes(device_state &d, const memory_budget &budget, const srs &key,
 // caller holds every lane (device_state::quiesce), and the pass runs on
 // lane 0 and completes before it returns.
 std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &budget,
-                                          const srs &key, const circuit_job &job,
+                                          const proving_key &key, const circuit_job &job,
                                           device_partials &out, cp_timings &t,
                                           bool lanes_held = false);
 
@@ -48,14 +48,14 @@ std::unique_ptr<device_tail> groth16_pass(device_state &d, const memory_budget &
 // pays (stream_share_wanted, by the device's last pass of the key) and the
 // memory holds more jobs' scalars next to the chunk buffers (plan_shared).
 // The thread is bound, the device mutex held.
-size_t shared_pass_limit(device_state &d, const memory_budget &budget, const srs &key,
+size_t shared_pass_limit(device_state &d, const memory_budget &budget, const proving_key &key,
                          const circuit_job &job, size_t n, cp_stream_sharing mode);
 
 // The device parts of n jobs (one key and shape) with each chunk of a
 // streamed key sent up once and summed for each of them, in as few passes
 // as the memory allows, on lane 0 after every lane's passes; done when it
 // returns. errs[i] receives job i's own failure (an unsatisfied witness).
-void groth16_shared_pass(device_state &d, const memory_budget &budget, const srs &key,
+void groth16_shared_pass(device_state &d, const memory_budget &budget, const proving_key &key,
                          const circuit_job *const *batch, size_t n, device_partials *const *outs,
                          cp_timings *const *ts, std::exception_ptr *errs);
 

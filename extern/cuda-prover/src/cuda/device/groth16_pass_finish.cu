@@ -25,7 +25,7 @@ std::unique_ptr<device_tail> finish_resident(pass_state &p, pass_job &j) {
     device_state &d = p.d;
     pass_lane &ln = *p.ln;
     const cache_layout &L = p.L;
-    const srs_copy *dk = p.dk;
+    const key_copy *dk = p.dk;
     cp_timings &t = j.t;
     // h + l (one MSM over the adjacent H and L points) once H is
     // ready, next to a, b_g1 and b_g2; the times are each MSM's own on

@@ -72,7 +72,7 @@ void gather_ab(pass_state &p, pass_job &j, cudaStream_t s) {
 // the NTT phase stayed 2.7-2.8 ms and H + L took 46.6 ms against 45.9
 // (device part 51.4 against 51.0).
 void start_ab(pass_state &p, pass_job &j) {
-    const srs_copy *dk = p.dk;
+    const key_copy *dk = p.dk;
     if (!dk)
         return;
     pass_lane &ln = *p.ln;
@@ -107,7 +107,7 @@ void start_ab(pass_state &p, pass_job &j) {
 void start_stream(pass_state &p, const std::vector<size_t> &which) {
     if (p.dk)
         return;
-    const srs &key = p.key;
+    const proving_key &key = p.key;
     const cache_layout &L = p.L;
     const size_t g1 = sizeof(blst_p1_affine), g2 = sizeof(blst_p2_affine);
     auto one = [](const void *pts, size_t nb, size_t bytes) {

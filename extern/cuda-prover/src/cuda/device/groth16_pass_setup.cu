@@ -15,7 +15,7 @@ namespace cuda_dev {
 
 using namespace cp_cuda;
 
-pass_state::pass_state(device_state &d_, const memory_budget &budget_, const srs &key_,
+pass_state::pass_state(device_state &d_, const memory_budget &budget_, const proving_key &key_,
                        const circuit_job *const *batch_, size_t n_,
                        device_partials *const *outs_, cp_timings *const *ts_)
     : d(d_), budget(budget_), key(key_), batch(batch_), n(n_), outs(outs_), ts(ts_),
@@ -24,7 +24,7 @@ pass_state::pass_state(device_state &d_, const memory_budget &budget_, const srs
 
 void check_shapes(const pass_state &p) {
     const cache_layout &L = p.L;
-    const srs &key = p.key;
+    const proving_key &key = p.key;
     for (size_t i = 0; i < p.n; i++) {
         const circuit_job &job = *p.batch[i];
         if (job.lg_domain != p.job0.lg_domain || job.sh != p.job0.sh || job.num_inputs != L.ni ||

@@ -38,13 +38,13 @@ struct job_scalars {
 
 // One pass over the device parts of batch[0, count) (run_pass).
 struct pass_state {
-    pass_state(device_state &d, const memory_budget &budget, const srs &key,
+    pass_state(device_state &d, const memory_budget &budget, const proving_key &key,
                const circuit_job *const *batch, size_t n, device_partials *const *outs,
                cp_timings *const *ts);
 
     device_state &d;
     const memory_budget &budget;
-    const srs &key;
+    const proving_key &key;
     const circuit_job *const *batch;
     size_t n;
     device_partials *const *outs;
@@ -68,7 +68,7 @@ struct pass_state {
     size_t count = 0;  // jobs the pass serves
     bool trace = false;  // CP_TRACE_PASS
     uint64_t t_placed = 0;
-    const srs_copy *dk = nullptr;
+    const key_copy *dk = nullptr;
     size_t temp = 0;
     cudaMemPool_t pool = nullptr;  // its high-water mark reset (reset_pool_mark)
 

@@ -30,7 +30,7 @@ static auto chunk_temp(const device_state &d) {
     };
 }
 
-stream_plan plan_for(const device_state &d, uint64_t avail, uint64_t fixed, const srs &key,
+stream_plan plan_for(const device_state &d, uint64_t avail, uint64_t fixed, const proving_key &key,
                      bool *fits) {
     stream_plan plan;
     *fits = plan_stream(plan, avail, fixed, msm_sizes_of(key), chunk_temp(d));
@@ -68,7 +68,7 @@ void know_library_bytes(const device_state &d) {
 // the card bounds the plan, within half of its slack (CARD_SLACK is there
 // for that rounding); within a memory limit, only inside the limit.
 static void keep_held_buffers(const device_state &d, const memory_budget &budget,
-                              const srs &key, stream_choice &c) {
+                              const proving_key &key, stream_choice &c) {
     const uint64_t held = d.streamer.buffer_bytes();
     const uint64_t fresh = c.plan.buffer_bytes;
     if (!held || held == fresh || (held > fresh ? held - fresh : fresh - held) > fresh / 64)
@@ -81,7 +81,7 @@ static void keep_held_buffers(const device_state &d, const memory_budget &budget
 }
 
 stream_choice choose(const device_state &d, const pass_lane &ln, const memory_budget &budget,
-                     const srs &key, const cache_layout &L, const shape *sh, size_t share) {
+                     const proving_key &key, const cache_layout &L, const shape *sh, size_t share) {
     // The decision counts what the device holds: the memory it may use in
     // all (the limit) against the cache and shape it will hold plus the key,
     // or plus the chunk buffers (given back for a resident key).
@@ -96,7 +96,7 @@ stream_choice choose(const device_state &d, const pass_lane &ln, const memory_bu
     const uint64_t cache_after = std::max<uint64_t>(ln.cache.bytes.load(), L.total) + other;
     const uint64_t shape_after = sh ? (shape_need ? shape_need : d.shape.bytes()) : d.shape.bytes();
     c.fixed = cache_after + shape_after;
-    const uint64_t need = srs_layout(key).total + temp_bytes(L, sm) + c.fixed;
+    const uint64_t need = key_layout(key).total + temp_bytes(L, sm) + c.fixed;
     if (need <= c.avail) {
         c.upload = true;
         return c;
@@ -151,7 +151,7 @@ stream_choice choose(const device_state &d, const pass_lane &ln, const memory_bu
 // when it opens (open_second_lane), never in a pass: an overlapped pass
 // must not reallocate its lane. CP_MSM_NARROW_HL (diagnostics): never.
 static bool wide_hl(const device_state &d, const pass_lane &ln, const memory_budget &budget,
-                    const srs_copy &dk, const cache_layout &L, size_t cache_need,
+                    const key_copy &dk, const cache_layout &L, size_t cache_need,
                     size_t shape_need) {
     static const bool narrow = std::getenv("CP_MSM_NARROW_HL") != nullptr;
     const std::vector<msm_slot_spec> wide = msm_slots(L, false, true);
@@ -169,7 +169,7 @@ static bool wide_hl(const device_state &d, const pass_lane &ln, const memory_bud
     return usable > held && usable - held >= need;
 }
 
-key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, const srs &key,
+key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, const proving_key &key,
                 const cache_layout &L, const shape *sh, cp_timings &key_t, size_t share) {
     key_place kp;
     kp.L = L;
@@ -192,7 +192,7 @@ key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, con
             ln.drop_msm_unless(slots);
             kp.dk = &ensure_key(key, d.cuda_id, budget,
                                 ln.msm_need(slots, sm) + cache_need + shape_need, d.stream(),
-                                key_t, d.srs_uploads);
+                                key_t, d.key_uploads);
         } else {
             kp.plan = c.plan;
             kp.shared = c.shared;
@@ -206,7 +206,7 @@ key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, con
                 fail(CP_ERR_OUT_OF_MEMORY,
                      "needs " + mib(kp.plan.total_bytes) + " on device " +
                          std::to_string(d.ordinal) + ", " + mib(c.avail) +
-                         " free: the proving key (" + mib(srs_layout(key).total) +
+                         " free: the proving key (" + mib(key_layout(key).total) +
                          ") does not fit next to the working set (" + mib(L.total) +
                          ") and streaming it in chunks, a, b, c sent up from the host, needs "
                          "at least " +

@@ -22,7 +22,7 @@ namespace cuda_dev {
 
 // The chunk plan of a streamed key: `avail` bytes for everything, `fixed`
 // of them held by what stays resident; *fits says whether it fits.
-stream_plan plan_for(const device_state &d, uint64_t avail, uint64_t fixed, const srs &key,
+stream_plan plan_for(const device_state &d, uint64_t avail, uint64_t fixed, const proving_key &key,
                      bool *fits);
 
 // The device bytes of one proof's MSM scalars (H + L's, A's, B's): what
@@ -40,7 +40,7 @@ void know_library_bytes(const device_state &d);
 // and the working cache's layout for the pass (L.compact: phased, the shape
 // left on the host).
 struct key_place {
-    const srs_copy *dk = nullptr;
+    const key_copy *dk = nullptr;
     stream_plan plan;  // when dk is NULL
     size_t temp = 0;   // sppark's temporaries of the largest MSM
     size_t shared = 1;  // proofs the streamed pass serves (plan_shared)
@@ -68,14 +68,14 @@ struct stream_choice {
 };
 
 stream_choice choose(const device_state &d, const pass_lane &ln, const memory_budget &budget,
-                     const srs &key, const cache_layout &L, const shape *sh, size_t share);
+                     const proving_key &key, const cache_layout &L, const shape *sh, size_t share);
 
 // Places the key (resident when it fits next to the working set and the
 // shape, streamed otherwise, for up to `share` proofs), the shape, lane
 // `ln`'s working cache and MSM context, and the pass's streams. A first
 // upload of the key falls in key_t. The thread is bound, every lane that
 // may change held.
-key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, const srs &key,
+key_place place(device_state &d, pass_lane &ln, const memory_budget &budget, const proving_key &key,
                 const cache_layout &L, const shape *sh, cp_timings &key_t, size_t share = 1);
 
 }  // namespace cuda_dev

@@ -9,8 +9,8 @@
 namespace cp {
 namespace cuda_dev {
 
-srs_sizes srs_layout(const srs &key) {
-    srs_sizes s;
+key_sizes key_layout(const proving_key &key) {
+    key_sizes s;
     s.h = key.h.size() * sizeof(blst_p1_affine);
     s.l = align256(s.h + key.l.size() * sizeof(blst_p1_affine)) - s.h;
     s.a = align256(key.a.size() * sizeof(blst_p1_affine));
@@ -20,10 +20,10 @@ srs_sizes srs_layout(const srs &key) {
     return s;
 }
 
-const srs_copy *resident_key(const srs &key, int cuda_id) {
+const key_copy *resident_key(const proving_key &key, int cuda_id) {
     std::lock_guard<std::mutex> lock(key.copies_mu);
     if ((size_t)cuda_id < key.copies.size() && key.copies[cuda_id]) {
-        auto *c = dynamic_cast<const srs_copy *>(key.copies[cuda_id].get());
+        auto *c = dynamic_cast<const key_copy *>(key.copies[cuda_id].get());
         if (!c)
             fail(CP_ERR_INTERNAL, "proving key slot " + std::to_string(cuda_id) +
                                       " holds a copy of another backend");
@@ -32,18 +32,18 @@ const srs_copy *resident_key(const srs &key, int cuda_id) {
     return nullptr;
 }
 
-const srs_copy &ensure_key(const srs &key, int cuda_id, const memory_budget &budget,
+const key_copy &ensure_key(const proving_key &key, int cuda_id, const memory_budget &budget,
                            size_t extra_needed, cudaStream_t stream, cp_timings &t,
                            std::atomic<uint64_t> &uploads) {
-    if (const srs_copy *c = resident_key(key, cuda_id))
+    if (const key_copy *c = resident_key(key, cuda_id))
         return *c;
-    const srs_sizes sz = srs_layout(key);
+    const key_sizes sz = key_layout(key);
     const size_t free_b = budget.free_bytes();
     if (sz.total + extra_needed > free_b)
         budget.oom(sz.total + extra_needed, free_b);
 
     const uint64_t t0 = now_ns();
-    auto copy = std::make_unique<srs_copy>();
+    auto copy = std::make_unique<key_copy>();
     if (sz.total) {
         const cudaError_t e = copy->buf.allocate(cuda_id, sz.total);
         if (e == cudaErrorMemoryAllocation)
@@ -78,18 +78,18 @@ const srs_copy &ensure_key(const srs &key, int cuda_id, const memory_budget &bud
         key.copies[cuda_id] = std::move(copy);
         uploads++;
     }
-    auto *c = dynamic_cast<const srs_copy *>(key.copies[cuda_id].get());
+    auto *c = dynamic_cast<const key_copy *>(key.copies[cuda_id].get());
     if (!c)
         fail(CP_ERR_INTERNAL, "proving key slot holds a copy of another backend");
     return *c;
 }
 
-bool may_build_table(const srs_copy &copy, key_array k) {
+bool may_build_table(const key_copy &copy, key_array k) {
     const key_table &tab = copy.tables[k];
     return !tab.tried && !tab.wbits && copy.n[k] >= 1024;
 }
 
-uint64_t build_key_table(const srs_copy &copy, key_array k, int cuda_id, uint64_t room,
+uint64_t build_key_table(const key_copy &copy, key_array k, int cuda_id, uint64_t room,
                          cudaStream_t stream, cp_timings &t) {
     key_table &tab = copy.tables[k];
     const size_t n = copy.n[k];

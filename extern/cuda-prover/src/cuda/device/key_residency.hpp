@@ -1,5 +1,5 @@
 // A proving key's point arrays resident on one device: their layout in one
-// device allocation and the upload on first use (kept in srs::copies, by
+// device allocation and the upload on first use (kept in proving_key::copies, by
 // CUDA ordinal, until the key is freed or trimmed), and each array's table
 // of multiples (msm_build_table: about 13 times the array at 2^20 bases),
 // built on demand: after a proof whose MSM over that array would have run
@@ -17,13 +17,13 @@
 namespace cp {
 namespace cuda_dev {
 
-struct srs_sizes {
+struct key_sizes {
     size_t h, l, a, b_g1, b_g2, total;
 };
 
 // H and L are adjacent (no padding between them) so that one MSM covers
 // both: h + l enter the proof only through their sum.
-srs_sizes srs_layout(const srs &key);
+key_sizes key_layout(const proving_key &key);
 
 // The key's arrays as its MSMs see them (h and l as one).
 enum key_array : int { key_hl, key_a, key_b_g1, key_b_g2, key_arrays };
@@ -39,7 +39,7 @@ struct key_table {
 // The proving key's point arrays in one device allocation, and their
 // tables. The tables change only with the device's mutex held, and each
 // device has its own copy.
-struct srs_copy final : srs_device_copy {
+struct key_copy final : key_device_copy {
     device_buffer buf;
     const void *h = nullptr, *l = nullptr, *a = nullptr, *b_g1 = nullptr, *b_g2 = nullptr;
     size_t n[key_arrays] = {};  // bases per array
@@ -60,24 +60,24 @@ struct srs_copy final : srs_device_copy {
 };
 
 // The key's copy on `cuda_id`, or NULL when none is resident.
-const srs_copy *resident_key(const srs &key, int cuda_id);
+const key_copy *resident_key(const proving_key &key, int cuda_id);
 
 // The key's copy on `cuda_id` (the thread is bound), uploaded on `stream`
 // when none is resident yet: the key and `extra_needed` more bytes must fit
 // the budget. A first upload adds to t.upload_ns and `uploads`.
-const srs_copy &ensure_key(const srs &key, int cuda_id, const memory_budget &budget,
+const key_copy &ensure_key(const proving_key &key, int cuda_id, const memory_budget &budget,
                            size_t extra_needed, cudaStream_t stream, cp_timings &t,
                            std::atomic<uint64_t> &uploads);
 
 // Whether build_key_table may still build array k's table: not tried
 // before and at least 1024 bases.
-bool may_build_table(const srs_copy &copy, key_array k);
+bool may_build_table(const key_copy &copy, key_array k);
 
 // Builds the table of array k of `copy` on `stream` (the thread is bound,
 // the device's mutex held) unless it was tried before, the array has fewer
 // than 1024 bases, or the table needs more than `room` bytes. Synchronous;
 // adds its time to t.upload_ns. Returns the table's bytes (0: none built).
-uint64_t build_key_table(const srs_copy &copy, key_array k, int cuda_id, uint64_t room,
+uint64_t build_key_table(const key_copy &copy, key_array k, int cuda_id, uint64_t room,
                          cudaStream_t stream, cp_timings &t);
 
 }  // namespace cuda_dev

@@ -19,11 +19,11 @@ namespace cuda_dev {
 // the lanes share changes: the key resident (its tables too), the shape
 // resident, no memory limit (under a limit the device runs one pass at a
 // time, in the memory the limit was planned for). The key's copy then.
-inline const srs_copy *overlap_ready(const device_state &d, const memory_budget &budget,
-                                     const srs &key, const cache_layout &L, const shape *sh) {
+inline const key_copy *overlap_ready(const device_state &d, const memory_budget &budget,
+                                     const proving_key &key, const cache_layout &L, const shape *sh) {
     if (budget.limit != UINT64_MAX || (sh && d.shape.id != sh->id))
         return nullptr;
-    const srs_copy *dk = resident_key(key, d.cuda_id);
+    const key_copy *dk = resident_key(key, d.cuda_id);
     if (!dk)
         return nullptr;
     const std::vector<cp_cuda::msm_slot_spec> slots = msm_slots(L, dk->has_tables());
@@ -54,11 +54,11 @@ inline pass_lane &take_lane(device_state &d, std::unique_lock<std::mutex> &lock)
 // Before a pass on lane 0 with every lane held: lane 1's buffers are given
 // back unless they serve this key and layout as they are, so that placing
 // the key, the shape and lane 0 sees the memory as with one lane.
-inline void settle_lanes(device_state &d, const srs &key, const cache_layout &L) {
+inline void settle_lanes(device_state &d, const proving_key &key, const cache_layout &L) {
     pass_lane &l1 = d.lanes[1];
     if (!l1.holds_anything())
         return;
-    const srs_copy *dk = resident_key(key, d.cuda_id);
+    const key_copy *dk = resident_key(key, d.cuda_id);
     if (!dk) {
         l1.release();
         return;
@@ -82,7 +82,7 @@ inline void settle_lanes(device_state &d, const srs &key, const cache_layout &L)
 // open it (filecoin/benches/results/h200-c2-32gib-2026-12-06-wide/: one
 // worker finishes each pass's tail before its next partition, so a lane 1
 // opened beside it served no pass).
-inline void open_second_lane(device_state &d, const memory_budget &budget, const srs_copy &dk,
+inline void open_second_lane(device_state &d, const memory_budget &budget, const key_copy &dk,
                              const cache_layout &L) {
     pass_lane &l1 = d.lanes[1];
     if (budget.limit != UINT64_MAX || std::getenv("CP_ONE_LANE") != nullptr)

@@ -56,7 +56,7 @@ struct device_state {
         if (!shape_warmed(id))
             warmed_shapes.push_back(id);
     }
-    std::atomic<uint64_t> srs_uploads{0};
+    std::atomic<uint64_t> key_uploads{0};
     // What sppark keeps in the device's default pool for the process's
     // lifetime (its NTT twiddle tables, about 36 MiB), measured once
     // (know_library_bytes, key_placement.hpp) and counted against the

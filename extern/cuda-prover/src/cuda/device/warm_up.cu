@@ -8,7 +8,7 @@
 namespace cp {
 namespace cuda_dev {
 
-bool make_synthetic_witness(synthetic_witness &w, const srs &key, size_t m) {
+bool make_synthetic_witness(synthetic_witness &w, const proving_key &key, size_t m) {
     const size_t ni = key.ic.size(), na = key.l.size();
     if (ni == 0 || key.a.size() < ni || key.h.size() != m - 1)
         return false;

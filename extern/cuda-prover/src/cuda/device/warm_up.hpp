@@ -25,7 +25,7 @@ struct synthetic_witness {
 
 // Fills `w` for a domain of m with `key`'s shape; false when the key's
 // arrays do not describe a circuit (nothing to warm up).
-bool make_synthetic_witness(synthetic_witness &w, const srs &key, size_t m);
+bool make_synthetic_witness(synthetic_witness &w, const proving_key &key, size_t m);
 
 }  // namespace cuda_dev
 }  // namespace cp

@@ -30,7 +30,7 @@ void lay_out_index(cache_layout &L, layout_cursor &c) {
 
 }  // namespace
 
-cache_layout layout_for(const srs &key, size_t m) {
+cache_layout layout_for(const proving_key &key, size_t m) {
     cache_layout L;
     L.m = m;
     L.ni = key.ic.size();
@@ -50,7 +50,7 @@ cache_layout layout_for(const srs &key, size_t m) {
     return L;
 }
 
-cache_layout compact_layout_for(const srs &key, size_t m) {
+cache_layout compact_layout_for(const proving_key &key, size_t m) {
     cache_layout L = layout_for(key, m);
     const size_t fr = sizeof(cp_cuda::fr_raw);
     L.abc = 0;
@@ -64,7 +64,7 @@ cache_layout compact_layout_for(const srs &key, size_t m) {
     return L;
 }
 
-cache_layout shape_rows_layout_for(const srs &key, size_t m) {
+cache_layout shape_rows_layout_for(const proving_key &key, size_t m) {
     cache_layout L = layout_for(key, m);
     const size_t fr = sizeof(cp_cuda::fr_raw);
     L.abc = 0;

@@ -32,21 +32,21 @@ struct cache_layout {
     bool shape_rows = false;  // shape_rows_layout_for
 };
 
-cache_layout layout_for(const srs &key, size_t m);
+cache_layout layout_for(const proving_key &key, size_t m);
 
 // The layout of a phased pass (a streamed key with a, b, c sent up from the
 // host): a, b, c first; once H is computed in a, hl starts where a did (H's
 // m - 1 coefficients stay where the NTT left them, aux follows over b and
 // c), then sa and sb. The parts share max(3 m, n_hl + n_a + n_b) scalars
 // instead of their sum; in, bits, pre and bad come after.
-cache_layout compact_layout_for(const srs &key, size_t m);
+cache_layout compact_layout_for(const proving_key &key, size_t m);
 
 // The layout of a phased pass that evaluates a, b, c on the device from
 // the shape's rows streamed through it: a, b, c, then aux (read by the
 // evaluation). Once H is computed in a, its m - 1 coefficients are copied
 // to the end of c, just before aux, where hl starts; sa and sb are laid
 // over a and b. total 0 when A's and B's scalars do not fit in 2 m + 1.
-cache_layout shape_rows_layout_for(const srs &key, size_t m);
+cache_layout shape_rows_layout_for(const proving_key &key, size_t m);
 
 // The MSM slots of a proof: h + l, a, b_g1 (G1) and b_g2 (G2), run at the
 // same time (msm_context); with room for runs over the key's tables when

@@ -442,9 +442,9 @@ int main() {
     test_huge_inputs();
     test_status();
     if (g_failures) {
-        std::printf("srs_checks_selftest: %d FAILURES\n", g_failures);
+        std::printf("key_checks_selftest: %d FAILURES\n", g_failures);
         return 1;
     }
-    std::printf("srs_checks_selftest: all passed\n");
+    std::printf("key_checks_selftest: all passed\n");
     return 0;
 }

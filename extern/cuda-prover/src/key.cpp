@@ -90,7 +90,7 @@ void copy_array(point_vector<T> &dst, const void *src, size_t n, const char *nam
     if (n) std::memcpy(dst.data(), src, n * sizeof(T));
 }
 
-const cp::srs &key_of(const cp_key *s) { return s->key; }
+const cp::proving_key &key_of(const cp_key *s) { return s->key; }
 
 }  // namespace
 }  // namespace cp
@@ -252,7 +252,7 @@ cp_status cp_key_load_parts(const cp_key_parts *parts, uint32_t flags, cp_key_lo
         check_flags(flags, "cp_key_load_parts");
         const auto t0 = clock_type::now();
         std::unique_ptr<cp_key> s(new cp_key);
-        srs &k = s->key;
+        proving_key &k = s->key;
         std::memcpy(&k.alpha_g1, &parts->alpha_g1, sizeof k.alpha_g1);
         std::memcpy(&k.beta_g1, &parts->beta_g1, sizeof k.beta_g1);
         std::memcpy(&k.beta_g2, &parts->beta_g2, sizeof k.beta_g2);
@@ -354,14 +354,14 @@ cp_status cp_key_from_file(const char *path, cp_key **out) {
     return cp_key_load_file(path, 0, nullptr, out);
 }
 
-void cp_key_free(cp_key *srs) {
-    guard_void([&] { delete srs; });
+void cp_key_free(cp_key *key) {
+    guard_void([&] { delete key; });
 }
 
 cp_status cp_key_shape_get(const cp_key *s, cp_key_shape *out) {
     return guard("cp_key_shape_get", [&] {
         if (!s || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_shape_get: NULL argument");
-        const srs &k = key_of(s);
+        const proving_key &k = key_of(s);
         out->ic_len = k.ic.size();
         out->h_len = k.h.size();
         out->l_len = k.l.size();
@@ -374,7 +374,7 @@ cp_status cp_key_shape_get(const cp_key *s, cp_key_shape *out) {
 cp_status cp_key_vk_get(const cp_key *s, cp_key_parts *vk, cp_g1_affine *ic_out, size_t ic_cap) {
     return guard("cp_key_vk_get", [&] {
         if (!s || !vk) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_vk_get: NULL argument");
-        const srs &k = key_of(s);
+        const proving_key &k = key_of(s);
         std::memset(vk, 0, sizeof *vk);
         std::memcpy(&vk->alpha_g1, &k.alpha_g1, sizeof vk->alpha_g1);
         std::memcpy(&vk->beta_g1, &k.beta_g1, sizeof vk->beta_g1);
