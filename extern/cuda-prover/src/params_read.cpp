@@ -160,8 +160,8 @@ bool read_section(const params_source &src, const params_layout &L, int s,
 
 }  // namespace
 
-parse_result parse_params(const params_source &src, const params_layout &L, proving_key &key, bool hash,
-                          bool defer_curve, int threads) {
+parse_result parse_params(const params_source &src, const params_layout &L, proving_key &key,
+                          bool hash, bool defer_curve, int threads) {
     parse_result r;
     // The leaves in file order: the verifying key, then each section's
     // length field and its runs of LEAF_POINTS points.

@@ -41,7 +41,7 @@ struct parse_result {
 // unless the file's digest matches its verified record; a point that fails
 // its decoding is still reported only after the points before it passed
 // the curve check.
-parse_result parse_params(const params_source &src, const params_layout &L, proving_key &key, bool hash,
-                          bool defer_curve, int threads);
+parse_result parse_params(const params_source &src, const params_layout &L, proving_key &key,
+                          bool hash, bool defer_curve, int threads);
 
 }  // namespace cp

@@ -124,7 +124,8 @@ cp_memory_estimate host_device::estimate(const proving_key &key, uint64_t num_co
     return host::estimate(key, num_constraints);
 }
 
-bool host_device::check_memory(const proving_key &key, uint64_t num_constraints, stream_plan &plan) const {
+bool host_device::check_memory(const proving_key &key, uint64_t num_constraints,
+                               stream_plan &plan) const {
     const uint64_t limit = memory_limit();
     const cp_memory_estimate need = estimate(key, num_constraints);
     if (need.key_bytes <= limit && need.working_bytes <= limit - need.key_bytes)
@@ -143,8 +144,8 @@ uint64_t host_device::set_bytes(const proving_key &key) {
     return (uint64_t(key.h.size()) + key.a.size() + key.b_g1.size()) * sizeof(blst_fr);
 }
 
-size_t host_device::share_plan(const proving_key &key, uint64_t num_constraints, const stream_plan &single,
-                  size_t n, stream_plan &p) const {
+size_t host_device::share_plan(const proving_key &key, uint64_t num_constraints,
+                               const stream_plan &single, size_t n, stream_plan &p) const {
     return plan_shared(p, single, n, memory_limit(), streamed_fixed_bytes(key, num_constraints),
                        set_bytes(key), msm_sizes_of(key), no_temp);
 }

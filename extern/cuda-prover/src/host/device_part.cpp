@@ -59,8 +59,9 @@ void host_device::front(const circuit_job &job, cp_timings &t) {
     t.upload_ns = 0;
 }
 
-std::unique_ptr<device_tail> host_device::device_part(const proving_key &key, const circuit_job &job,
-                                         device_partials &out, cp_timings &t) {
+std::unique_ptr<device_tail> host_device::device_part(const proving_key &key,
+                                                      const circuit_job &job,
+                                                      device_partials &out, cp_timings &t) {
     const size_t m = size_t(1) << job.lg_domain;
     const size_t n = job.num_constraints;
     touched_ = true;

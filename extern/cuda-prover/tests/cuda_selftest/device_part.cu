@@ -104,8 +104,8 @@ static std::vector<blst_fr> filtered(const std::vector<blst_fr> &v, const std::v
 static void check_abb(const cp::proving_key &k, const circuit_data &d, const cp::device_partials &p,
                       const std::string &label);
 
-static void check_partials(const cp::proving_key &k, const circuit_data &d, const cp::device_partials &p,
-                           const std::string &label) {
+static void check_partials(const cp::proving_key &k, const circuit_data &d,
+                           const cp::device_partials &p, const std::string &label) {
     const uint32_t lg = d.job.lg_domain;
     const size_t m = size_t(1) << lg;
     auto pad = [&](std::vector<blst_fr> v) { v.resize(m, FR_ZERO); return v; };

@@ -46,8 +46,8 @@ namespace {
 // them. A job whose witness fails its shape gets its error in errs[i] when
 // it shares a pass, and leaves it.
 std::unique_ptr<device_tail> run_pass(device_state &d, const memory_budget &budget,
-                                      const proving_key &key, const circuit_job *const *batch, size_t n,
-                                      device_partials *const *outs, cp_timings *const *ts,
+                                      const proving_key &key, const circuit_job *const *batch,
+                                      size_t n, device_partials *const *outs, cp_timings *const *ts,
                                       std::exception_ptr *errs, bool lanes_held, size_t *served) {
     // What the phases share; on every way out a streamed key's helper is
     // joined before the lanes are let go (pass_state's members).

@@ -20,7 +20,8 @@ namespace cuda_dev {
 // resident, no memory limit (under a limit the device runs one pass at a
 // time, in the memory the limit was planned for). The key's copy then.
 inline const key_copy *overlap_ready(const device_state &d, const memory_budget &budget,
-                                     const proving_key &key, const cache_layout &L, const shape *sh) {
+                                     const proving_key &key, const cache_layout &L,
+                                     const shape *sh) {
     if (budget.limit != UINT64_MAX || (sh && d.shape.id != sh->id))
         return nullptr;
     const key_copy *dk = resident_key(key, d.cuda_id);
