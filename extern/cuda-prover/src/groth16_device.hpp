@@ -70,6 +70,16 @@ struct proving_key {
     // Per-device copies, indexed by the backend's physical device ordinal.
     mutable std::mutex copies_mu;
     mutable std::vector<std::unique_ptr<key_device_copy>> copies;
+
+    // The six verifying-key points of `p`, copied (unchecked).
+    void set_vk_points(const cp_key_parts &p) {
+        std::memcpy(&alpha_g1, &p.alpha_g1, sizeof alpha_g1);
+        std::memcpy(&beta_g1, &p.beta_g1, sizeof beta_g1);
+        std::memcpy(&beta_g2, &p.beta_g2, sizeof beta_g2);
+        std::memcpy(&gamma_g2, &p.gamma_g2, sizeof gamma_g2);
+        std::memcpy(&delta_g1, &p.delta_g1, sizeof delta_g1);
+        std::memcpy(&delta_g2, &p.delta_g2, sizeof delta_g2);
+    }
 };
 
 // What the device part of one circuit produces (projective sums).

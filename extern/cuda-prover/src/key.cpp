@@ -253,12 +253,7 @@ cp_status cp_key_load_parts(const cp_key_parts *parts, uint32_t flags, cp_key_lo
         const auto t0 = clock_type::now();
         std::unique_ptr<cp_key> s(new cp_key);
         proving_key &k = s->key;
-        std::memcpy(&k.alpha_g1, &parts->alpha_g1, sizeof k.alpha_g1);
-        std::memcpy(&k.beta_g1, &parts->beta_g1, sizeof k.beta_g1);
-        std::memcpy(&k.beta_g2, &parts->beta_g2, sizeof k.beta_g2);
-        std::memcpy(&k.gamma_g2, &parts->gamma_g2, sizeof k.gamma_g2);
-        std::memcpy(&k.delta_g1, &parts->delta_g1, sizeof k.delta_g1);
-        std::memcpy(&k.delta_g2, &parts->delta_g2, sizeof k.delta_g2);
+        k.set_vk_points(*parts);
         copy_array(k.ic, parts->ic, parts->ic_len, "ic");
         copy_array(k.h, parts->h, parts->h_len, "h");
         copy_array(k.l, parts->l, parts->l_len, "l");

@@ -205,12 +205,7 @@ cp_status cp_key_builder_new(const cp_key_parts *vk, cp_key_builder **out) {
         std::unique_ptr<cp_key_builder> b(new cp_key_builder);
         b->key.reset(new cp_key);
         proving_key &k = b->key->key;
-        std::memcpy(&k.alpha_g1, &vk->alpha_g1, sizeof k.alpha_g1);
-        std::memcpy(&k.beta_g1, &vk->beta_g1, sizeof k.beta_g1);
-        std::memcpy(&k.beta_g2, &vk->beta_g2, sizeof k.beta_g2);
-        std::memcpy(&k.gamma_g2, &vk->gamma_g2, sizeof k.gamma_g2);
-        std::memcpy(&k.delta_g1, &vk->delta_g1, sizeof k.delta_g1);
-        std::memcpy(&k.delta_g2, &vk->delta_g2, sizeof k.delta_g2);
+        k.set_vk_points(*vk);
         k.ic.resize(vk->ic_len);
         if (vk->ic_len) std::memcpy(k.ic.data(), vk->ic, vk->ic_len * sizeof(blst_p1_affine));
         // The verifying key's points and ic are the caller's: checked as a

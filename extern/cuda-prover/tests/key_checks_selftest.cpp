@@ -49,21 +49,22 @@ static blst_scalar rnd_scalar() {
     blst_scalar_from_uint64(&s, v);
     return s;
 }
-static blst_p1_affine rnd_g1() {
+// A random multiple of a group's generator, through that group's blst calls.
+template <class P, class A>
+static A rnd_point(const P *gen, void (*mult)(P *, const P *, const byte *, size_t),
+                   void (*to_affine)(A *, const P *)) {
     blst_scalar s = rnd_scalar();
-    blst_p1 p;
-    blst_p1_mult(&p, blst_p1_generator(), s.b, 255);
-    blst_p1_affine a;
-    blst_p1_to_affine(&a, &p);
+    P p;
+    mult(&p, gen, s.b, 255);
+    A a;
+    to_affine(&a, &p);
     return a;
 }
+static blst_p1_affine rnd_g1() {
+    return rnd_point(blst_p1_generator(), blst_p1_mult, blst_p1_to_affine);
+}
 static blst_p2_affine rnd_g2() {
-    blst_scalar s = rnd_scalar();
-    blst_p2 p;
-    blst_p2_mult(&p, blst_p2_generator(), s.b, 255);
-    blst_p2_affine a;
-    blst_p2_to_affine(&a, &p);
-    return a;
+    return rnd_point(blst_p2_generator(), blst_p2_mult, blst_p2_to_affine);
 }
 
 // A point of E(Fp): y^2 = x^3 + 4, found by incrementing x from `start`
