@@ -7,7 +7,7 @@
 // satisfaction checks, fault injection, statistics, the epilogue, and
 // copying a witness into the buffer a device lends before taking its mutex.
 // A backend owns: binding a thread to its device, the H polynomial (NTTs),
-// the five MSMs, its per-device working cache, its per-device SRS copies
+// the five MSMs, its per-device working cache, its per-device key copies
 // and the witness buffers it lends (with what their upload starts early).
 #pragma once
 
