@@ -12,7 +12,8 @@
  *                          conventions (errors, device ordinals, gpu_index)
  *   cuda_prover/groth16.h  Groth16: field and curve types, proving keys,
  *                          memory estimates, proving from a, b, c or from a
- *                          shape and a witness, the key builder
+ *                          shape and a witness, the key builder (one part
+ *                          header each, under cuda_prover/groth16/)
  *   cuda_prover/gkr.h      GKR over BabyBear: cp_bb4_*, cp_sumcheck_*,
  *                          cp_tower_*
  *   cuda_prover/testing.h  test hooks (faults, delays) and tuning knobs

@@ -9,7 +9,7 @@
 
 #include <cuda_runtime.h>
 
-#include "cuda_prover/groth16.h"
+#include "cuda_prover/groth16/prove.h"
 #include "device/state.hpp"
 
 namespace cp {
