@@ -198,10 +198,9 @@ struct msm_context::impl {
                     (void)cudaEventDestroy(e);
             if (s.lane.stream)
                 (void)cudaStreamDestroy(s.lane.stream);  // idle: synchronized above
-            for (cudaEvent_t e : {s.lane.entry, s.lane.sorted[0], s.lane.sorted[1],
-                                  s.lane.freed[0], s.lane.freed[1]})
-                if (e)
-                    (void)cudaEventDestroy(e);
+            for (cudaEvent_t *e : s.lane.events())
+                if (*e)
+                    (void)cudaEventDestroy(*e);
         }
         if (pinned)
             (void)cudaFreeHost(pinned);
@@ -298,7 +297,7 @@ msm_context::msm_context(const gpu_t &gpu, const std::vector<msm_slot_spec> &slo
             auto &l = s.lane;
             cuda_ok(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking),
                     "cudaStreamCreate");
-            for (cudaEvent_t *e : {&l.entry, &l.sorted[0], &l.sorted[1], &l.freed[0], &l.freed[1]})
+            for (cudaEvent_t *e : l.events())
                 cuda_ok(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreate");
             if (g2)
                 s.e2->sort_on(l);

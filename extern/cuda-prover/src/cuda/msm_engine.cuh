@@ -30,6 +30,7 @@
 // Included by msm.cu.
 #pragma once
 
+#include <array>
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -94,6 +95,10 @@ struct sort_lane {
     cudaEvent_t entry = nullptr;   // on the run's stream: the scalars are ready
     cudaEvent_t sorted[2] = {};    // on `stream`: buffer b holds a sorted batch
     cudaEvent_t freed[2] = {};     // on the run's stream: buffer b's batch is accumulated
+    // The five events' addresses, for their creation and destruction.
+    std::array<cudaEvent_t *, 5> events() {
+        return {&entry, &sorted[0], &sorted[1], &freed[0], &freed[1]};
+    }
 };
 
 template<class bucket_t, class affine_t, class scalar_t>

@@ -109,23 +109,21 @@ inline uint32_t msm_engine<bucket_t, affine_t, scalar_t>::pippenger(
     bucket_h *carried = (bucket_h *)(base_ + L_.carried);
     bucket_h *ones = (bucket_h *)(base_ + L_.ones);
     // A batch's sort buffers: the first set, or (overlapped) the set of
-    // the batch's parity.
+    // the batch's parity. The chunked accumulation's carries live in the
+    // set's temps.
     const bool overlap = overlaps_sort(batch);
     struct sort_buffers {
         vec2d_t<uint32_t> hist;
         vec2d_t<uint2> temps;
         vec2d_t<uint32_t> digits;
-        char *carries;
+        char *carries() const { return (char *)&temps[0][0]; }
     };
-    const sort_buffers sets[2] = {
-        {{(uint32_t *)(base_ + L_.hist), row},
-         {(uint2 *)(base_ + L_.temps), (uint32_t)stride},
-         {(uint32_t *)(base_ + L_.digits), (uint32_t)stride},
-         base_ + L_.temps},
-        {{(uint32_t *)(base_ + (overlap ? L_.hist2 : L_.hist)), row},
-         {(uint2 *)(base_ + (overlap ? L_.temps2 : L_.temps)), (uint32_t)stride},
-         {(uint32_t *)(base_ + (overlap ? L_.digits2 : L_.digits)), (uint32_t)stride},
-         base_ + (overlap ? L_.temps2 : L_.temps)}};
+    auto set_of = [&](size_t b) -> sort_buffers {
+        const bool second = overlap && b == 1;
+        return {{(uint32_t *)(base_ + (second ? L_.hist2 : L_.hist)), row},
+                {(uint2 *)(base_ + (second ? L_.temps2 : L_.temps)), (uint32_t)stride},
+                {(uint32_t *)(base_ + (second ? L_.digits2 : L_.digits)), (uint32_t)stride}};
+    };
     const cudaStream_t sorter = overlap ? lane_.stream : s;
     if (overlap) {
         cuda_ok(cudaEventRecord(lane_.entry, s), "cudaEventRecord");
@@ -147,9 +145,10 @@ inline uint32_t msm_engine<bucket_t, affine_t, scalar_t>::pippenger(
         const size_t off = i * stride;
         const size_t num = std::min(stride, n - off);
         const size_t b = overlap ? i & 1 : 0;
-        const vec2d_t<uint32_t> hist = sets[b].hist;
-        const vec2d_t<uint2> temps = sets[b].temps;
-        const vec2d_t<uint32_t> digits = sets[b].digits;
+        const sort_buffers set = set_of(b);
+        const vec2d_t<uint32_t> hist = set.hist;
+        const vec2d_t<uint2> temps = set.temps;
+        const vec2d_t<uint32_t> digits = set.digits;
         if (overlap && i >= 2)
             cuda_ok(cudaStreamWaitEvent(sorter, lane_.freed[b], 0), "cudaStreamWaitEvent");
         breakdown<<<2 * grid, 1024, sizeof(scalar_t) * 1024, sorter>>>(
@@ -178,7 +177,7 @@ inline uint32_t msm_engine<bucket_t, affine_t, scalar_t>::pippenger(
             const bool first = carry && carried_ == 0;
             accumulate_chunks(s, first ? carried : buckets, hist[0], row, points + off,
                               digits[0], stride, nwins, num, window_chunk(nwins, num),
-                              sets[b].carries);
+                              set.carries());
             mark(s, msm_phase_accumulate);
             if (first)
                 carried_ = nw;
