@@ -105,8 +105,7 @@ void test_h(const gpu_t &gpu, uint32_t lg, bool naive_too);
 void timing_h(const gpu_t &gpu, uint32_t lg);
 
 // msm_basic.cu
-void test_msm_g1(const gpu_t &gpu, size_t n, int zpct, int opct, uint64_t seed);
-void test_msm_g2(const gpu_t &gpu, size_t n, int zpct, int opct, uint64_t seed);
+void test_msm_basic(const gpu_t &gpu);
 
 // msm_tables.cu
 void test_msm_tables(const gpu_t &gpu);

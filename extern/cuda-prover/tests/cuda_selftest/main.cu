@@ -115,21 +115,7 @@ int main(int argc, char **argv) {
         double t0 = now_s();
         test_h(gpu, 10, true);
         test_h(gpu, 16, false);
-        for (size_t nn : {1, 5, 100, 1000, 4097, 65536, 300001}) {
-            test_msm_g1(gpu, nn, 45, 45, nn);
-            test_msm_g1(gpu, nn, 0, 0, nn + 7);
-            test_msm_g1(gpu, nn, 90, 5, nn + 9);
-        }
-        for (size_t nn : {33, 65539}) {
-            test_msm_g1(gpu, nn, 0, 100, nn + 3);
-            test_msm_g1(gpu, nn, 100, 0, nn + 4);
-        }
-        for (size_t nn : {1, 7, 300, 16385, 100003}) {
-            test_msm_g2(gpu, nn, 45, 45, nn);
-            test_msm_g2(gpu, nn, 0, 0, nn + 7);
-        }
-        test_msm_g2(gpu, 16385, 0, 100, 5);
-        test_msm_g2(gpu, 16385, 100, 0, 6);
+        test_msm_basic(gpu);
         test_msm_context(gpu);
         test_msm_dense_head(gpu);
         test_msm_carried(gpu);
