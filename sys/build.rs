@@ -204,10 +204,11 @@ fn parallel_on_jobs(
 
 // How much device code a .cu file instantiates, to start the slowest compiles
 // first: the MSM (Pippenger and tables in G1 and G2, minutes per
-// architecture), then the files with kernels of their own, then the rest.
+// architecture: msm.cu, whose parts msm_context_*.cuh include the engine),
+// then the files with kernels of their own, then the rest.
 fn device_code_weight(f: &Path) -> u32 {
     let text = std::fs::read_to_string(f).unwrap_or_default();
-    if text.contains("msm_engine.cuh") {
+    if text.contains("#include \"msm_engine.cuh\"") || text.contains("#include \"msm_context_") {
         2
     } else if text.contains("__global__") {
         1

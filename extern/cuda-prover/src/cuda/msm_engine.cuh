@@ -89,7 +89,8 @@ struct sorted_digits {
 // A second stream for an engine laid out with a second set of sort
 // buffers (make_layout's overlap): Pippenger breaks down and sorts a batch
 // there while the run's stream accumulates the batch before it. Owned by
-// the engine's owner (msm.cu's slot), which creates and destroys them.
+// the engine's owner (the context's slot, msm_context_slots.cuh), which
+// creates and destroys them.
 struct sort_lane {
     cudaStream_t stream = nullptr;
     cudaEvent_t entry = nullptr;   // on the run's stream: the scalars are ready
