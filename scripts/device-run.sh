@@ -8,7 +8,9 @@
 # serve-post (the daemon proves a 32 GiB C2 and a WinningPoSt beside it),
 # msm-big (the core self-test's runs of several Pippenger batches, checked
 # and timed at the 32 GiB C2's size; device-bin/cuda_selftest needed),
-# sector-ab (the 32 GiB sector bench under two settings, A_ENV and B_ENV).
+# sector-ab (the 32 GiB sector bench under two settings, A_ENV and B_ENV),
+# sector-workers (the 32 GiB sector bench with two workers a device and
+# with one, each with and without the overlapped H + L sort).
 set -uo pipefail
 what=${1:-all}
 out=${2:-device-out}
@@ -82,6 +84,24 @@ if [ "$what" = sector-ab ]; then
     # shellcheck disable=SC2086
     env ${B_ENV:-} CP_TRACE_PASS=1 SELFTEST=0 BENCH_ONLY=1 BENCH_NAME="${B_NAME:-b}" "$0" sector "$out"
     grep -hE "device_busy_s" "$out"/bench-"${A_NAME:-a}".log "$out"/bench-"${B_NAME:-b}".log | cut -c1-330
+fi
+if [ "$what" = sector-workers ]; then
+    # The 32 GiB sector bench, the key made once: two workers a device (the
+    # next partition's upload, evaluation and NTTs beside this one's H + L
+    # MSM, on the device's second pass lane) with the overlapped H + L sort
+    # (CP_MSM_OVERLAP_SORT) and without, then one worker with and without,
+    # each started while END (seconds since this script began, default 560)
+    # leaves RUN_S (default 115) for it. Named w2-overlap, w2, w1-overlap, w1.
+    for spec in w2-overlap:2:CP_MSM_OVERLAP_SORT=1 w2:2: w1-overlap:1:CP_MSM_OVERLAP_SORT=1 w1:1:; do
+        IFS=: read -r name workers setting <<< "$spec"
+        [ "$SECONDS" -lt $((${END:-560} - ${RUN_S:-115})) ] || break
+        # shellcheck disable=SC2086
+        env $setting SECTOR_ARGS="--workers-per-device $workers ${SECTOR_ARGS:-}" CP_TRACE_PASS=1 \
+            SELFTEST=0 BENCH_ONLY=1 BENCH_NAME="$name" "$0" sector "$out"
+    done
+    for f in "$out"/bench-w*.log; do
+        echo "$(basename "$f" .log): $(grep -oE "(run [01]:|device_busy_s [^ ]+|end_to_end_s [^ ]+|peak_device_mib [^ ]+|peak_host_rss_mib [^ ]+|verified [^ ]+)" "$f" | paste -sd' ')"
+    done
 fi
 if [ "$what" = msm-big ]; then
     # The core self-test's Pippenger runs of several batches against blst
