@@ -100,6 +100,7 @@ if [ "$what" = sector-workers ]; then
             SELFTEST=0 BENCH_ONLY=1 BENCH_NAME="$name" "$0" sector "$out"
     done
     for f in "$out"/bench-w*.log; do
+        [ -e "$f" ] || continue
         echo "$(basename "$f" .log): $(grep -oE "(run [01]:|device_busy_s [^ ]+|end_to_end_s [^ ]+|peak_device_mib [^ ]+|peak_host_rss_mib [^ ]+|verified [^ ]+)" "$f" | paste -sd' ')"
     done
 fi
