@@ -74,15 +74,22 @@ if [ "$what" = c2 ]; then
         --json "$out/c2-${C2_SECTOR:-2KiB}.json" 2>&1 | tee "$out/c2.log"
     kill $smi
 fi
+# One run of the sector mode below, bench only with the passes traced,
+# named NAME and under the settings that follow ("VAR=value" each).
+sector_as() { # NAME SETTING...
+    local name=$1
+    shift
+    env "$@" CP_TRACE_PASS=1 SELFTEST=0 BENCH_ONLY=1 BENCH_NAME="$name" "$0" sector "$out"
+}
 if [ "$what" = sector-ab ]; then
     # The 32 GiB sector bench twice on one machine, the key made once: with
     # A_ENV, then with B_ENV (each "VAR=value ...", for its run only), named
     # A_NAME and B_NAME; e.g. B_ENV=CP_ONE_LANE=1 B_NAME=one-lane, or
     # B_ENV=CP_MSM_BATCH_BUCKETS=1 B_NAME=per-batch.
     # shellcheck disable=SC2086
-    env ${A_ENV:-} CP_TRACE_PASS=1 SELFTEST=0 BENCH_ONLY=1 BENCH_NAME="${A_NAME:-a}" "$0" sector "$out"
+    sector_as "${A_NAME:-a}" ${A_ENV:-}
     # shellcheck disable=SC2086
-    env ${B_ENV:-} CP_TRACE_PASS=1 SELFTEST=0 BENCH_ONLY=1 BENCH_NAME="${B_NAME:-b}" "$0" sector "$out"
+    sector_as "${B_NAME:-b}" ${B_ENV:-}
     grep -hE "device_busy_s" "$out"/bench-"${A_NAME:-a}".log "$out"/bench-"${B_NAME:-b}".log | cut -c1-330
 fi
 if [ "$what" = sector-workers ]; then
@@ -96,8 +103,7 @@ if [ "$what" = sector-workers ]; then
         IFS=: read -r name workers setting <<< "$spec"
         [ "$SECONDS" -lt $((${END:-560} - ${RUN_S:-115})) ] || break
         # shellcheck disable=SC2086
-        env $setting SECTOR_ARGS="--workers-per-device $workers ${SECTOR_ARGS:-}" CP_TRACE_PASS=1 \
-            SELFTEST=0 BENCH_ONLY=1 BENCH_NAME="$name" "$0" sector "$out"
+        sector_as "$name" $setting SECTOR_ARGS="--workers-per-device $workers ${SECTOR_ARGS:-}"
     done
     for f in "$out"/bench-w*.log; do
         [ -e "$f" ] || continue
