@@ -30,8 +30,8 @@
 // Included by msm.cu.
 #pragma once
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
