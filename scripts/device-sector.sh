@@ -14,12 +14,7 @@ mkdir -p "$out"
 rm -f "$out"/*.xz
 cargo build --release -p cuda-prover-filecoin --features cuda --bins
 bench=$(cargo bench -p cuda-prover-filecoin --features cuda --bench c2 --no-run --message-format=json |
-    python3 -c '
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "c2":
-        print(m["executable"])')
+    python3 scripts/cargo-executables.py | awk '$1 == "c2" { print $2 }')
 cp "$bench" "$out/bench-c2"
 cp target/release/cuda-prover-filecoin "$out/cuda-prover-filecoin"
 strip "$out/bench-c2" "$out/cuda-prover-filecoin"

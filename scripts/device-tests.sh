@@ -10,18 +10,8 @@ source scripts/cuda-env.sh
 out=device-bin
 mkdir -p "$out"
 rm -f "$out"/test-* "$out"/bench-* "$out"/cuda-prover "$out"/cuda-prover-filecoin "$out"/cuda-prover-service "$out"/run.sh
-pick() { # cargo JSON messages -> "target-name executable" lines (GKR's prefixed gkr-)
-    python3 -c '
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable"):
-        name = m["target"]["name"]
-        # Two crates have a test target named cuda: the GKR one gets its own name.
-        if m["manifest_path"].endswith("/gkr/Cargo.toml"):
-            name = "gkr-" + name
-        print(name, m["executable"])'
-}
+# cargo JSON messages -> "target-name executable" lines (GKR's prefixed gkr-)
+pick() { python3 scripts/cargo-executables.py; }
 features="--features cuda-prover-tests/cuda,cuda-prover-gkr/cuda"
 {
     cargo test --release --workspace $features --no-run --message-format=json
