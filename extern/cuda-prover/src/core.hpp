@@ -1,6 +1,6 @@
 // Owns: the definitions of the opaque ABI handles (cp_context, cp_key,
 // cp_mutex, cp_shape, cp_pending) and the per-thread device binding, shared by
-// context/*.cpp, key.cpp, shape.cpp, dispatch.cpp and groth16/*.cpp.
+// context/*.cpp, key/*.cpp, shape.cpp, dispatch/*.cpp and groth16/*.cpp.
 #pragma once
 
 #include <cstdint>

@@ -1,22 +1,22 @@
-#include "dispatch.hpp"
-
+// Owns: one item's way through its device: `before`, the wait in the
+// device's share queue (claimed by another item's pass, or at its head),
+// the caller's and the device's mutexes, the work alone or a shared pass it
+// leads, `after`, and the item's times (CP_TRACE_DISPATCH prints them).
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
+
+#include "dispatch/parts.hpp"
+#include "share_queue.hpp"
 
 namespace cp {
 namespace {
-
-using clock_type = std::chrono::steady_clock;
-
-uint64_t ns_between(clock_type::time_point a, clock_type::time_point b) {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
-}
 
 // CP_TRACE_DISPATCH (diagnostics): one line per item on stderr with its
 // phases in ms since the core was loaded: `before` from..to, the mutexes
@@ -30,84 +30,6 @@ bool trace_dispatch() {
 
 double trace_ms(clock_type::time_point t) {
     return std::chrono::duration<double, std::milli>(t - trace_epoch).count();
-}
-
-// What every item of one dispatch call shares.
-struct run_env {
-    cp_context &ctx;
-    const std::vector<dispatch_item> &items;
-    cp_mutex *caller_mu;
-    const std::function<void(size_t, int, device &)> &work;
-    const std::function<void(size_t, int, device &)> &before;
-    const std::function<void(size_t, int, device &)> &after;
-    const dispatch_share *share;
-    std::vector<item_times> &times;
-};
-
-// Rethrows e with the item's name and device in front of its message.
-[[noreturn]] void rethrow_named(std::exception_ptr e, const dispatch_item &item, int ordinal) {
-    try {
-        std::rethrow_exception(e);
-    } catch (error &err) {
-        err.message = item.name + " on device " + std::to_string(ordinal) + ": " + err.message;
-        throw;
-    }
-}
-
-// A copy of e that another thread may change (errors get their name
-// prefixed by the thread that rethrows them).
-std::exception_ptr own_copy(std::exception_ptr e) {
-    if (!e) return e;
-    try {
-        std::rethrow_exception(e);
-    } catch (const error &err) {
-        try {
-            return std::make_exception_ptr(error(err));
-        } catch (...) {
-            return e;
-        }
-    } catch (...) {
-        return e;
-    }
-}
-
-// The pending one-shot fault for `tag`, consumed and thrown; the slot's
-// device delay plus the tag's delay otherwise.
-uint64_t faults_and_delay(cp_context &ctx, device_slot &s, int ordinal, int64_t tag) {
-    uint64_t delay = 0;
-    {
-        std::lock_guard<std::mutex> lk(s.state);
-        for (size_t i = 0; i < s.faults.size(); i++) {
-            if (s.faults[i] == -1 || s.faults[i] == tag) {
-                s.faults.erase(s.faults.begin() + static_cast<long>(i));
-                fail(CP_ERR_INJECTED_FAULT, "injected fault on device " + std::to_string(ordinal) +
-                                                " at tag " + std::to_string(tag));
-            }
-        }
-        delay = s.delay_ns;
-    }
-    std::lock_guard<std::mutex> lk(ctx.tag_delay_mu);
-    auto it = ctx.tag_delay_ns.find(tag);
-    if (it != ctx.tag_delay_ns.end()) delay += it->second;
-    return delay;
-}
-
-// Whether an item with `tag` may join another item's pass: no fault is
-// pending for it and no delay is set for its tag.
-bool may_join(cp_context &ctx, device_slot &s, int64_t tag) {
-    {
-        std::lock_guard<std::mutex> lk(s.state);
-        for (int64_t f : s.faults)
-            if (f == -1 || f == tag) return false;
-    }
-    std::lock_guard<std::mutex> lk(ctx.tag_delay_mu);
-    return ctx.tag_delay_ns.find(tag) == ctx.tag_delay_ns.end();
-}
-
-void count_proofs(device_slot &s, uint64_t proofs, uint64_t busy_ns) {
-    std::lock_guard<std::mutex> lk(s.state);
-    s.proofs += proofs;
-    s.busy_ns += busy_ns;
 }
 
 // Takes the head's place in the queue away on every way out (the next
@@ -131,10 +53,8 @@ struct queue_exit {
     ~queue_exit() { leave(); }
 };
 
-// Items [k, k + returned) on device `ordinal` (hi: the end of this thread's
-// items), the thread already bound: item k alone, or item k leading a
-// shared pass with the next items of this call it claims. On a failure,
-// *failed is the failing item.
+}  // namespace
+
 size_t run_item(const run_env &env, size_t k, size_t hi, int ordinal, size_t *failed) {
     *failed = k;
     cp_context &ctx = env.ctx;
@@ -306,124 +226,6 @@ size_t run_item(const run_env &env, size_t k, size_t hi, int ordinal, size_t *fa
                      trace_ms(t1), trace_ms(tw), trace_ms(t2), shared);
     count_proofs(s, shared, t.device_ns);
     return shared;
-}
-
-}  // namespace
-
-bind_scope::bind_scope(cp_context &c, int ordinal) : ctx(c), prev(bound_device(c.id)) {
-    ctx.slot(ordinal).dev->bind_thread();
-    set_bound_device(ctx.id, ordinal);
-}
-
-bind_scope::~bind_scope() {
-    set_bound_device(ctx.id, prev);
-    if (prev >= 0) {
-        try {
-            ctx.slot(prev).dev->bind_thread();
-        } catch (...) {
-        }
-    }
-}
-
-route resolve_route(const cp_context &ctx, int32_t gpu_index, size_t n, const cp_mutex *mutex,
-                    const char *where) {
-    const int count = ctx.count();
-    route r;
-    if (gpu_index >= 0 && gpu_index < count) {
-        if (!ctx.is_open(gpu_index))
-            fail(CP_ERR_DEVICE_INDEX, std::string(where) + ": gpu_index " + std::to_string(gpu_index) +
-                                          " is not in this context's device set " + ctx.open_list());
-        r.ordinals.push_back(gpu_index);
-    } else if (gpu_index == CP_GPU_AUTO) {
-        const size_t k = std::min(ctx.open.size(), n);
-        r.ordinals.assign(ctx.open.begin(), ctx.open.begin() + static_cast<long>(k));
-    } else if (gpu_index == CP_GPU_BOUND) {
-        const int b = bound_device(ctx.id);
-        if (b < 0)
-            fail(CP_ERR_NO_DEVICE_BOUND, std::string(where) +
-                                             ": gpu_index CP_GPU_BOUND: this thread has no device "
-                                             "bound; call cp_select_gpu");
-        r.ordinals.push_back(b);
-    } else {
-        fail(CP_ERR_DEVICE_INDEX, std::string(where) + ": gpu_index " + std::to_string(gpu_index) +
-                                      " is out of range: this context has " + std::to_string(count) +
-                                      " devices, open " + ctx.open_list() +
-                                      " (valid: -1 for automatic, -2 for the bound device, or an "
-                                      "open ordinal)");
-    }
-    if (r.ordinals.empty()) fail(CP_ERR_DEVICE, std::string(where) + ": the context has no devices");
-    if (mutex && r.ordinals.size() > 1)
-        fail(CP_ERR_INVALID_ARGUMENT,
-             std::string(where) + ": a cp_mutex belongs to one device, but gpu_index -1 spreads these " +
-                 std::to_string(n) + " items over " + std::to_string(r.ordinals.size()) +
-                 " devices; pass NULL or route to one device");
-    return r;
-}
-
-void dispatch(cp_context &ctx, const route &r, const std::vector<dispatch_item> &items,
-              cp_mutex *mutex, const std::function<void(size_t, int, device &)> &work,
-              std::vector<item_times> &times,
-              const std::function<void(size_t, int, device &)> &before,
-              const std::function<void(size_t, int, device &)> &after,
-              const dispatch_share *share) {
-    const size_t n = items.size();
-    const run_env env{ctx, items, mutex, work, before, after, share, times};
-    times.assign(n, item_times{});
-    const int n_gpus = static_cast<int>(r.ordinals.size());
-    if (n_gpus == 1) {
-        const int ord = r.ordinals[0];
-        bind_scope scope(ctx, ord);
-        size_t failed = 0;
-        for (size_t k = 0; k < n;) k += run_item(env, k, n, ord, &failed);
-        return;
-    }
-    std::mutex err_mu;
-    size_t err_index = SIZE_MAX;
-    std::exception_ptr err;
-    std::atomic<bool> abort{false};
-    auto record = [&](size_t k) {
-        std::lock_guard<std::mutex> lk(err_mu);
-        if (k < err_index) {
-            err_index = k;
-            err = std::current_exception();
-        }
-        abort = true;
-    };
-    auto worker = [&](int tid, size_t lo, size_t hi) {
-        const int ord = r.ordinals[static_cast<size_t>(tid)];
-        size_t k = lo;
-        try {
-            ctx.slot(ord).dev->bind_thread();
-            set_bound_device(ctx.id, ord);
-            size_t failed = k;
-            try {
-                while (k < hi && !abort.load()) k += run_item(env, k, hi, ord, &failed);
-            } catch (...) {
-                k = failed;
-                throw;
-            }
-        } catch (...) {
-            record(k);
-        }
-        set_bound_device(ctx.id, -1);
-    };
-    std::vector<std::thread> threads;
-    threads.reserve(static_cast<size_t>(n_gpus));
-    try {
-        const size_t q = n / static_cast<size_t>(n_gpus), rem = n % static_cast<size_t>(n_gpus);
-        size_t lo = 0;
-        for (int tid = 0; tid < n_gpus; tid++) {
-            size_t len = q + (static_cast<size_t>(tid) < rem ? 1 : 0);
-            threads.emplace_back(worker, tid, lo, lo + len);
-            lo += len;
-        }
-    } catch (...) {
-        abort = true;
-        for (auto &t : threads) t.join();
-        throw;
-    }
-    for (auto &t : threads) t.join();
-    if (err) std::rethrow_exception(err);
 }
 
 }  // namespace cp
