@@ -98,8 +98,10 @@ if [ "$what" = sector-workers ]; then
     # MSM, on the device's second pass lane) with the overlapped H + L sort
     # (CP_MSM_OVERLAP_SORT) and without, then one worker with and without,
     # each started while END (seconds since this script began, default 560)
-    # leaves RUN_S (default 115) for it. Named w2-overlap, w2, w1-overlap, w1.
-    for spec in w2-overlap:2:CP_MSM_OVERLAP_SORT=1 w2:2: w1-overlap:1:CP_MSM_OVERLAP_SORT=1 w1:1:; do
+    # leaves RUN_S (default 115) for it. Named w2-overlap, w2, w1-overlap, w1;
+    # SPECS (NAME:WORKERS:SETTING ...) runs others, e.g. on a warm machine
+    # that kept the key: SPECS="w1:1: w2:2:".
+    for spec in ${SPECS:-w2-overlap:2:CP_MSM_OVERLAP_SORT=1 w2:2: w1-overlap:1:CP_MSM_OVERLAP_SORT=1 w1:1:}; do
         IFS=: read -r name workers setting <<< "$spec"
         [ "$SECONDS" -lt $((${END:-560} - ${RUN_S:-115})) ] || break
         # shellcheck disable=SC2086
