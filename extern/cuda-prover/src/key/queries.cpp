@@ -14,6 +14,17 @@ namespace {
 
 const cp::proving_key &key_of(const cp_key *s) { return s->key; }
 
+// The six sections' lengths of k into a cp_key_shape or a cp_key_parts.
+template <class T>
+void set_lengths(T *out, const proving_key &k) {
+    out->ic_len = k.ic.size();
+    out->h_len = k.h.size();
+    out->l_len = k.l.size();
+    out->a_len = k.a.size();
+    out->b_g1_len = k.b_g1.size();
+    out->b_g2_len = k.b_g2.size();
+}
+
 }  // namespace
 }  // namespace cp
 
@@ -24,13 +35,7 @@ extern "C" {
 cp_status cp_key_shape_get(const cp_key *s, cp_key_shape *out) {
     return guard("cp_key_shape_get", [&] {
         if (!s || !out) fail(CP_ERR_INVALID_ARGUMENT, "cp_key_shape_get: NULL argument");
-        const proving_key &k = key_of(s);
-        out->ic_len = k.ic.size();
-        out->h_len = k.h.size();
-        out->l_len = k.l.size();
-        out->a_len = k.a.size();
-        out->b_g1_len = k.b_g1.size();
-        out->b_g2_len = k.b_g2.size();
+        set_lengths(out, key_of(s));
     });
 }
 
@@ -46,12 +51,7 @@ cp_status cp_key_vk_get(const cp_key *s, cp_key_parts *vk, cp_g1_affine *ic_out,
         std::memcpy(&vk->delta_g1, &k.delta_g1, sizeof vk->delta_g1);
         std::memcpy(&vk->delta_g2, &k.delta_g2, sizeof vk->delta_g2);
         // Lengths are reported; array pointers are left NULL.
-        vk->ic_len = k.ic.size();
-        vk->h_len = k.h.size();
-        vk->l_len = k.l.size();
-        vk->a_len = k.a.size();
-        vk->b_g1_len = k.b_g1.size();
-        vk->b_g2_len = k.b_g2.size();
+        set_lengths(vk, k);
         if (ic_out == nullptr && ic_cap == 0) return;  // a query for ic_len
         if (ic_out == nullptr || ic_cap < k.ic.size())
             fail(CP_ERR_INVALID_ARGUMENT, "cp_key_vk_get: ic_out holds " + std::to_string(ic_cap) +
