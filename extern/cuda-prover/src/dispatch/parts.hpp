@@ -1,26 +1,19 @@
-// Owns: what the dispatcher's files share inside the core: the clock, what
-// every item of one dispatch call shares (run_env), and the helpers
-// run_item calls (the item's errors, the device slot's faults, delays and
-// statistics). Not an interface of the core: dispatch.hpp is.
+// Owns: what the dispatcher's files share inside the core: what every item
+// of one dispatch call shares (run_env), and the helpers run_item calls (the
+// item's errors, the device slot's faults, delays and statistics). Not an interface of the core: dispatch.hpp is.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <vector>
 
+#include "clock.hpp"
 #include "core.hpp"
 #include "dispatch.hpp"
 
 namespace cp {
-
-using clock_type = std::chrono::steady_clock;
-
-inline uint64_t ns_between(clock_type::time_point a, clock_type::time_point b) {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
-}
 
 // What every item of one dispatch call shares.
 struct run_env {

@@ -3,21 +3,16 @@
 // by the backend), building the layers of a product or fraction-sum tree
 // in one buffer per tree, timing both, and handing out the sumcheck that
 // reduces a claim on layer i to one on layer i + 1.
-#include <chrono>
 #include <memory>
 #include <vector>
 
+#include "clock.hpp"
 #include "gkr/handles.hpp"
 #include "status.hpp"
 
 namespace cp {
 namespace gkr {
 namespace {
-
-uint64_t ns_since(std::chrono::steady_clock::time_point t0) {
-    return static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
-}
 
 void tower_new(cp_context *ctx, int32_t gpu_index, cp_mutex *mutex, int64_t tag, cp_tower_kind kind,
                uint32_t log_size, const cp_bb4 *values, const cp_bb4 *denominators,
@@ -57,7 +52,7 @@ void tower_new(cp_context *ctx, int32_t gpu_index, cp_mutex *mutex, int64_t tag,
     size_t bad_index = 0;
     try {
         t->where.run([&](kernels &k) {
-            const auto t0 = std::chrono::steady_clock::now();
+            const auto t0 = clock_type::now();
             // Layer i of a tree lives at offset 2^i - 1 of its buffer.
             const size_t total = 2 * n - 1;
             const cp_bb4 *const inputs[2] = {values, denominators};
@@ -77,7 +72,7 @@ void tower_new(cp_context *ctx, int32_t gpu_index, cp_mutex *mutex, int64_t tag,
                 }
             }
             t->times.upload_ns = ns_since(t0);
-            const auto t1 = std::chrono::steady_clock::now();
+            const auto t1 = clock_type::now();
             for (uint32_t i = log_size; i-- > 0;) {
                 const size_t half = size_t(1) << i;
                 const auto &child = t->layers[i + 1];

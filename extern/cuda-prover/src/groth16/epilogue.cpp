@@ -1,19 +1,13 @@
 // The epilogue of epilogue.hpp.
 #include "groth16/epilogue.hpp"
 
-#include <chrono>
 #include <cstring>
 
+#include "clock.hpp"
 #include "status.hpp"
 
 namespace cp {
 namespace {
-
-using clock_type = std::chrono::steady_clock;
-
-uint64_t ns_between(clock_type::time_point a, clock_type::time_point b) {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
-}
 
 blst_p1 p1_mul(const blst_p1 &p, const blst_fr &k) {
     blst_scalar s;

@@ -16,7 +16,6 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -24,6 +23,7 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "clock.hpp"
 #include "gkr/kernels.hpp"
 #include "host/streamed_msm.hpp"
 #include "host/working_cache.hpp"
@@ -32,12 +32,6 @@
 
 namespace cp {
 namespace host {
-
-inline uint64_t elapsed_ns(std::chrono::steady_clock::time_point t0) {
-    return static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
-            .count());
-}
 
 class host_device final : public device, public groth16_device {
 public:

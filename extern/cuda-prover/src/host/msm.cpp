@@ -15,11 +15,11 @@
 #include "host/msm.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <memory>
 #include <vector>
 
+#include "clock.hpp"
 #include "field.hpp"
 #include "parallel.hpp"
 
@@ -155,12 +155,10 @@ typename G::proj msm(const typename G::affine *points, const blst_fr *scalars, s
                 }
             }
             if (w < achunks) {
-                auto t0 = std::chrono::steady_clock::now();
+                auto t0 = clock_type::now();
                 size_t lo = n_ones * w / achunks, hi = n_ones * (w + 1) / achunks;
                 if (hi > lo) G::sum(&partial[2 * w + 1], &ones[lo], hi - lo);
-                add_ns[w] = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                      std::chrono::steady_clock::now() - t0)
-                                                      .count());
+                add_ns[w] = ns_since(t0);
             }
         }
     });

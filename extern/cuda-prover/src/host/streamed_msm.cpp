@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <exception>
 #include <thread>
 #include <vector>
 
+#include "clock.hpp"
 #include "host/msm.hpp"
 #include "stream_plan.hpp"
 
@@ -99,11 +99,6 @@ size_t total(const base_segment<Affine> *segs, size_t nsegs) {
 void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per, uint64_t g2_per,
                    stream_buffers &bufs, int threads, uint64_t *add_ns, uint64_t *chunks,
                    stream_cost *cost) {
-    using steady = std::chrono::steady_clock;
-    auto ns_since = [](steady::time_point t0) {
-        return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now() - t0)
-            .count();
-    };
     std::atomic<uint64_t> copy_ns{0};
     uint64_t sum_ns = 0;
     std::vector<stream_extent> extents;
@@ -119,7 +114,7 @@ void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per, uint64_t
     }
     const std::vector<stream_chunk> seq = stream_sequence(extents);
     auto copy = [&](size_t k) {
-        const auto t0 = steady::now();
+        const auto t0 = clock_type::now();
         const stream_chunk &c = seq[k];
         const streamed_msm &m = msms[c.msm];
         unsigned char *dst = bufs.buf[k % 2].get();
@@ -129,7 +124,7 @@ void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per, uint64_t
             upload(m.g1, m.nsegs, c.first, c.count, dst);
         copy_ns += ns_since(t0);
     };
-    auto t = std::chrono::steady_clock::now();
+    auto t = clock_type::now();
     if (!seq.empty()) copy(0);
     for (size_t k = 0; k < seq.size(); k++) {
         // Chunk k + 1 goes up from a helper thread while chunk k is
@@ -148,7 +143,7 @@ void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per, uint64_t
         const stream_chunk &c = seq[k];
         const streamed_msm &m = msms[c.msm];
         const unsigned char *src = bufs.buf[k % 2].get();
-        const auto t_sum = steady::now();
+        const auto t_sum = clock_type::now();
         try {
             for (size_t s = 0; s < m.sets; s++) {
                 if (m.g2)
@@ -166,9 +161,8 @@ void streamed_msms(const streamed_msm *msms, size_t n, uint64_t g1_per, uint64_t
         if (next.joinable()) next.join();
         if (failed) std::rethrow_exception(failed);
         if (k + 1 == seq.size() || seq[k + 1].msm != c.msm) {
-            const auto now = std::chrono::steady_clock::now();
-            const uint64_t spent =
-                (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(now - t).count();
+            const auto now = clock_type::now();
+            const uint64_t spent = ns_between(t, now);
             for (size_t s = 0; s < m.sets; s++)
                 if (m.ns && m.ns[s]) *m.ns[s] += spent / m.sets;
             t = now;

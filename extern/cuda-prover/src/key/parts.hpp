@@ -21,23 +21,16 @@
 // they share inside the core.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <vector>
 
+#include "clock.hpp"
 #include "core.hpp"
 #include "points.hpp"
 
 namespace cp {
-
-using clock_type = std::chrono::steady_clock;
-
-inline uint64_t ns_since(clock_type::time_point t0) {
-    return static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now() - t0).count());
-}
 
 // Sections of at most this many points are subgroup-checked on every load.
 constexpr size_t SMALL_SECTION_POINTS = 4096;
