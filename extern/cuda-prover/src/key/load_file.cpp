@@ -78,9 +78,7 @@ cp_status load_file(const char *where, const file_ref &ref, uint32_t flags,
                     // The small sections (the verifying key's points and
                     // ic, a point per public input) are checked on every
                     // load anyway: a few points, whatever the record says.
-                    std::vector<point_span> small;
-                    for (const point_span &sp : spans)
-                        if (sp.count <= SMALL_SECTION_POINTS) small.push_back(sp);
+                    const std::vector<point_span> small = small_sections(spans);
                     check_points(small, point_check::on_curve, 1);
                     check_points(small, point_check::subgroup, 1);
                 } else {

@@ -35,6 +35,14 @@ namespace cp {
 // Sections of at most this many points are subgroup-checked on every load.
 constexpr size_t SMALL_SECTION_POINTS = 4096;
 
+// The small sections of spans (the verifying key's points, ic), in order.
+inline std::vector<point_span> small_sections(const std::vector<point_span> &spans) {
+    std::vector<point_span> small;
+    for (const point_span &sp : spans)
+        if (sp.count <= SMALL_SECTION_POINTS) small.push_back(sp);
+    return small;
+}
+
 // Fails with CP_ERR_INVALID_ARGUMENT on flags no load knows.
 void check_flags(uint32_t flags, const char *where);
 

@@ -32,9 +32,7 @@ void check_on_device(cp_context &ctx, int32_t ordinal, const std::vector<point_s
         });
     std::exception_ptr subgroup_failure;
     try {
-        std::vector<point_span> small;
-        for (const point_span &sp : spans)
-            if (sp.count <= SMALL_SECTION_POINTS) small.push_back(sp);
+        const std::vector<point_span> small = small_sections(spans);
         device_slot &slot = ctx.slot(ordinal);
         std::lock_guard<std::mutex> lk(slot.own);
         bind_scope scope(ctx, ordinal);
